@@ -1,0 +1,255 @@
+"""Documents -> the intermediate model (``CatalogSet``).
+
+Resolves ``$ref`` (contract §1: ``#/schemas/<Name>`` in the same file or
+``<relative-file>.yaml#/schemas/<Name>``), gives every shared schema a name
+that is unique in the directory, and records which shared schemas each
+payload uses. Tolerant: values of the wrong type were already reported by
+the structural check and are read as absent here.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from .diagnostics import Diagnostic, Location, Severity
+from .loader import Document, Path
+from .model import (
+    Catalog,
+    CatalogSet,
+    Contact,
+    Example,
+    EventType,
+    Extension,
+    Payload,
+    Producer,
+    Server,
+    SharedSchema,
+)
+from .naming import did_you_mean, to_pascal
+from .schemawalk import rewrite_refs
+
+DEFAULT_PROFILE = "nlgov"
+_REF = re.compile(r"^(?P<file>[^#]*)#/schemas/(?P<name>[^/]+)$")
+
+
+@dataclass
+class Built:
+    catalog_set: CatalogSet
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+
+
+def _str(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def file_profile(document: Document) -> str:
+    profile = _dict(document.value).get("profile")
+    return profile if profile in ("cloudevents", "nlgov", "normo") else DEFAULT_PROFILE
+
+
+class _SchemaIndex:
+    """All shared schemas of the directory, by (file, declared name)."""
+
+    def __init__(self, documents: list[Document]) -> None:
+        self.documents = {_normal(document.file): document for document in documents}
+        declared: list[tuple[str, str]] = []
+        for document in documents:
+            for name in _dict(_dict(document.value).get("schemas")):
+                declared.append((_normal(document.file), name))
+        counts = Counter(name for _, name in declared)
+        self.names: dict[tuple[str, str], str] = {}
+        taken: set[str] = set()
+        for file, name in declared:  # documents arrive sorted: names are stable
+            unique = name
+            if counts[name] > 1:
+                stem = posixpath.splitext(posixpath.basename(file))[0]
+                unique = to_pascal(stem) + name
+            while unique in taken:
+                unique += "_"
+            taken.add(unique)
+            self.names[(file, name)] = unique
+
+    def resolve(self, ref: str, file: str) -> tuple[str | None, str]:
+        """(unique name, or None and why not)."""
+        match = _REF.match(ref)
+        if not match:
+            return None, (
+                f"'{ref}' is not a catalog reference; write '#/schemas/<Name>' for a schema of this file "
+                "or '<file>.yaml#/schemas/<Name>' for one in another file of the directory"
+            )
+        target_file = _normal(file)
+        if match["file"]:
+            target_file = _normal(posixpath.join(posixpath.dirname(target_file), match["file"]))
+            if target_file not in self.documents:
+                return None, f"'{ref}': no catalog file '{match['file']}' in the directory"
+        name = match["name"].replace("~1", "/").replace("~0", "~")
+        unique = self.names.get((target_file, name))
+        if unique is None:
+            known = [declared for (f, declared) in self.names if f == target_file]
+            return None, f"'{ref}': no schema '{name}' under schemas{did_you_mean(name, known)}"
+        return unique, ""
+
+
+def _normal(file: str) -> str:
+    return posixpath.normpath(file.replace("\\", "/"))
+
+
+def build(documents: list[Document]) -> Built:
+    documents = sorted((d for d in documents if isinstance(d.value, dict)), key=lambda d: d.file)
+    index = _SchemaIndex(documents)
+    diagnostics: list[Diagnostic] = []
+
+    def rewritten(schema: Any, document: Document, base: Path) -> tuple[Any, set[str]]:
+        used: set[str] = set()
+
+        def replace(ref: str, path: Path) -> str | None:
+            unique, problem = index.resolve(ref, document.file)
+            if unique is None:
+                diagnostics.append(_ref_error(document, base + path, problem))
+                return None
+            used.add(unique)
+            return f"#/$defs/{unique}"
+
+        return rewrite_refs(schema, replace), used
+
+    shared: dict[str, SharedSchema] = {}
+    direct_uses: dict[str, set[str]] = {}
+    for document in documents:
+        for name, schema in _dict(_dict(document.value).get("schemas")).items():
+            unique = index.names[(_normal(document.file), name)]
+            path: Path = ("schemas", name)
+            new_schema, used = rewritten(schema, document, path)
+            shared[unique] = SharedSchema(unique, name, document.file, new_schema, document.key_loc(path), path)
+            direct_uses[unique] = used
+
+    def closure(start: set[str]) -> tuple[str, ...]:
+        seen: set[str] = set()
+        stack = list(start)
+        while stack:
+            name = stack.pop()
+            if name in seen:
+                continue
+            seen.add(name)
+            stack.extend(direct_uses.get(name, ()))
+        return tuple(sorted(seen))
+
+    by_id: dict[str, list[Document]] = {}
+    for document in documents:
+        catalog_id = _str(document.value.get("catalog")) or posixpath.splitext(posixpath.basename(document.file))[0]
+        by_id.setdefault(catalog_id, []).append(document)
+
+    catalogs = []
+    for catalog_id, group in sorted(by_id.items()):
+        head = group[0].value
+        producer = _dict(head.get("producer"))
+        contact = _dict(producer.get("contact"))
+        events: list[EventType] = []
+        for document in group:
+            events.extend(_events(document, catalog_id, rewritten, closure))
+        catalogs.append(
+            Catalog(
+                id=catalog_id,
+                title=_str(head.get("title")) or catalog_id,
+                version=_str(head.get("version")) or "0.0.0",
+                profile=file_profile(group[0]),
+                producer=Producer(
+                    source=_str(producer.get("source")) or "",
+                    organization=_str(producer.get("organization")),
+                    contact=Contact(_str(contact.get("name")), _str(contact.get("email")), _str(contact.get("url")))
+                    if contact
+                    else None,
+                ),
+                description=_str(head.get("description")),
+                servers=tuple(
+                    Server(
+                        name,
+                        _str(server.get("host")) or "",
+                        _str(server.get("protocol")) or "",
+                        _str(server.get("pathname")),
+                        _str(server.get("description")),
+                    )
+                    for name, server in sorted(_dict(head.get("servers")).items())
+                    if isinstance(server, dict)
+                ),
+                events=tuple(events),
+                files=tuple(document.file for document in group),
+            )
+        )
+    return Built(CatalogSet(tuple(catalogs), dict(sorted(shared.items()))), diagnostics)
+
+
+def _ref_error(document: Document, path: Path, problem: str) -> Diagnostic:
+    return Diagnostic("CAT-REF", Severity.ERROR, f"$ref does not resolve: {problem}", document.loc(path))
+
+
+def _events(document: Document, catalog_id: str, rewritten: Any, closure: Any) -> Iterator[EventType]:
+    head = document.value
+    profile = file_profile(document)
+    producer_source = _str(_dict(head.get("producer")).get("source")) or ""
+    defaults = _dict(head.get("defaults"))
+    for position, raw in enumerate(_list(head.get("events"))):
+        if not isinstance(raw, dict):
+            continue
+        path: Path = ("events", position)
+        payload = None
+        if "data" in raw and isinstance(raw["data"], (dict, bool)):
+            schema, used = rewritten(raw["data"], document, path + ("data",))
+            payload = Payload(schema, closure(used))
+        deprecated = raw.get("deprecated", False)
+        extensions = tuple(
+            Extension(
+                name,
+                _str(spec.get("type")) or "String",
+                spec.get("required") is True,
+                _str(spec.get("description")),
+                document.key_loc(path + ("extensions", name)),
+            )
+            for name, spec in sorted(_dict(raw.get("extensions")).items())
+            if isinstance(spec, dict)
+        )
+        examples = tuple(
+            Example(i, example, document.loc(path + ("examples", i)))
+            for i, example in enumerate(_list(raw.get("examples")))
+            if isinstance(example, dict)
+        )
+        event = EventType(
+            type=_str(raw.get("type")) or "",
+            title=_str(raw.get("title")) or "",
+            catalog_id=catalog_id,
+            profile=profile,
+            source=_str(raw.get("source")) or producer_source,
+            dataversion=_str(raw.get("dataversion")),
+            description=_str(raw.get("description")),
+            subject=_str(raw.get("subject")),
+            time=_str(raw.get("time")) or _str(defaults.get("time")),
+            id=_str(raw.get("id")) or _str(defaults.get("id")),
+            datacontenttype=_str(raw.get("datacontenttype")) or _str(defaults.get("datacontenttype")),
+            dataschema=_str(raw.get("dataschema")),
+            dataref=_str(raw.get("dataref")),
+            sequencetype=_str(raw.get("sequence")),
+            deprecated=bool(deprecated),
+            deprecation=deprecated if isinstance(deprecated, str) else None,
+            extensions=extensions,
+            payload=payload,
+            examples=examples,
+            file=document.file,
+            location=document.loc(path),
+            path=path,
+        )
+        yield event
+
+
+__all__ = ["Built", "build", "file_profile", "Location"]

@@ -1,0 +1,108 @@
+"""The `evcat` command line. Only this module prints and picks exit codes.
+
+Exit status (contract §3): 0 ok (warnings allowed), 1 the catalog has
+errors, 2 usage error. Bad input never shows a traceback; an internal error
+(a bug) prints one line and exits 3, with the traceback under EVCAT_DEBUG=1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import traceback
+from collections.abc import Sequence
+
+from . import __version__
+from .diagnostics import format_github, format_json, format_sarif, format_text
+from .lint import UsageError, lint
+
+DEFAULT_CACHE = ".evcat-cache"
+FORMATS = ("text", "json", "sarif", "github")
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="evcat",
+        description="Check CloudEvents event catalogs and generate Python models, JSON Schemas, AsyncAPI and docs.",
+    )
+    parser.add_argument("--version", action="version", version=f"evcat {__version__}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    lint_parser = commands.add_parser("lint", help="check a catalog directory against the rules of its profile")
+    lint_parser.add_argument("catalog", nargs="?", default="catalog", help="catalog directory or file (default: catalog)")
+    lint_parser.add_argument("--format", choices=FORMATS, default="text", help="output format (default: text)")
+    _cache_options(lint_parser)
+
+    commands.add_parser("schema", help="print the JSON Schema of the catalog format (for editors)")
+    commands.add_parser("rules", help="list every rule id with its severity, profiles and summary")
+    return parser
+
+
+def _cache_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--cache-dir", default=os.environ.get("EVCAT_CACHE_DIR", DEFAULT_CACHE),
+        help=f"where parsed files are cached (default: {DEFAULT_CACHE}; safe to delete)",
+    )
+    parser.add_argument("--no-cache", action="store_true", help="neither read nor write the cache")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = _parser()
+    arguments = parser.parse_args(argv)
+    try:
+        return _run(arguments)
+    except UsageError as error:
+        print(f"evcat: error: {error}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("evcat: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 1
+    except Exception as error:  # a bug: one clear line, never a traceback by default
+        if os.environ.get("EVCAT_DEBUG"):
+            traceback.print_exc()
+        print(
+            f"evcat: internal error ({type(error).__name__}: {error}); this is a bug in evcat, "
+            "please report it (set EVCAT_DEBUG=1 for details)",
+            file=sys.stderr,
+        )
+        return 3
+
+
+def _run(arguments: argparse.Namespace) -> int:
+    if arguments.command == "schema":
+        from .format import catalog_json_schema
+
+        sys.stdout.write(json.dumps(catalog_json_schema(), indent=2) + "\n")
+        return 0
+    if arguments.command == "rules":
+        return _list_rules()
+    if arguments.command == "lint":
+        result = lint(arguments.catalog, None if arguments.no_cache else arguments.cache_dir)
+        sys.stdout.write(_format(result.diagnostics, arguments.format))
+        return 1 if result.has_errors else 0
+    raise UsageError(f"unknown command {arguments.command}")  # pragma: no cover - argparse prevents it
+
+
+def _format(diagnostics: list, output_format: str) -> str:
+    if output_format == "json":
+        return format_json(diagnostics)
+    if output_format == "sarif":
+        from .rules import RULES
+
+        return format_sarif(diagnostics, {rule.id: rule.summary for rule in RULES.values()}, __version__)
+    if output_format == "github":
+        return format_github(diagnostics)
+    return format_text(diagnostics)
+
+
+def _list_rules() -> int:
+    from .rules import RULES
+
+    for rule in sorted(RULES.values(), key=lambda r: r.id):
+        profiles = ",".join(sorted(rule.profiles))
+        print(f"{rule.id:26} {str(rule.severity):8} {profiles:24} {rule.summary}")
+    return 0

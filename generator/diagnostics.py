@@ -1,0 +1,188 @@
+"""Diagnostics are data: a value per finding, formatted only by the CLI.
+
+Every diagnostic carries a stable rule id (see ``shared/rules.md``), a severity,
+the location of the YAML node that caused it and a message that says how to fix
+it, with a concrete suggestion where one exists.
+"""
+
+from __future__ import annotations
+
+import enum
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+
+class Severity(enum.IntEnum):
+    """Ordered so that ``max()`` gives the worst one."""
+
+    WARNING = 1
+    ERROR = 2
+
+    def __str__(self) -> str:
+        return self.name.lower()
+
+
+@dataclass(frozen=True, order=True)
+class Location:
+    """A place in a catalog file; line and column are 1-based."""
+
+    file: str
+    line: int = 1
+    column: int = 1
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}:{self.column}"
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    rule: str
+    severity: Severity
+    message: str
+    location: Location
+    suggestion: str | None = None
+    # Other places that belong to the same finding (e.g. the first definition
+    # of a duplicate event).
+    related: tuple[Location, ...] = field(default=())
+
+    def sort_key(self) -> tuple[str, int, int, str, str]:
+        loc = self.location
+        return (loc.file, loc.line, loc.column, self.rule, self.message)
+
+
+def sort_diagnostics(diagnostics: Iterable[Diagnostic]) -> list[Diagnostic]:
+    unique = {(d.sort_key(), d.severity, d.suggestion): d for d in diagnostics}
+    return sorted(unique.values(), key=Diagnostic.sort_key)
+
+
+def has_errors(diagnostics: Iterable[Diagnostic]) -> bool:
+    return any(d.severity is Severity.ERROR for d in diagnostics)
+
+
+def summary(diagnostics: Sequence[Diagnostic]) -> str:
+    """``3 errors, 1 warning in 2 files`` (or ``no problems``)."""
+    errors = sum(1 for d in diagnostics if d.severity is Severity.ERROR)
+    warnings = len(diagnostics) - errors
+    if not diagnostics:
+        return "no problems"
+    files = len({d.location.file for d in diagnostics})
+    return (
+        f"{errors} error{'s' * (errors != 1)}, "
+        f"{warnings} warning{'s' * (warnings != 1)} "
+        f"in {files} file{'s' * (files != 1)}"
+    )
+
+
+def _full_message(diagnostic: Diagnostic) -> str:
+    if diagnostic.suggestion and diagnostic.suggestion not in diagnostic.message:
+        return f"{diagnostic.message} (suggestion: {diagnostic.suggestion})"
+    return diagnostic.message
+
+
+def format_text(diagnostics: Sequence[Diagnostic]) -> str:
+    lines = [
+        f"{d.location}: {d.severity} {d.rule} {_full_message(d)}" for d in diagnostics
+    ]
+    lines.append(summary(diagnostics))
+    return "\n".join(lines) + "\n"
+
+
+def format_json(diagnostics: Sequence[Diagnostic]) -> str:
+    items = [
+        {
+            "file": d.location.file,
+            "line": d.location.line,
+            "column": d.location.column,
+            "severity": str(d.severity),
+            "rule": d.rule,
+            "message": d.message,
+            "suggestion": d.suggestion,
+            "related": [
+                {"file": r.file, "line": r.line, "column": r.column} for r in d.related
+            ],
+        }
+        for d in diagnostics
+    ]
+    return json.dumps({"diagnostics": items, "summary": summary(diagnostics)}, indent=2) + "\n"
+
+
+def _github_escape(text: str, *, property_value: bool = False) -> str:
+    # Workflow command escaping, as in @actions/core's command.ts.
+    text = text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    if property_value:
+        text = text.replace(":", "%3A").replace(",", "%2C")
+    return text
+
+
+def format_github(diagnostics: Sequence[Diagnostic]) -> str:
+    lines = []
+    for d in diagnostics:
+        level = "error" if d.severity is Severity.ERROR else "warning"
+        props = ",".join(
+            [
+                f"file={_github_escape(d.location.file, property_value=True)}",
+                f"line={d.location.line}",
+                f"col={d.location.column}",
+                f"title={_github_escape(d.rule, property_value=True)}",
+            ]
+        )
+        lines.append(f"::{level} {props}::{_github_escape(_full_message(d))}")
+    lines.append(summary(diagnostics))
+    return "\n".join(lines) + "\n"
+
+
+def format_sarif(diagnostics: Sequence[Diagnostic], rule_docs: dict[str, str], version: str) -> str:
+    """SARIF 2.1.0, as GitHub code scanning reads it."""
+    rule_ids = sorted({d.rule for d in diagnostics} | set(rule_docs))
+    index = {rule_id: i for i, rule_id in enumerate(rule_ids)}
+    rules = [
+        {
+            "id": rule_id,
+            "name": rule_id,
+            "shortDescription": {"text": rule_docs.get(rule_id, rule_id)},
+            "helpUri": "https://github.com/evcat/evcat/blob/main/README.md#rules",
+        }
+        for rule_id in rule_ids
+    ]
+    results = []
+    for d in diagnostics:
+        result = {
+            "ruleId": d.rule,
+            "ruleIndex": index[d.rule],
+            "level": "error" if d.severity is Severity.ERROR else "warning",
+            "message": {"text": _full_message(d)},
+            "locations": [_sarif_location(d.location)],
+        }
+        if d.related:
+            result["relatedLocations"] = [
+                {"id": i, **_sarif_location(r)} for i, r in enumerate(d.related)
+            ]
+        results.append(result)
+    log = {
+        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
+        "version": "2.1.0",
+        "runs": [
+            {
+                "tool": {
+                    "driver": {
+                        "name": "evcat",
+                        "version": version,
+                        "informationUri": "https://github.com/evcat/evcat",
+                        "rules": rules,
+                    }
+                },
+                "results": results,
+            }
+        ],
+    }
+    return json.dumps(log, indent=2) + "\n"
+
+
+def _sarif_location(location: Location) -> dict[str, object]:
+    return {
+        "physicalLocation": {
+            "artifactLocation": {"uri": location.file.replace("\\", "/")},
+            "region": {"startLine": location.line, "startColumn": location.column},
+        }
+    }

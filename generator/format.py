@@ -1,0 +1,410 @@
+"""The catalog format, declared once (contract: shared/catalog-format.md §1).
+
+The same declaration drives two things:
+- ``check_structure``: unknown keys (with the closest known key), missing
+  required keys and values of the wrong YAML type, each at its YAML node;
+- ``catalog_json_schema``: the JSON Schema of the format that ``evcat schema``
+  prints, so editors with the YAML language server complete and check
+  catalogs while they are typed.
+
+Payload schemas (``data``, ``schemas``) are JSON Schema 2020-12; their
+keywords are checked by the rules (CAT-SCHEMA, CAT-UNKNOWN-KEY), not here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from .diagnostics import Diagnostic, Severity
+from .loader import Document, Path
+from .naming import did_you_mean
+
+EXTENSION_TYPES = ("Boolean", "Integer", "String", "Binary", "URI", "URI-reference", "Timestamp")
+PROFILES = ("cloudevents", "nlgov", "normo")
+SEMVER_PATTERN = r"^(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)$"
+CATALOG_ID_PATTERN = r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$"
+
+
+class Spec:
+    description: str = ""
+
+    def json_schema(self) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def type_name(self) -> str:
+        raise NotImplementedError
+
+    def accepts(self, value: Any) -> bool:
+        raise NotImplementedError
+
+
+@dataclass
+class Str(Spec):
+    description: str = ""
+    enum: tuple[str, ...] = ()
+    pattern: str | None = None  # for editors only; the rules give the precise message
+    check_enum: bool = True  # False where a rule reports a bad value more precisely
+
+    def json_schema(self) -> dict[str, Any]:
+        schema: dict[str, Any] = {"type": "string"}
+        if self.enum:
+            schema["enum"] = list(self.enum)
+        if self.pattern:
+            schema["pattern"] = self.pattern
+        return _described(schema, self.description)
+
+    def type_name(self) -> str:
+        return "a string"
+
+    def accepts(self, value: Any) -> bool:
+        return isinstance(value, str)
+
+
+@dataclass
+class Bool(Spec):
+    description: str = ""
+
+    def json_schema(self) -> dict[str, Any]:
+        return _described({"type": "boolean"}, self.description)
+
+    def type_name(self) -> str:
+        return "true or false"
+
+    def accepts(self, value: Any) -> bool:
+        return isinstance(value, bool)
+
+
+@dataclass
+class Either(Spec):
+    options: tuple[Spec, ...] = ()
+    description: str = ""
+
+    def json_schema(self) -> dict[str, Any]:
+        return _described({"anyOf": [option.json_schema() for option in self.options]}, self.description)
+
+    def type_name(self) -> str:
+        return " or ".join(option.type_name() for option in self.options)
+
+    def accepts(self, value: Any) -> bool:
+        return any(option.accepts(value) for option in self.options)
+
+
+@dataclass
+class Field:
+    spec: Spec
+    required: bool = False
+
+
+@dataclass
+class Obj(Spec):
+    fields: dict[str, Field] = field(default_factory=dict)
+    description: str = ""
+
+    def json_schema(self) -> dict[str, Any]:
+        schema: dict[str, Any] = {
+            "type": "object",
+            "properties": {name: f.spec.json_schema() for name, f in self.fields.items()},
+            "additionalProperties": False,
+        }
+        required = [name for name, f in self.fields.items() if f.required]
+        if required:
+            schema["required"] = required
+        return _described(schema, self.description)
+
+    def type_name(self) -> str:
+        return "a mapping"
+
+    def accepts(self, value: Any) -> bool:
+        return isinstance(value, dict)
+
+
+@dataclass
+class MapOf(Spec):
+    values: Spec
+    description: str = ""
+    key_pattern: str | None = None
+
+    def json_schema(self) -> dict[str, Any]:
+        schema: dict[str, Any] = {"type": "object", "additionalProperties": self.values.json_schema()}
+        if self.key_pattern:
+            schema["propertyNames"] = {"pattern": self.key_pattern}
+        return _described(schema, self.description)
+
+    def type_name(self) -> str:
+        return "a mapping"
+
+    def accepts(self, value: Any) -> bool:
+        return isinstance(value, dict)
+
+
+@dataclass
+class ListOf(Spec):
+    items: Spec
+    min_items: int = 0
+    description: str = ""
+
+    def json_schema(self) -> dict[str, Any]:
+        schema: dict[str, Any] = {"type": "array", "items": self.items.json_schema()}
+        if self.min_items:
+            schema["minItems"] = self.min_items
+        return _described(schema, self.description)
+
+    def type_name(self) -> str:
+        return "a list"
+
+    def accepts(self, value: Any) -> bool:
+        return isinstance(value, list)
+
+
+@dataclass
+class PayloadSchema(Spec):
+    """A JSON Schema 2020-12 (a mapping, or true/false)."""
+
+    description: str = ""
+
+    def json_schema(self) -> dict[str, Any]:
+        return _described({"type": ["object", "boolean"]}, self.description)
+
+    def type_name(self) -> str:
+        return "a JSON Schema (a mapping)"
+
+    def accepts(self, value: Any) -> bool:
+        return isinstance(value, (dict, bool))
+
+
+@dataclass
+class AnyMapping(Spec):
+    description: str = ""
+
+    def json_schema(self) -> dict[str, Any]:
+        return _described({"type": "object"}, self.description)
+
+    def type_name(self) -> str:
+        return "a mapping"
+
+    def accepts(self, value: Any) -> bool:
+        return isinstance(value, dict)
+
+
+def _described(schema: dict[str, Any], description: str) -> dict[str, Any]:
+    if description:
+        schema["description"] = description
+    return schema
+
+
+def _text(description: str) -> Str:
+    return Str(description)
+
+
+CONTACT = Obj(
+    {
+        "name": Field(_text("Name of the team or person to contact.")),
+        "email": Field(_text("E-mail address.")),
+        "url": Field(_text("Web page.")),
+    },
+    "Who to contact about these events.",
+)
+
+PRODUCER = Obj(
+    {
+        "source": Field(_text("Default CloudEvents `source` of every event (a URI-reference)."), required=True),
+        "organization": Field(_text("Human name of the producing organization.")),
+        "contact": Field(CONTACT),
+    },
+    "The system that publishes the events.",
+)
+
+DEFAULTS = Obj(
+    {
+        "datacontenttype": Field(_text("Default `datacontenttype` (an RFC 2046 media type).")),
+        "time": Field(_text("Meaning of `time` for every event (NL GOV: MUST be documented).")),
+        "id": Field(_text("Meaning of `id` for every event (NL GOV: MUST be documented when random).")),
+    },
+    "Values every event inherits unless it overrides them.",
+)
+
+SERVER = Obj(
+    {
+        "host": Field(_text("Host name, optionally with a port."), required=True),
+        "protocol": Field(_text("Protocol, e.g. https, amqp, kafka, mqtt."), required=True),
+        "pathname": Field(_text("Path on the host.")),
+        "description": Field(_text("What this server is for.")),
+    },
+    "A server consumers connect to (used for AsyncAPI `servers` and the docs).",
+)
+
+EXTENSION = Obj(
+    {
+        "type": Field(Str("CloudEvents type of the attribute.", enum=EXTENSION_TYPES, check_enum=False), required=True),
+        "required": Field(Bool("Whether every event carries it (default false).")),
+        "description": Field(_text("Meaning of the attribute.")),
+    },
+    "An extension context attribute.",
+)
+
+EVENT = Obj(
+    {
+        "type": Field(_text("The CloudEvents `type`."), required=True),
+        "dataversion": Field(
+            Str("Version of the payload, MAJOR.MINOR.PATCH. Required when the event has data.", pattern=SEMVER_PATTERN)
+        ),
+        "title": Field(_text("Human title of the event."), required=True),
+        "description": Field(_text("What happened, in Markdown.")),
+        "source": Field(_text("Overrides producer.source.")),
+        "subject": Field(_text("Meaning of `subject`; absent means the event carries none.")),
+        "time": Field(_text("Meaning of `time`; overrides defaults.time.")),
+        "id": Field(_text("Meaning of `id`; overrides defaults.id.")),
+        "datacontenttype": Field(_text("Overrides defaults.datacontenttype.")),
+        "dataschema": Field(_text("Absolute URI of the payload schema.")),
+        "dataref": Field(_text("Meaning of `dataref`; absent means the event carries none.")),
+        "sequence": Field(_text("The event carries `sequence`; the value is its `sequencetype` (e.g. Integer).")),
+        "deprecated": Field(
+            Either((Bool(), Str()), "true, or the reason and what to use instead (default false).")
+        ),
+        "extensions": Field(
+            MapOf(EXTENSION, "Extension context attributes, by name ([a-z0-9]+).", key_pattern="^[a-z0-9]+$")
+        ),
+        "data": Field(PayloadSchema("The payload schema (JSON Schema 2020-12). Absent: a pure notification.")),
+        "examples": Field(
+            ListOf(AnyMapping("A full or partial event: context attributes and `data`."), description="Example events.")
+        ),
+    },
+    "One event type at one dataversion.",
+)
+
+CATALOG = Obj(
+    {
+        "catalog": Field(Str("Catalog id: lowercase kebab-case.", pattern=CATALOG_ID_PATTERN), required=True),
+        "title": Field(_text("Human title of the catalog."), required=True),
+        "description": Field(_text("What the catalog covers, in Markdown.")),
+        "version": Field(Str("Version of this catalog document, MAJOR.MINOR.PATCH.", pattern=SEMVER_PATTERN), required=True),
+        "profile": Field(Str("Rule set the catalog follows (default nlgov).", enum=PROFILES)),
+        "producer": Field(PRODUCER, required=True),
+        "defaults": Field(DEFAULTS),
+        "servers": Field(MapOf(SERVER, "Servers by name.")),
+        "rules": Field(
+            # YAML 1.1 reads a bare `off` as false: both mean "off".
+            MapOf(Either((Str(enum=("error", "warning", "off")), Bool())), "Rule id -> error | warning | off.")
+        ),
+        "schemas": Field(MapOf(PayloadSchema(), "Reusable payload schemas by PascalCase name.")),
+        "events": Field(ListOf(EVENT, min_items=1, description="The event types."), required=True),
+    },
+    "An evcat event catalog.",
+)
+
+
+def catalog_json_schema() -> dict[str, Any]:
+    schema = CATALOG.json_schema()
+    return {
+        "$schema": "http://json-schema.org/draft-07/schema#",
+        "$id": "https://evcat.dev/schema/catalog.json",
+        "title": "evcat event catalog",
+        **schema,
+    }
+
+
+def check_structure(document: Document) -> Iterator[Diagnostic]:
+    if document.value is None and not document.diagnostics:
+        yield Diagnostic(
+            "CAT-REQUIRED",
+            Severity.ERROR,
+            "the file is empty; a catalog needs at least catalog, title, version, producer and events",
+            document.loc(()),
+        )
+        return
+    if document.value is None:
+        return
+    yield from _check(CATALOG, document.value, (), document, "the catalog file")
+
+
+def _check(spec: Spec, value: Any, path: Path, document: Document, what: str) -> Iterator[Diagnostic]:
+    if not spec.accepts(value):
+        yield _type_error(spec, value, path, document, what)
+        return
+    if isinstance(spec, Obj):
+        for key, child in value.items():
+            if key not in spec.fields:
+                yield Diagnostic(
+                    "CAT-UNKNOWN-KEY",
+                    Severity.ERROR,
+                    f"unknown key '{key}' in {what}{did_you_mean(key, spec.fields)}"
+                    + ("; a comma in an unquoted value inside { } starts a new key: quote the value before it" if " " in key else ""),
+                    document.key_loc(path + (key,)),
+                    suggestion=_suggestion(key, spec.fields),
+                )
+                continue
+            yield from _check(spec.fields[key].spec, child, path + (key,), document, f"'{key}'")
+        missing = [name for name, f in spec.fields.items() if f.required and name not in value]
+        for name in missing:
+            yield Diagnostic(
+                "CAT-REQUIRED",
+                Severity.ERROR,
+                f"{what} is missing the required key '{name}'",
+                document.loc(path),
+            )
+    elif isinstance(spec, MapOf):
+        for key, child in value.items():
+            yield from _check(spec.values, child, path + (key,), document, f"'{key}'")
+    elif isinstance(spec, ListOf):
+        if len(value) < spec.min_items:
+            yield Diagnostic(
+                "CAT-REQUIRED",
+                Severity.ERROR,
+                f"{what} needs at least {spec.min_items} entr{'y' if spec.min_items == 1 else 'ies'}",
+                document.loc(path),
+            )
+        noun = what.strip("'")
+        for index, child in enumerate(value):
+            yield from _check(spec.items, child, path + (index,), document, f"{noun}[{index}]")
+    elif isinstance(spec, Either):
+        for option in spec.options:
+            if option.accepts(value):
+                yield from _check(option, value, path, document, what)
+                break
+    elif isinstance(spec, Str) and spec.enum and spec.check_enum and value not in spec.enum:
+        yield Diagnostic(
+            "CAT-TYPE",
+            Severity.ERROR,
+            f"{what} must be one of {', '.join(spec.enum)}, not '{value}'{did_you_mean(value, spec.enum)}",
+            document.loc(path),
+            suggestion=_suggestion(value, spec.enum),
+        )
+
+
+def _suggestion(name: str, candidates: Any) -> str | None:
+    from .naming import closest
+
+    return closest(name, candidates)
+
+
+def _type_error(spec: Spec, value: Any, path: Path, document: Document, what: str) -> Diagnostic:
+    got = _yaml_type(value)
+    hint = ""
+    if isinstance(spec, Str) and isinstance(value, (int, float)) and not isinstance(value, bool):
+        hint = f"; quote it: '{document.scalar_text.get(path, value)}'"
+    elif isinstance(spec, Str) and isinstance(value, bool):
+        hint = "; quote it (YAML reads yes/no/on/off/true/false as booleans)"
+    elif isinstance(spec, Str) and value is None:
+        hint = "; give a value or remove the key"
+    return Diagnostic(
+        "CAT-TYPE",
+        Severity.ERROR,
+        f"{what} must be {spec.type_name()}, not {got}{hint}",
+        document.loc(path),
+    )
+
+
+def _yaml_type(value: Any) -> str:
+    if value is None:
+        return "null (empty)"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "a list"
+    return "a mapping"

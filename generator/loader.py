@@ -1,0 +1,349 @@
+"""Stage 1: YAML text -> plain JSON-like values with a location for every node.
+
+PyYAML's C composer (libyaml) builds the node graph; this module turns nodes
+into plain values (dict, list, str, int, float, bool, None) and records the
+file/line/column of every value and every mapping key, keyed by its path
+(a tuple of keys and indexes). Nothing here raises for bad input: every
+problem becomes a ``CAT-YAML``, ``CAT-DUPLICATE-KEY`` or ``CAT-TYPE``
+diagnostic.
+
+Limits (documented in the README):
+- a file is at most ``MAX_FILE_BYTES``;
+- nesting is at most ``MAX_DEPTH`` levels;
+- aliases may expand to at most ``MAX_ALIAS_NODES`` nodes per file (a
+  "billion laughs" file is rejected in milliseconds).
+"""
+
+from __future__ import annotations
+
+import codecs
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+import yaml
+from yaml.constructor import SafeConstructor
+from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+
+from .diagnostics import Diagnostic, Location, Severity
+
+try:  # libyaml is the fast path; the pure-Python loader works the same, slower.
+    from yaml import CSafeLoader as _Loader
+except ImportError:  # pragma: no cover - depends on the PyYAML build
+    from yaml import SafeLoader as _Loader  # type: ignore[assignment]
+
+MAX_FILE_BYTES = 8 * 1024 * 1024
+MAX_DEPTH = 100
+MAX_ALIAS_NODES = 10_000
+
+Path = tuple[str | int, ...]
+
+_TAG = "tag:yaml.org,2002:"
+_SCALAR_TAGS = {_TAG + name for name in ("str", "int", "float", "bool", "null", "timestamp")}
+_constructor = SafeConstructor()
+
+
+@dataclass
+class Document:
+    """One YAML file as plain data, with the location of every node."""
+
+    file: str
+    value: Any = None
+    locations: dict[Path, tuple[int, int]] = field(default_factory=dict)
+    key_locations: dict[Path, tuple[int, int]] = field(default_factory=dict)
+    # The text as written of scalars YAML did not read as strings (numbers,
+    # booleans), so a message can say "quote it: '1.10'".
+    scalar_text: dict[Path, str] = field(default_factory=dict)
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+
+    def loc(self, path: Path) -> Location:
+        """Location of the value at ``path`` (or of its closest ancestor)."""
+        return self._lookup(self.locations, path)
+
+    def key_loc(self, path: Path) -> Location:
+        """Location of the key that holds ``path`` (falls back to the value)."""
+        if path in self.key_locations:
+            line, column = self.key_locations[path]
+            return Location(self.file, line, column)
+        return self.loc(path)
+
+    def _lookup(self, table: dict[Path, tuple[int, int]], path: Path) -> Location:
+        while path and path not in table:
+            path = path[:-1]
+        line, column = table.get(path, (1, 1))
+        return Location(self.file, line, column)
+
+
+class _Abort(Exception):
+    """Stops the walk of one file; the diagnostic is already recorded."""
+
+
+def load_file(path: str, display: str | None = None) -> Document:
+    display = display or path
+    try:
+        with open(path, "rb") as handle:
+            raw = handle.read(MAX_FILE_BYTES + 1)
+    except OSError as error:
+        return _failed(display, f"cannot read the file: {error.strerror or error}")
+    return load_bytes(raw, display)
+
+
+def load_bytes(raw: bytes, display: str) -> Document:
+    if len(raw) > MAX_FILE_BYTES:
+        return _failed(
+            display,
+            f"the file is larger than the limit of {MAX_FILE_BYTES // (1024 * 1024)} MiB; "
+            "split the catalog across several files",
+        )
+    text, error = _decode(raw)
+    if error:
+        return _failed(display, error[0], error[1], error[2])
+    return load_text(text, display)
+
+
+def load_text(text: str, display: str) -> Document:
+    document = Document(display)
+    if _may_nest_too_deep(text):
+        depth_problem = _check_depth(text)
+        if depth_problem:
+            document.diagnostics.append(_yaml_error(display, *depth_problem))
+            return document
+    try:
+        root = yaml.compose(text, Loader=_Loader)
+    except yaml.MarkedYAMLError as error:
+        mark = error.problem_mark or error.context_mark
+        message = " ".join(part for part in (error.context, error.problem) if part)
+        line, column = (mark.line + 1, mark.column + 1) if mark else (1, 1)
+        document.diagnostics.append(_yaml_error(display, message or str(error), line, column))
+        return document
+    except yaml.reader.ReaderError as error:
+        line, column = _position(text, error.position)
+        reason = error.reason if isinstance(error.reason, str) else "invalid character"
+        document.diagnostics.append(
+            _yaml_error(display, f"unacceptable character #x{error.character:04x}: {reason}", line, column)
+        )
+        return document
+    except yaml.YAMLError as error:  # any other libyaml complaint
+        document.diagnostics.append(_yaml_error(display, str(error).splitlines()[0], 1, 1))
+        return document
+    if root is None:
+        return document
+    walker = _Walker(document)
+    try:
+        document.value = walker.value(root, (), 0)
+    except _Abort:
+        document.value = None
+    return document
+
+
+class _Walker:
+    def __init__(self, document: Document) -> None:
+        self.document = document
+        self.locations = document.locations
+        self.key_locations = document.key_locations
+        self.seen: set[int] = set()
+        self.active: set[int] = set()
+        self.alias_nodes = 0
+        self.in_alias = 0
+
+    def value(self, node: Node, path: Path, depth: int) -> Any:
+        mark = node.start_mark
+        self.locations[path] = (mark.line + 1, mark.column + 1)
+        if isinstance(node, ScalarNode):
+            if self.in_alias:
+                self._count_alias_node(node)
+            return self.scalar(node, path)
+        node_id = id(node)
+        if node_id in self.active:
+            self._abort(node, "an alias refers to a node that contains it (recursive alias)")
+        if depth >= MAX_DEPTH:
+            self._abort(node, f"nesting is deeper than the limit of {MAX_DEPTH} levels")
+        alias = node_id in self.seen
+        self.seen.add(node_id)
+        if alias:
+            self.in_alias += 1
+        if self.in_alias:
+            self._count_alias_node(node)
+        self.active.add(node_id)
+        try:
+            if isinstance(node, SequenceNode):
+                if node.tag not in (_TAG + "seq",):
+                    self._tag_error(node, path)
+                return [self.value(item, path + (index,), depth + 1) for index, item in enumerate(node.value)]
+            assert isinstance(node, MappingNode)
+            if node.tag != _TAG + "map":
+                self._tag_error(node, path)
+            return self.mapping(node, path, depth)
+        finally:
+            self.active.discard(node_id)
+            if alias:
+                self.in_alias -= 1
+
+    def mapping(self, node: MappingNode, path: Path, depth: int) -> dict[str, Any]:
+        result: dict[str, Any] = {}
+        explicit: set[str] = set()
+        for key_node, value_node in node.value:
+            if key_node.tag == _TAG + "merge":
+                self.merge(result, explicit, value_node, path, depth)
+                continue
+            if not isinstance(key_node, ScalarNode):
+                self._type_error(key_node, path, "a mapping key must be a plain string, not a collection")
+                continue
+            # Keys keep their text: `on:` or `1:` name a property "on" or "1"
+            # (the JSON reading), never True or 1.
+            key = key_node.value
+            key_mark = key_node.start_mark
+            child = path + (key,)
+            if key in explicit:
+                first_line, first_column = self.key_locations[child]
+                self.document.diagnostics.append(
+                    Diagnostic(
+                        "CAT-DUPLICATE-KEY",
+                        Severity.ERROR,
+                        f"duplicate key '{key}' (first defined at line {first_line}); "
+                        "remove or rename one of them",
+                        Location(self.document.file, key_mark.line + 1, key_mark.column + 1),
+                        related=(Location(self.document.file, first_line, first_column),),
+                    )
+                )
+                continue
+            explicit.add(key)
+            self.key_locations[child] = (key_mark.line + 1, key_mark.column + 1)
+            result[key] = self.value(value_node, child, depth + 1)
+        return result
+
+    def merge(self, result: dict[str, Any], explicit: set[str], node: Node, path: Path, depth: int) -> None:
+        """YAML merge keys (``<<: *defaults``): explicit keys win."""
+        sources = node.value if isinstance(node, SequenceNode) else [node]
+        for source in sources:
+            if not isinstance(source, MappingNode):
+                self._type_error(source, path, "a merge key (<<) takes a mapping or a list of mappings")
+                continue
+            merged = self.value(source, path, depth)
+            for key, value in merged.items():
+                if key not in explicit and key not in result:
+                    result[key] = value
+
+    def scalar(self, node: ScalarNode, path: Path) -> Any:
+        tag = node.tag
+        if tag == _TAG + "str" or tag == _TAG + "timestamp":
+            # Timestamps stay text: catalogs are JSON data, and `time` in an
+            # example must reach the checks exactly as written.
+            return node.value
+        if tag not in _SCALAR_TAGS:
+            self._tag_error(node, path)
+        if tag == _TAG + "null":
+            return None
+        self.document.scalar_text[path] = node.value
+        try:
+            if tag == _TAG + "bool":
+                return _constructor.construct_yaml_bool(node)
+            if tag == _TAG + "int":
+                return _constructor.construct_yaml_int(node)
+            return _constructor.construct_yaml_float(node)
+        except (ValueError, KeyError):  # e.g. an explicit !!int tag on text
+            self._type_error(node, path, f"'{node.value}' is not a valid {tag[len(_TAG):]}")
+            return node.value
+
+    def _count_alias_node(self, node: Node) -> None:
+        self.alias_nodes += 1
+        if self.alias_nodes > MAX_ALIAS_NODES:
+            self._abort(
+                node,
+                f"aliases expand to more than {MAX_ALIAS_NODES} nodes; "
+                "this looks like an alias bomb (billion laughs)",
+            )
+
+    def _tag_error(self, node: Node, path: Path) -> None:
+        mark = node.start_mark
+        self.document.diagnostics.append(
+            _yaml_error(
+                self.document.file,
+                f"the tag {node.tag} is not supported: a catalog holds JSON data "
+                "(strings, numbers, booleans, null, lists, mappings)",
+                mark.line + 1,
+                mark.column + 1,
+            )
+        )
+        raise _Abort
+
+    def _type_error(self, node: Node, path: Path, message: str) -> None:
+        mark = node.start_mark
+        self.document.diagnostics.append(
+            Diagnostic("CAT-TYPE", Severity.ERROR, message, Location(self.document.file, mark.line + 1, mark.column + 1))
+        )
+
+    def _abort(self, node: Node, message: str) -> None:
+        mark = node.start_mark
+        self.document.diagnostics.append(_yaml_error(self.document.file, message, mark.line + 1, mark.column + 1))
+        raise _Abort
+
+
+def _yaml_error(file: str, message: str, line: int = 1, column: int = 1) -> Diagnostic:
+    return Diagnostic("CAT-YAML", Severity.ERROR, message, Location(file, line, column))
+
+
+def _failed(file: str, message: str, line: int = 1, column: int = 1) -> Document:
+    return Document(file, diagnostics=[_yaml_error(file, message, line, column)])
+
+
+def _decode(raw: bytes) -> tuple[str, tuple[str, int, int] | None]:
+    """UTF-8 (or UTF-16/32 with a BOM, as YAML 1.2 allows)."""
+    for bom, encoding in (
+        (codecs.BOM_UTF32_LE, "utf-32"),
+        (codecs.BOM_UTF32_BE, "utf-32"),
+        (codecs.BOM_UTF8, "utf-8-sig"),
+        (codecs.BOM_UTF16_LE, "utf-16"),
+        (codecs.BOM_UTF16_BE, "utf-16"),
+    ):
+        if raw.startswith(bom):
+            break
+    else:
+        encoding = "utf-8"
+    try:
+        return raw.decode(encoding), None
+    except UnicodeDecodeError as error:
+        before = raw[: error.start].decode(encoding, errors="replace")
+        line, column = _position(before, len(before))
+        return "", (f"the file is not valid {encoding.upper().replace('-SIG', '')} text: byte 0x{raw[error.start]:02x} cannot be decoded", line, column)
+
+
+def _position(text: str, offset: int) -> tuple[int, int]:
+    line = text.count("\n", 0, offset) + 1
+    column = offset - (text.rfind("\n", 0, offset) + 1) + 1
+    return line, column
+
+
+_OPENERS = re.compile(r"[\[{]")
+
+
+def _may_nest_too_deep(text: str) -> bool:
+    """A cheap upper bound on nesting depth.
+
+    libyaml's composer recurses in C and crashes the interpreter on very deep
+    input, so depth must be known to be safe before it runs. Flow nesting is
+    bounded by the number of ``[`` and ``{``; block nesting needs at least one
+    more column per two levels, so it is bounded by twice the longest line.
+    """
+    bound = text.count("[") + text.count("{")
+    if bound > 2 * MAX_DEPTH:
+        return True
+    longest = max((len(line) for line in text.splitlines()), default=0)
+    return bound + 2 * longest + 2 > 2 * MAX_DEPTH
+
+
+def _check_depth(text: str) -> tuple[str, int, int] | None:
+    """Exact depth from libyaml's event stream, which does not recurse."""
+    depth = 0
+    try:
+        for event in yaml.parse(text, Loader=_Loader):
+            if isinstance(event, (yaml.SequenceStartEvent, yaml.MappingStartEvent)):
+                depth += 1
+                if depth > MAX_DEPTH:
+                    mark = event.start_mark
+                    return (f"nesting is deeper than the limit of {MAX_DEPTH} levels", mark.line + 1, mark.column + 1)
+            elif isinstance(event, (yaml.SequenceEndEvent, yaml.MappingEndEvent)):
+                depth -= 1
+    except yaml.YAMLError:
+        return None  # the composer reports the syntax error with its position
+    return None

@@ -1,0 +1,117 @@
+"""Naming rules are code: case conversion, suggestions and safe names live here.
+
+Every stage that turns a catalog name into something else (a Python
+identifier, a file name, a suggestion in a diagnostic) goes through this
+module, so that one catalog always maps to one set of names.
+"""
+
+from __future__ import annotations
+
+import difflib
+import keyword
+import re
+from collections.abc import Iterable
+
+CAMEL_CASE = re.compile(r"^[a-z][a-zA-Z0-9]*$")
+PASCAL_CASE = re.compile(r"^[A-Z][a-zA-Z0-9]*$")
+_WORD = re.compile(r"[A-Z]+[0-9]*(?=[A-Z][a-z]|[^A-Za-z]|$)|[A-Z]?[a-z]+[0-9]*|[A-Z]+[0-9]*|[0-9]+")
+
+
+def words(name: str) -> list[str]:
+    """Split any spelling into words: ``meter_id``, ``MeterID``, ``meter-id``."""
+    return _WORD.findall(name)
+
+
+def to_camel(name: str) -> str:
+    parts = [part.lower() for part in words(name)]
+    if not parts:
+        return name
+    camel = parts[0] + "".join(part.capitalize() for part in parts[1:])
+    if not camel[0].isalpha():
+        camel = "n" + camel.capitalize()
+    return camel
+
+
+def to_pascal(name: str) -> str:
+    parts = [part.lower() for part in words(name)]
+    pascal = "".join(part.capitalize() for part in parts)
+    if not pascal or not pascal[0].isalpha():
+        pascal = "N" + pascal
+    return pascal
+
+
+def to_snake(name: str) -> str:
+    snake = "_".join(part.lower() for part in words(name))
+    if not snake or snake[0].isdigit():
+        snake = "n_" + snake
+    if keyword.iskeyword(snake) or keyword.issoftkeyword(snake):
+        snake += "_"
+    return snake
+
+
+def closest(name: str, candidates: Iterable[str]) -> str | None:
+    """The known name a typo most likely meant, if any is close enough."""
+    options = list(candidates)
+    matches = difflib.get_close_matches(name, options, n=1, cutoff=0.6)
+    if matches:
+        return matches[0]
+    lowered = {option.lower(): option for option in options}
+    return lowered.get(name.lower())
+
+
+def did_you_mean(name: str, candidates: Iterable[str]) -> str:
+    match = closest(name, candidates)
+    return f"; did you mean '{match}'?" if match else ""
+
+
+# Het Normo ID04: the executed command is in the past tense. Regular verbs end
+# in -ed; these are the irregular past forms (and participles) we accept.
+IRREGULAR_PAST = {
+    "began": "begin", "begun": "begin", "bound": "bind", "bought": "buy", "broadcast": "broadcast",
+    "built": "build", "chosen": "choose", "cut": "cut", "dealt": "deal", "done": "do", "drawn": "draw",
+    "drew": "draw", "found": "find", "frozen": "freeze", "given": "give", "got": "get", "gotten": "get",
+    "held": "hold", "hidden": "hide", "hung": "hang", "kept": "keep", "known": "know", "laid": "lay",
+    "led": "lead", "left": "leave", "lent": "lend", "lost": "lose", "made": "make", "met": "meet",
+    "paid": "pay", "put": "put", "quit": "quit", "ran": "run", "read": "read", "reset": "reset",
+    "rewritten": "rewrite", "run": "run", "said": "say", "seen": "see", "sent": "send", "set": "set",
+    "shown": "show", "shut": "shut", "sold": "sell", "spent": "spend", "split": "split", "taken": "take",
+    "told": "tell", "undone": "undo", "upheld": "uphold", "withdrawn": "withdraw", "won": "win",
+    "written": "write", "overridden": "override", "forgotten": "forget", "begot": "beget",
+}
+_PRESENT_TO_PAST = {present: past for past, present in IRREGULAR_PAST.items()}
+_DOUBLE_FINAL = {"submit", "stop", "plan", "commit", "admit", "cancel", "transfer", "ship", "drop", "tag",
+                 "log", "map", "permit", "omit", "emit", "refer", "prefer", "occur", "label", "signal"}
+
+
+def is_past_tense(word: str) -> bool:
+    return word.endswith("ed") or word in IRREGULAR_PAST
+
+
+def past_tense(verb: str) -> str:
+    """A best guess at the past tense, for suggestions (``update`` -> ``updated``)."""
+    if verb in _PRESENT_TO_PAST:
+        return _PRESENT_TO_PAST[verb]
+    if verb.endswith("ing") and len(verb) > 5:  # "updating" -> "updated"
+        stem = verb[:-3]
+        return past_tense(stem) if stem in _PRESENT_TO_PAST or stem in _DOUBLE_FINAL else stem + "ed"
+    if verb in _DOUBLE_FINAL:
+        return verb + verb[-1] + "ed"
+    if verb.endswith("e"):
+        return verb + "d"
+    if verb.endswith("y") and len(verb) > 1 and verb[-2] not in "aeiou":
+        return verb[:-1] + "ied"
+    return verb + "ed"
+
+
+_UNSAFE_FILE_CHARS = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+def safe_file_name(name: str) -> str:
+    """The one way a catalog name becomes part of a file name.
+
+    Only ``[A-Za-z0-9._-]`` survive, no name is ``.``/``..`` or starts with a
+    dot, so a type like ``../../x`` or ``..\\x`` can never leave the output
+    directory.
+    """
+    safe = _UNSAFE_FILE_CHARS.sub("_", name).strip("._") or "_"
+    return safe[:200]

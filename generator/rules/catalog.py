@@ -1,0 +1,266 @@
+"""Catalog structure rules, all profiles (rules.md "Catalog structure")."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import Any
+
+import jsonschema_rs
+
+from ..diagnostics import Diagnostic, Severity
+from ..formats import is_semver, semver_key
+from ..instance import EventChecker, Problem, pointer_text
+from ..loader import Document, Path
+from ..model import EventType
+from ..naming import closest, did_you_mean
+from ..schemawalk import KEYWORDS, subschemas
+from . import ALL, RULES, Context, declare, event_rule, file_rule, set_rule, shared_schemas_of
+
+E, W = Severity.ERROR, Severity.WARNING
+
+# Found while loading and shaping the file (loader.py, format.py, build.py).
+declare("CAT-YAML", E, ALL, "The file is valid YAML; alias expansion is bounded.", fixed=True)
+declare("CAT-DUPLICATE-KEY", E, ALL, "A mapping repeats a key.", fixed=True)
+declare("CAT-UNKNOWN-KEY", E, ALL, "A key the format does not know.", fixed=True)
+declare("CAT-REQUIRED", E, ALL, "A required key is missing.", fixed=True)
+declare("CAT-TYPE", E, ALL, "A value has the wrong YAML type.", fixed=True)
+declare("CAT-REF", E, ALL, "A $ref does not resolve.", fixed=True)
+
+FLOW_COMMA_HINT = (
+    "; a comma in an unquoted value inside { } starts a new key: quote the value before it"
+)
+_CATALOG_ID = re.compile(r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$")
+_META = jsonschema_rs.Draft202012Validator(
+    {"$ref": "https://json-schema.org/draft/2020-12/schema"}, validate_formats=True
+)
+
+
+@file_rule("CAT-ID", E, ALL, "The catalog id is lowercase kebab-case.", fixed=True)
+def catalog_id(document: Document, context: Context) -> Iterator[Diagnostic]:
+    value = document.value.get("catalog")
+    if isinstance(value, str) and not _CATALOG_ID.match(value):
+        suggestion = re.sub(r"[^a-z0-9]+", "-", value.lower()).strip("-")
+        yield context.report(
+            "CAT-ID",
+            f"catalog id '{value}' must be lowercase kebab-case ([a-z][a-z0-9-]*), e.g. '{suggestion}'",
+            document.loc(("catalog",)),
+            suggestion,
+        )
+
+
+@file_rule("CAT-SEMVER", E, ALL, "version and dataversion are MAJOR.MINOR.PATCH.", fixed=True)
+def catalog_version(document: Document, context: Context) -> Iterator[Diagnostic]:
+    value = document.value.get("version")
+    if isinstance(value, str) and not is_semver(value):
+        yield context.report("CAT-SEMVER", _semver_message("version", value), document.loc(("version",)), _semver_fix(value))
+
+
+@event_rule("CAT-SEMVER", E, ALL, "version and dataversion are MAJOR.MINOR.PATCH.")
+def event_dataversion(event: EventType, context: Context) -> Iterator[Diagnostic]:
+    # Under normo an event with data is checked by NORMO-DATAVERSION (ID07).
+    if event.dataversion is not None and not is_semver(event.dataversion):
+        if not (event.profile == "normo" and event.has_data):
+            yield context.report(
+                "CAT-SEMVER", _semver_message("dataversion", event.dataversion),
+                context.event_loc(event, "dataversion"), _semver_fix(event.dataversion),
+            )
+
+
+@event_rule("CAT-REQUIRED", E, frozenset({"cloudevents", "nlgov"}), "A required key is missing.")
+def dataversion_required(event: EventType, context: Context) -> Iterator[Diagnostic]:
+    # Contract §1: dataversion is REQUIRED when the event has data (normo: NORMO-DATAVERSION).
+    if event.has_data and event.dataversion is None and not context.has(event.file, event.path + ("dataversion",)):
+        yield context.report(
+            "CAT-REQUIRED",
+            f"event '{event.type}' has data, so it needs a dataversion (MAJOR.MINOR.PATCH, e.g. 1.0.0)",
+            context.event_loc(event, "type"),
+            "1.0.0",
+        )
+
+
+def _semver_message(key: str, value: str) -> str:
+    fix = _semver_fix(value)
+    hint = f", e.g. '{fix}'" if fix else ""
+    return f"{key} '{value}' is not MAJOR.MINOR.PATCH{hint}"
+
+
+def _semver_fix(value: str) -> str | None:
+    numbers = re.findall(r"[0-9]+", value)
+    if not numbers or len(numbers) > 3:
+        return None
+    return ".".join(str(int(n)) for n in (numbers + ["0", "0"])[:3])
+
+
+@file_rule("CAT-UNKNOWN-KEY", E, ALL, "A key the format does not know.", fixed=True)
+def unknown_keys(document: Document, context: Context) -> Iterator[Diagnostic]:
+    """Rule ids under ``rules:`` and keywords in payload schemas must be known."""
+    overrides = document.value.get("rules")
+    if isinstance(overrides, dict):
+        for rule_id, severity in overrides.items():
+            if rule_id not in RULES:
+                yield context.report(
+                    "CAT-UNKNOWN-KEY", f"unknown rule id '{rule_id}'{did_you_mean(rule_id, RULES)}",
+                    document.key_loc(("rules", rule_id)), closest(rule_id, RULES),
+                )
+            elif severity is True:
+                yield context.report(
+                    "CAT-TYPE", f"set {rule_id} to error, warning or off", document.loc(("rules", rule_id)),
+                )
+            elif RULES[rule_id].fixed and severity != "error":
+                yield context.report(
+                    "CAT-TYPE", f"{rule_id} guards what generation relies on and cannot be set to '{'off' if severity is False else severity}'",
+                    document.loc(("rules", rule_id)),
+                )
+    for base, schema in _payload_schemas(document):
+        for path, subschema in subschemas(schema, base):
+            for keyword in subschema:
+                if keyword not in KEYWORDS and not keyword.startswith("x-"):
+                    yield context.report(
+                        "CAT-UNKNOWN-KEY",
+                        f"'{keyword}' is not a JSON Schema 2020-12 keyword{did_you_mean(keyword, KEYWORDS)}"
+                        + (FLOW_COMMA_HINT if " " in keyword else " (prefix your own annotations with 'x-')"),
+                        document.key_loc(path + (keyword,)),
+                        closest(keyword, KEYWORDS),
+                    )
+
+
+def _payload_schemas(document: Document) -> Iterator[tuple[Path, Any]]:
+    schemas = document.value.get("schemas")
+    if isinstance(schemas, dict):
+        for name, schema in schemas.items():
+            yield ("schemas", name), schema
+    events = document.value.get("events")
+    if isinstance(events, list):
+        for index, event in enumerate(events):
+            if isinstance(event, dict) and isinstance(event.get("data"), (dict, bool)):
+                yield ("events", index, "data"), event["data"]
+
+
+@file_rule("CAT-SCHEMA", E, ALL, "data and schemas entries are valid JSON Schema 2020-12.", fixed=True)
+def payload_schema_valid(document: Document, context: Context) -> Iterator[Diagnostic]:
+    for base, schema in _payload_schemas(document):
+        for error in _META.iter_errors(schema):
+            yield context.report(
+                "CAT-SCHEMA", f"not a valid JSON Schema 2020-12: {_short(error.message)}",
+                document.loc(base + tuple(error.instance_path)),
+            )
+
+
+def _short(message: str) -> str:
+    return message.splitlines()[0] if message else message
+
+
+@event_rule("CAT-SCHEMA", E, ALL, "data and schemas entries are valid JSON Schema 2020-12.")
+def payload_schema_compiles(event: EventType, context: Context) -> Iterator[Diagnostic]:
+    if event.payload is None or _unresolved(event, context):
+        return
+    try:
+        _checker(context).validator(event)
+    except (jsonschema_rs.ValidationError, jsonschema_rs.ReferencingError, ValueError) as error:
+        # Only reached when the meta-schema passed (e.g. a regex libraries disagree on).
+        if _META.is_valid(event.payload.schema):
+            yield context.report("CAT-SCHEMA", f"the payload schema does not compile: {_short(str(error))}", context.event_loc(event, "data"))
+
+
+def _unresolved(event: EventType, context: Context) -> bool:
+    """True when the payload cannot be compiled: a bad $ref or a schema CAT-SCHEMA reports."""
+    cache = context.cache.setdefault("payload-broken", {})
+    if event.key not in cache:
+        assert event.payload is not None
+        shared = context.built.catalog_set.schemas
+        parts = [event.payload.schema] + [shared[name].schema for name in event.payload.uses]
+        cache[event.key] = not all(_META.is_valid(part) and _refs_resolved(part) for part in parts)
+    return bool(cache[event.key])
+
+
+def _refs_resolved(schema: Any) -> bool:
+    return all(
+        not isinstance(sub.get("$ref"), str) or sub["$ref"].startswith("#/$defs/") for _, sub in subschemas(schema)
+    )
+
+
+def _checker(context: Context) -> EventChecker:
+    if "checker" not in context.cache:
+        context.cache["checker"] = EventChecker(context.built.catalog_set)
+    checker: EventChecker = context.cache["checker"]
+    return checker
+
+
+EXAMPLE_TIME = "2024-01-01T00:00:00.000000Z"
+
+
+def completed_example(event: EventType, values: dict[str, Any]) -> dict[str, Any]:
+    """A partial example filled up to a full structured-mode event."""
+    full: dict[str, Any] = {
+        "specversion": "1.0",
+        "id": "example",
+        "source": event.source,
+        "type": event.type,
+    }
+    if event.dataversion is not None:
+        full["dataversion"] = event.dataversion
+    if event.profile == "normo":
+        full["time"] = EXAMPLE_TIME
+    if event.has_data and event.datacontenttype:
+        full["datacontenttype"] = event.datacontenttype
+    full.update(values)
+    return full
+
+
+@event_rule("CAT-EXAMPLE", E, ALL, "An example validates against its event (envelope + payload).")
+def examples_valid(event: EventType, context: Context) -> Iterator[Diagnostic]:
+    if not event.examples or (event.payload is not None and _unresolved(event, context)):
+        return
+    checker = _checker(context)
+    for example in event.examples:
+        full = completed_example(event, dict(example.values))
+        for problem in _example_problems(checker, full, event):
+            path = event.path + ("examples", example.index) + problem.pointer
+            rule_note = f" [{problem.rule}]"
+            yield context.report(
+                "CAT-EXAMPLE",
+                f"example {example.index + 1} of '{event.type}': {_strip_pointer(problem)}{rule_note}",
+                context.loc(event.file, path),
+            )
+
+
+def _example_problems(checker: EventChecker, full: dict[str, Any], event: EventType) -> Iterator[Problem]:
+    if full.get("type") != event.type or full.get("dataversion") != event.dataversion:
+        yield Problem("CE-UNKNOWN-EVENT", ("type",), f"the example is of another event ({full.get('type')} {full.get('dataversion')})")
+        return
+    for problem in checker.check(full, event):
+        if problem.rule in ("CE-SIZE", "NORMO-SIZE-ADVISED") and RULES[problem.rule].severity is Severity.WARNING:
+            continue  # size advice is for real events; a big example is not an error
+        if problem.rule == "CE-REQUIRED" and "extension" in problem.message:
+            continue  # examples may be partial: required extensions are completed
+        yield problem
+
+
+def _strip_pointer(problem: Problem) -> str:
+    prefix = pointer_text(problem.pointer) + ": "
+    return problem.message[len(prefix):] if problem.message.startswith(prefix) else problem.message
+
+
+@set_rule("CAT-DUPLICATE-EVENT", E, "(type, dataversion) is unique in the catalog directory.", fixed=True)
+def duplicate_events(context: Context) -> Iterator[Diagnostic]:
+    first: dict[tuple[str, str | None], EventType] = {}
+    for event in sorted(context.built.catalog_set.events, key=lambda e: (e.file, e.location)):
+        if not event.type:
+            continue
+        if event.key in first:
+            other = first[event.key]
+            where = other.location
+            version = f" dataversion {event.dataversion}" if event.dataversion else ""
+            yield context.report(
+                "CAT-DUPLICATE-EVENT",
+                f"'{event.type}'{version} is already defined at {where}; give it a new dataversion or remove one",
+                context.event_loc(event, "type"),
+                related=(where,) if where else (),
+            )
+        else:
+            first[event.key] = event
+
+
+# shared schemas count as payload schemas for the rules in payload.py
+__all__ = ["completed_example", "shared_schemas_of", "semver_key"]

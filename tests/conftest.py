@@ -1,0 +1,92 @@
+"""Shared helpers: write catalogs to a temporary directory and lint them."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from generator.diagnostics import Diagnostic
+from generator.lint import lint
+
+ROOT = Path(__file__).resolve().parent.parent
+
+SOURCES = {
+    "cloudevents": "urn:nld:oin:00000001823288444000:systeem:test",
+    "nlgov": "urn:nld:oin:00000001823288444000:systeem:test",
+    "normo": "urn:ean13:8716859000003:tst",
+}
+TYPES = {"cloudevents": "nl.test.thing-happened", "nlgov": "nl.test.thing-happened", "normo": "tst.thing.happened"}
+
+EVENT = """\
+  - type: {type}
+    dataversion: 1.0.0
+    title: Thing happened
+    description: A thing happened.
+    data:
+      type: object
+      description: The thing.
+      properties:
+        thingId: {{type: string, description: Id of the thing.}}
+"""
+
+
+def catalog_text(
+    profile: str = "nlgov",
+    *,
+    events: str | None = None,
+    header: str = "",
+    source: str | None = None,
+    defaults: str | None = None,
+    catalog_id: str = "test-catalog",
+) -> str:
+    """A small catalog that is lint-clean for ``profile`` unless a part is replaced."""
+    if defaults is None:
+        defaults = (
+            "defaults:\n  datacontenttype: application/json\n"
+            "  time: Moment of registration, in UTC.\n  id: Random UUID v4.\n"
+        )
+    return (
+        f"catalog: {catalog_id}\ntitle: Test catalog\nversion: 1.0.0\nprofile: {profile}\n"
+        f"producer:\n  source: {source or SOURCES[profile]}\n  organization: Testorg\n"
+        f"{defaults}{header}events:\n{events if events is not None else EVENT.format(type=TYPES[profile])}"
+    )
+
+
+def marked_line(text: str) -> int:
+    """The 1-based line holding the ``#<`` marker."""
+    for number, line in enumerate(text.splitlines(), start=1):
+        if "#<" in line:
+            return number
+    raise AssertionError("no #< marker in the catalog text")
+
+
+@pytest.fixture
+def lint_files(tmp_path: Path):
+    def run(files: dict[str, str | bytes]) -> list[Diagnostic]:
+        for name, content in files.items():
+            path = tmp_path / name
+            path.parent.mkdir(parents=True, exist_ok=True)
+            if isinstance(content, bytes):
+                path.write_bytes(content)
+            else:
+                path.write_text(content, encoding="utf-8")
+        return lint(str(tmp_path), cache_dir=None).diagnostics
+
+    return run
+
+
+def run_evcat(*args: str, cwd: Path | None = None, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    return subprocess.run(
+        [sys.executable, "-m", "generator", *args],
+        cwd=cwd or ROOT,
+        capture_output=True,
+        text=True,
+        env=env,
+        input=stdin,
+        timeout=120,
+    )
