@@ -17,7 +17,7 @@ Limits (documented in the README):
 from __future__ import annotations
 
 import codecs
-import re
+import threading
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -28,13 +28,43 @@ from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 from .diagnostics import Diagnostic, Location, Severity
 
 try:  # libyaml is the fast path; the pure-Python loader works the same, slower.
-    from yaml import CSafeLoader as _Loader
+    from yaml import CSafeLoader as _BaseLoader
 except ImportError:  # pragma: no cover - depends on the PyYAML build
-    from yaml import SafeLoader as _Loader  # type: ignore[assignment]
+    from yaml import SafeLoader as _BaseLoader  # type: ignore[assignment]
+
+# First characters with which a plain scalar may resolve to something other
+# than a string (bool, int, float, null, timestamp, merge, value) in YAML 1.1.
+_MAY_BE_TYPED = frozenset("yYnNtTfFoO-+0123456789.<~=")
+_STR_TAG = "tag:yaml.org,2002:str"
+_SEQ_TAG = "tag:yaml.org,2002:seq"
+_MAP_TAG = "tag:yaml.org,2002:map"
+
+
+class _Loader(_BaseLoader):  # type: ignore[misc,valid-type]
+    """libyaml with a fast path in tag resolution (same results as SafeLoader)."""
+
+    def resolve(self, kind: type, value: Any, implicit: Any) -> str:
+        if kind is ScalarNode:
+            if not implicit[0] or (value and value[0] not in _MAY_BE_TYPED):
+                return _STR_TAG  # quoted, or plain text that no resolver matches
+            return super().resolve(kind, value, implicit)  # type: ignore[no-any-return]
+        return _SEQ_TAG if kind is SequenceNode else _MAP_TAG
+
+    # No path resolvers are registered: skip PyYAML's per-node bookkeeping.
+    def descend_resolver(self, current_node: Any, current_index: Any) -> None:
+        pass
+
+    def ascend_resolver(self) -> None:
+        pass
 
 MAX_FILE_BYTES = 8 * 1024 * 1024
 MAX_DEPTH = 100
 MAX_ALIAS_NODES = 10_000
+# libyaml's composer recurses in C, about 400 bytes a level: the main thread's
+# stack takes ~20,000 levels, a 64 MiB thread ~160,000.
+_DIRECT_COMPOSE_BOUND = 5_000
+_THREAD_COMPOSE_BOUND = 100_000
+_THREAD_STACK = 64 * 1024 * 1024
 
 Path = tuple[str | int, ...]
 
@@ -55,6 +85,30 @@ class Document:
     # booleans), so a message can say "quote it: '1.10'".
     scalar_text: dict[Path, str] = field(default_factory=dict)
     diagnostics: list[Diagnostic] = field(default_factory=list)
+    # Content hash of the file (set by the cache), for memoised checks.
+    digest: str = ""
+
+    def to_data(self) -> tuple[Any, ...]:
+        """Plain data for ``marshal`` (the parse cache)."""
+        diagnostics = [
+            (d.rule, int(d.severity), d.message, (d.location.line, d.location.column), d.suggestion,
+             tuple((r.file, r.line, r.column) for r in d.related))
+            for d in self.diagnostics
+        ]
+        return (self.value, self.locations, self.key_locations, self.scalar_text, diagnostics)
+
+    @classmethod
+    def from_data(cls, file: str, data: tuple[Any, ...], digest: str = "") -> "Document":
+        value, locations, key_locations, scalar_text, diagnostics = data
+        return cls(
+            file, value, locations, key_locations, scalar_text,
+            [
+                Diagnostic(rule, Severity(severity), message, Location(file, *position), suggestion,
+                           tuple(Location(*r) for r in related))
+                for rule, severity, message, position, suggestion, related in diagnostics
+            ],
+            digest,
+        )
 
     def loc(self, path: Path) -> Location:
         """Location of the value at ``path`` (or of its closest ancestor)."""
@@ -103,13 +157,14 @@ def load_bytes(raw: bytes, display: str) -> Document:
 
 def load_text(text: str, display: str) -> Document:
     document = Document(display)
-    if _may_nest_too_deep(text):
+    bound = _depth_bound(text)
+    if bound > _THREAD_COMPOSE_BOUND:
         depth_problem = _check_depth(text)
         if depth_problem:
             document.diagnostics.append(_yaml_error(display, *depth_problem))
             return document
     try:
-        root = yaml.compose(text, Loader=_Loader)
+        root = _compose(text, in_thread=bound > _DIRECT_COMPOSE_BOUND)
     except yaml.MarkedYAMLError as error:
         mark = error.problem_mark or error.context_mark
         message = " ".join(part for part in (error.context, error.problem) if part)
@@ -314,29 +369,47 @@ def _position(text: str, offset: int) -> tuple[int, int]:
     return line, column
 
 
-_OPENERS = re.compile(r"[\[{]")
+def _depth_bound(text: str) -> int:
+    """A cheap upper bound on the nesting depth of ``text``.
 
-
-def _may_nest_too_deep(text: str) -> bool:
-    """A cheap upper bound on nesting depth.
-
-    libyaml's composer recurses in C and crashes the interpreter on very deep
-    input, so depth must be known to be safe before it runs. Flow nesting is
-    bounded by the number of ``[`` and ``{``; block nesting needs at least one
-    more column per two levels, so it is bounded by twice the longest line.
+    Flow nesting is bounded by the number of ``[`` and ``{``; block nesting
+    needs at least one more column per two levels, so twice the longest line
+    bounds it.
     """
-    bound = text.count("[") + text.count("{")
-    if bound > 2 * MAX_DEPTH:
-        return True
-    longest = max((len(line) for line in text.splitlines()), default=0)
-    return bound + 2 * longest + 2 > 2 * MAX_DEPTH
+    longest = max(map(len, text.splitlines()), default=0)
+    return text.count("[") + text.count("{") + 2 * longest + 2
+
+
+def _compose(text: str, in_thread: bool) -> Node | None:
+    """libyaml's composer; deep input runs on a thread with a large stack."""
+    if not in_thread:
+        return yaml.compose(text, Loader=_Loader)
+    outcome: list[Any] = []
+
+    def run() -> None:
+        try:
+            outcome.append(yaml.compose(text, Loader=_Loader))
+        except BaseException as error:  # handed to the caller's thread
+            outcome.append(error)
+
+    previous = threading.stack_size(_THREAD_STACK)
+    try:
+        worker = threading.Thread(target=run, name="evcat-yaml")
+        worker.start()
+    finally:
+        threading.stack_size(previous)
+    worker.join()
+    result = outcome[0]
+    if isinstance(result, BaseException):
+        raise result
+    return result  # type: ignore[no-any-return]
 
 
 def _check_depth(text: str) -> tuple[str, int, int] | None:
     """Exact depth from libyaml's event stream, which does not recurse."""
     depth = 0
     try:
-        for event in yaml.parse(text, Loader=_Loader):
+        for event in yaml.parse(text, Loader=_BaseLoader):
             if isinstance(event, (yaml.SequenceStartEvent, yaml.MappingStartEvent)):
                 depth += 1
                 if depth > MAX_DEPTH:

@@ -62,26 +62,42 @@ def _children(schema: dict[str, Any], path: Path) -> Iterator[tuple[Path, Any]]:
 
 
 def rewrite_refs(schema: Any, replace: Callable[[str, Path], str | None], path: Path = ()) -> Any:
-    """A copy of ``schema`` with every ``$ref`` passed through ``replace``.
+    """``schema`` with every ``$ref`` passed through ``replace`` (None keeps it).
 
-    ``replace`` returns the new reference, or None to keep the old one.
+    Copy-on-write: parts without a changed ``$ref`` are shared, not copied.
     """
     if not isinstance(schema, dict):
         return schema
-    result: dict[str, Any] = {}
+    result: dict[str, Any] | None = None
     for keyword, value in schema.items():
         if keyword == "$ref" and isinstance(value, str):
-            result[keyword] = replace(value, path + (keyword,)) or value
+            new = replace(value, path + (keyword,)) or value
         elif keyword in MAP_OF_SCHEMAS and isinstance(value, dict):
-            result[keyword] = {
-                name: rewrite_refs(child, replace, path + (keyword, name)) for name, child in value.items()
-            }
-        elif keyword in ONE_SCHEMA and isinstance(value, list):
-            result[keyword] = [rewrite_refs(child, replace, path + (keyword, i)) for i, child in enumerate(value)]
+            new = _rewrite_map(value, replace, path + (keyword,))
+        elif keyword in ONE_SCHEMA and isinstance(value, list) or keyword in LIST_OF_SCHEMAS and isinstance(value, list):
+            new = _rewrite_list(value, replace, path + (keyword,))
         elif keyword in ONE_SCHEMA:
-            result[keyword] = rewrite_refs(value, replace, path + (keyword,))
-        elif keyword in LIST_OF_SCHEMAS and isinstance(value, list):
-            result[keyword] = [rewrite_refs(child, replace, path + (keyword, i)) for i, child in enumerate(value)]
+            new = rewrite_refs(value, replace, path + (keyword,))
         else:
-            result[keyword] = value
-    return result
+            continue
+        if new is not value:
+            if result is None:
+                result = dict(schema)
+            result[keyword] = new
+    return schema if result is None else result
+
+
+def _rewrite_map(value: dict[str, Any], replace: Callable[[str, Path], str | None], path: Path) -> dict[str, Any]:
+    result: dict[str, Any] | None = None
+    for name, child in value.items():
+        new = rewrite_refs(child, replace, path + (name,))
+        if new is not child:
+            if result is None:
+                result = dict(value)
+            result[name] = new
+    return value if result is None else result
+
+
+def _rewrite_list(value: list[Any], replace: Callable[[str, Path], str | None], path: Path) -> list[Any]:
+    new = [rewrite_refs(child, replace, path + (index,)) for index, child in enumerate(value)]
+    return value if all(a is b for a, b in zip(new, value)) else new

@@ -8,6 +8,7 @@ documents); they return diagnostics and never raise for bad input.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -16,6 +17,7 @@ from ..build import Built, file_profile
 from ..diagnostics import Diagnostic, Location, Severity
 from ..loader import Document, Path
 from ..model import EventType, SharedSchema
+from ..schemawalk import subschemas
 
 ALL = frozenset({"cloudevents", "nlgov", "normo"})
 NLGOV = frozenset({"nlgov", "normo"})
@@ -40,6 +42,33 @@ class Context:
     documents: dict[str, Document]
     # Work shared between rules (compiled validators and the like).
     cache: dict[str, Any] = field(default_factory=dict)
+    # Results of expensive checks from earlier runs, by fingerprint (lint.Cache).
+    memo: dict[str, Any] = field(default_factory=dict)
+    memo_used: dict[str, Any] = field(default_factory=dict)
+
+    def memoized(self, rule_id: str, event: EventType, compute: Callable[[], Iterable[Diagnostic]]) -> list[Diagnostic]:
+        """``compute()`` for ``event``, reused while its file and the files of
+        the shared schemas it uses are unchanged."""
+        files = {event.file}
+        if event.payload is not None:
+            shared = self.built.catalog_set.schemas
+            files.update(shared[name].file for name in event.payload.uses)
+        digests = [self.documents[file].digest for file in sorted(files)]
+        if not all(digests):
+            return list(compute())
+        key = hashlib.sha256(repr((rule_id, event.path, digests)).encode()).hexdigest()
+        stored = self.memo.get(key)
+        if stored is None:
+            diagnostics = list(compute())
+            stored = [
+                (d.rule, int(d.severity), d.message, d.location.file, d.location.line, d.location.column, d.suggestion)
+                for d in diagnostics
+            ]
+        self.memo_used[key] = stored
+        return [
+            Diagnostic(rule, Severity(severity), message, Location(file, line, column), suggestion)
+            for rule, severity, message, file, line, column, suggestion in stored
+        ]
 
     def loc(self, file: str, path: Path) -> Location:
         return self.documents[file].loc(path)
@@ -111,9 +140,13 @@ def file_rule(rule_id: str, severity: Severity, profiles: frozenset[str], summar
     return register
 
 
-def set_rule(rule_id: str, severity: Severity, summary: str, *, fixed: bool = False) -> Callable[[SetCheck], SetCheck]:
+def set_rule(
+    rule_id: str, severity: Severity, summary: str, *, fixed: bool = False, profiles: frozenset[str] = ALL
+) -> Callable[[SetCheck], SetCheck]:
+    """A check over the whole directory; it runs once (all profiles' parts alike)."""
+
     def register(check: SetCheck) -> SetCheck:
-        CHECKS.whole.append((declare(rule_id, severity, ALL, summary, fixed=fixed), check))
+        CHECKS.whole.append((declare(rule_id, severity, profiles, summary, fixed=fixed), check))
         return check
 
     return register
@@ -134,6 +167,40 @@ def run_rules(context: Context) -> Iterator[Diagnostic]:
                     yield from event_check(event, context)
     for _, set_check in CHECKS.whole:
         yield from set_check(context)
+
+
+@dataclass(frozen=True)
+class PayloadPart:
+    """A payload schema (an event's data or a shared schema) and where it sits."""
+
+    file: str
+    path: Path
+    schema: Any
+
+
+def payload_parts(context: Context) -> list[PayloadPart]:
+    """Every payload schema of the directory, once (cached)."""
+    if "parts" not in context.cache:
+        catalog_set = context.built.catalog_set
+        parts = [PayloadPart(shared.file, shared.path, shared.schema) for shared in catalog_set.schemas.values()]
+        parts += [
+            PayloadPart(event.file, event.path + ("data",), event.payload.schema)
+            for event in catalog_set.events
+            if event.payload is not None
+        ]
+        context.cache["parts"] = parts
+    parts: list[PayloadPart] = context.cache["parts"]
+    return parts
+
+
+def schema_nodes(context: Context, part: PayloadPart) -> list[tuple[Path, dict[str, Any]]]:
+    """Every schema object inside ``part`` with its path in the file (cached)."""
+    cache = context.cache.setdefault("nodes", {})
+    key = (part.file, part.path)
+    if key not in cache:
+        cache[key] = list(subschemas(part.schema, part.path))
+    nodes: list[tuple[Path, dict[str, Any]]] = cache[key]
+    return nodes
 
 
 def shared_schemas_of(document: Document, context: Context) -> Iterator[SharedSchema]:

@@ -14,8 +14,8 @@ from ..instance import EventChecker, Problem, pointer_text
 from ..loader import Document, Path
 from ..model import EventType
 from ..naming import closest, did_you_mean
-from ..schemawalk import KEYWORDS, subschemas
-from . import ALL, RULES, Context, declare, event_rule, file_rule, set_rule, shared_schemas_of
+from ..schemawalk import KEYWORDS
+from . import ALL, RULES, Context, PayloadPart, declare, event_rule, file_rule, payload_parts, schema_nodes, set_rule, shared_schemas_of
 
 E, W = Severity.ERROR, Severity.WARNING
 
@@ -112,39 +112,46 @@ def unknown_keys(document: Document, context: Context) -> Iterator[Diagnostic]:
                     "CAT-TYPE", f"{rule_id} guards what generation relies on and cannot be set to '{'off' if severity is False else severity}'",
                     document.loc(("rules", rule_id)),
                 )
-    for base, schema in _payload_schemas(document):
-        for path, subschema in subschemas(schema, base):
+
+
+@set_rule("CAT-UNKNOWN-KEY", E, "A key the format does not know.", fixed=True)
+def unknown_keywords(context: Context) -> Iterator[Diagnostic]:
+    """Keywords in payload schemas are JSON Schema 2020-12 keywords (or x- annotations)."""
+    for part in payload_parts(context):
+        for path, subschema in schema_nodes(context, part):
             for keyword in subschema:
                 if keyword not in KEYWORDS and not keyword.startswith("x-"):
                     yield context.report(
                         "CAT-UNKNOWN-KEY",
                         f"'{keyword}' is not a JSON Schema 2020-12 keyword{did_you_mean(keyword, KEYWORDS)}"
                         + (FLOW_COMMA_HINT if " " in keyword else " (prefix your own annotations with 'x-')"),
-                        document.key_loc(path + (keyword,)),
+                        context.key_loc(part.file, path + (keyword,)),
                         closest(keyword, KEYWORDS),
                     )
 
 
-def _payload_schemas(document: Document) -> Iterator[tuple[Path, Any]]:
-    schemas = document.value.get("schemas")
-    if isinstance(schemas, dict):
-        for name, schema in schemas.items():
-            yield ("schemas", name), schema
-    events = document.value.get("events")
-    if isinstance(events, list):
-        for index, event in enumerate(events):
-            if isinstance(event, dict) and isinstance(event.get("data"), (dict, bool)):
-                yield ("events", index, "data"), event["data"]
+def meta_errors(context: Context, part: PayloadPart) -> list[tuple[Path, str]]:
+    """Where ``part`` breaks the JSON Schema 2020-12 meta-schema (cached)."""
+    cache = context.cache.setdefault("meta", {})
+    key = (part.file, part.path)
+    if key not in cache:
+        cache[key] = [
+            (part.path + tuple(error.instance_path), _short(error.message)) for error in _META.iter_errors(part.schema)
+        ]
+    errors: list[tuple[Path, str]] = cache[key]
+    return errors
 
 
-@file_rule("CAT-SCHEMA", E, ALL, "data and schemas entries are valid JSON Schema 2020-12.", fixed=True)
-def payload_schema_valid(document: Document, context: Context) -> Iterator[Diagnostic]:
-    for base, schema in _payload_schemas(document):
-        for error in _META.iter_errors(schema):
-            yield context.report(
-                "CAT-SCHEMA", f"not a valid JSON Schema 2020-12: {_short(error.message)}",
-                document.loc(base + tuple(error.instance_path)),
-            )
+@set_rule("CAT-SCHEMA", E, "data and schemas entries are valid JSON Schema 2020-12.", fixed=True)
+def payload_schema_valid(context: Context) -> Iterator[Diagnostic]:
+    # Runs after the event rules: a part that compiled inside an event's
+    # bundled schema has passed the meta-schema there already.
+    valid = context.cache.get("meta-valid", set())
+    for part in payload_parts(context):
+        if (part.file, part.path) in valid:
+            continue
+        for path, message in meta_errors(context, part):
+            yield context.report("CAT-SCHEMA", f"not a valid JSON Schema 2020-12: {message}", context.loc(part.file, path))
 
 
 def _short(message: str) -> str:
@@ -155,28 +162,45 @@ def _short(message: str) -> str:
 def payload_schema_compiles(event: EventType, context: Context) -> Iterator[Diagnostic]:
     if event.payload is None or _unresolved(event, context):
         return
+    yield from context.memoized("CAT-SCHEMA", event, lambda: _compile(event, context))
+    if event.key not in context.cache.setdefault("payload-broken", {}):
+        valid = context.cache.setdefault("meta-valid", set())
+        valid.update((part.file, part.path) for part in _event_parts(event, context))
+
+
+def _compile(event: EventType, context: Context) -> Iterator[Diagnostic]:
     try:
         _checker(context).validator(event)
     except (jsonschema_rs.ValidationError, jsonschema_rs.ReferencingError, ValueError) as error:
-        # Only reached when the meta-schema passed (e.g. a regex libraries disagree on).
-        if _META.is_valid(event.payload.schema):
-            yield context.report("CAT-SCHEMA", f"the payload schema does not compile: {_short(str(error))}", context.event_loc(event, "data"))
+        context.cache.setdefault("payload-broken", {})[event.key] = True
+        parts = _event_parts(event, context)
+        if not any(meta_errors(context, part) for part in parts):
+            # The meta-schema passed, compiling did not (e.g. a pattern the regex engine rejects).
+            yield context.report(
+                "CAT-SCHEMA", f"the payload schema does not compile: {_short(str(error))}", context.event_loc(event, "data")
+            )
+
+
+def _event_parts(event: EventType, context: Context) -> list[PayloadPart]:
+    assert event.payload is not None
+    shared = context.built.catalog_set.schemas
+    parts = [PayloadPart(event.file, event.path + ("data",), event.payload.schema)]
+    parts += [PayloadPart(shared[name].file, shared[name].path, shared[name].schema) for name in event.payload.uses]
+    return parts
 
 
 def _unresolved(event: EventType, context: Context) -> bool:
-    """True when the payload cannot be compiled: a bad $ref or a schema CAT-SCHEMA reports."""
+    """True when a $ref of the payload did not resolve (CAT-REF reports it) or it did not compile."""
     cache = context.cache.setdefault("payload-broken", {})
     if event.key not in cache:
-        assert event.payload is not None
-        shared = context.built.catalog_set.schemas
-        parts = [event.payload.schema] + [shared[name].schema for name in event.payload.uses]
-        cache[event.key] = not all(_META.is_valid(part) and _refs_resolved(part) for part in parts)
-    return bool(cache[event.key])
+        if any(not _refs_resolved(context, part) for part in _event_parts(event, context)):
+            cache[event.key] = True
+    return bool(cache.get(event.key))
 
 
-def _refs_resolved(schema: Any) -> bool:
+def _refs_resolved(context: Context, part: PayloadPart) -> bool:
     return all(
-        not isinstance(sub.get("$ref"), str) or sub["$ref"].startswith("#/$defs/") for _, sub in subschemas(schema)
+        not isinstance(sub.get("$ref"), str) or sub["$ref"].startswith("#/$defs/") for _, sub in schema_nodes(context, part)
     )
 
 
@@ -212,6 +236,10 @@ def completed_example(event: EventType, values: dict[str, Any]) -> dict[str, Any
 def examples_valid(event: EventType, context: Context) -> Iterator[Diagnostic]:
     if not event.examples or (event.payload is not None and _unresolved(event, context)):
         return
+    yield from context.memoized("CAT-EXAMPLE", event, lambda: _check_examples(event, context))
+
+
+def _check_examples(event: EventType, context: Context) -> Iterator[Diagnostic]:
     checker = _checker(context)
     for example in event.examples:
         full = completed_example(event, dict(example.values))

@@ -7,54 +7,41 @@ lowerCamelCase, as in the corresponding REST API.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
-
 from ..diagnostics import Diagnostic, Severity
-from ..loader import Document, Path
+from ..loader import Document
 from ..model import EventType
 from ..naming import CAMEL_CASE, PASCAL_CASE, to_camel, to_pascal
-from ..schemawalk import subschemas
-from . import ALL, Context, event_rule, file_rule, shared_schemas_of
+from . import ALL, Context, event_rule, file_rule, payload_parts, schema_nodes, set_rule, shared_schemas_of
 
 E, W = Severity.ERROR, Severity.WARNING
 
 
-def _camel_case(schema: Any, base: Path, file: str, context: Context) -> Iterator[Diagnostic]:
-    for path, subschema in subschemas(schema, base):
-        properties = subschema.get("properties")
-        if isinstance(properties, dict):
-            for name in properties:
-                if not CAMEL_CASE.match(name):
-                    fix = to_camel(name)
-                    yield context.report(
-                        "PAY-CAMELCASE",
-                        f"property '{name}' is not lowerCamelCase; rename it to '{fix}'",
-                        context.key_loc(file, path + ("properties", name)),
-                        fix,
-                    )
-        required = subschema.get("required")
-        if isinstance(required, list):
-            for index, name in enumerate(required):
-                if isinstance(name, str) and not CAMEL_CASE.match(name):
-                    fix = to_camel(name)
-                    yield context.report(
-                        "PAY-CAMELCASE",
-                        f"required property '{name}' is not lowerCamelCase; rename it to '{fix}'",
-                        context.loc(file, path + ("required", index)),
-                        fix,
-                    )
-
-
-@event_rule("PAY-CAMELCASE", E, ALL, "Payload property names are lowerCamelCase.")
-def event_camel_case(event: EventType, context: Context) -> Iterator[Diagnostic]:
-    if event.payload is not None:
-        yield from _camel_case(event.payload.schema, event.path + ("data",), event.file, context)
-
-
-@file_rule("PAY-CAMELCASE", E, ALL, "Payload property names are lowerCamelCase.")
-def shared_camel_case(document: Document, context: Context) -> Iterator[Diagnostic]:
-    for shared in shared_schemas_of(document, context):
-        yield from _camel_case(shared.schema, shared.path, document.file, context)
+@set_rule("PAY-CAMELCASE", E, "Payload property names are lowerCamelCase.", profiles=ALL)
+def camel_case(context: Context) -> Iterator[Diagnostic]:
+    for part in payload_parts(context):
+        for path, subschema in schema_nodes(context, part):
+            properties = subschema.get("properties")
+            if isinstance(properties, dict):
+                for name in properties:
+                    if not CAMEL_CASE.match(name):
+                        fix = to_camel(name)
+                        yield context.report(
+                            "PAY-CAMELCASE",
+                            f"property '{name}' is not lowerCamelCase; rename it to '{fix}'",
+                            context.key_loc(part.file, path + ("properties", name)),
+                            fix,
+                        )
+            required = subschema.get("required")
+            if isinstance(required, list):
+                for index, name in enumerate(required):
+                    if isinstance(name, str) and not CAMEL_CASE.match(name):
+                        fix = to_camel(name)
+                        yield context.report(
+                            "PAY-CAMELCASE",
+                            f"required property '{name}' is not lowerCamelCase; rename it to '{fix}'",
+                            context.loc(part.file, path + ("required", index)),
+                            fix,
+                        )
 
 
 @file_rule("PAY-SCHEMA-NAME", W, ALL, "Names under schemas are PascalCase.")
@@ -70,27 +57,6 @@ def schema_names(document: Document, context: Context) -> Iterator[Diagnostic]:
             )
 
 
-def _undocumented(schema: Any, base: Path, file: str, context: Context) -> Iterator[Diagnostic]:
-    shared = context.built.catalog_set.schemas
-    for path, subschema in subschemas(schema, base):
-        properties = subschema.get("properties")
-        if not isinstance(properties, dict):
-            continue
-        for name, prop in properties.items():
-            if not isinstance(prop, dict) or prop.get("description"):
-                continue
-            ref = prop.get("$ref")
-            if isinstance(ref, str) and ref.startswith("#/$defs/"):
-                target = shared.get(ref[len("#/$defs/"):])
-                if target is not None and target.description:
-                    continue
-            yield context.report(
-                "PAY-DESCRIPTION",
-                f"property '{name}' has no description; say what it holds (unit, format, source)",
-                context.key_loc(file, path + ("properties", name)),
-            )
-
-
 @event_rule("PAY-DESCRIPTION", W, ALL, "Events and payload properties have a description.")
 def event_description(event: EventType, context: Context) -> Iterator[Diagnostic]:
     if not event.description:
@@ -99,11 +65,26 @@ def event_description(event: EventType, context: Context) -> Iterator[Diagnostic
             f"event '{event.type}' has no description; say what happened and when it is sent",
             context.event_loc(event, "type", key=True),
         )
-    if event.payload is not None:
-        yield from _undocumented(event.payload.schema, event.path + ("data",), event.file, context)
 
 
-@file_rule("PAY-DESCRIPTION", W, ALL, "Events and payload properties have a description.")
-def shared_description(document: Document, context: Context) -> Iterator[Diagnostic]:
-    for shared in shared_schemas_of(document, context):
-        yield from _undocumented(shared.schema, shared.path, document.file, context)
+@set_rule("PAY-DESCRIPTION", W, "Events and payload properties have a description.", profiles=ALL)
+def property_description(context: Context) -> Iterator[Diagnostic]:
+    shared = context.built.catalog_set.schemas
+    for part in payload_parts(context):
+        for path, subschema in schema_nodes(context, part):
+            properties = subschema.get("properties")
+            if not isinstance(properties, dict):
+                continue
+            for name, prop in properties.items():
+                if not isinstance(prop, dict) or prop.get("description"):
+                    continue
+                ref = prop.get("$ref")
+                if isinstance(ref, str) and ref.startswith("#/$defs/"):
+                    target = shared.get(ref[len("#/$defs/"):])
+                    if target is not None and target.description:
+                        continue
+                yield context.report(
+                    "PAY-DESCRIPTION",
+                    f"property '{name}' has no description; say what it holds (unit, format, source)",
+                    context.key_loc(part.file, path + ("properties", name)),
+                )
