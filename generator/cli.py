@@ -35,6 +35,14 @@ def _parser() -> argparse.ArgumentParser:
     lint_parser.add_argument("--format", choices=FORMATS, default="text", help="output format (default: text)")
     _cache_options(lint_parser)
 
+    generate_parser = commands.add_parser("generate", help="lint, then write all outputs (refuses when there are errors)")
+    generate_parser.add_argument("catalog", nargs="?", default="catalog", help="catalog directory or file (default: catalog)")
+    generate_parser.add_argument("-o", "--output", default="out", help="output directory (default: out)")
+    generate_parser.add_argument("--only", help="comma-separated outputs to write (default: all)")
+    generate_parser.add_argument("--check", action="store_true", help="write nothing; exit 1 when OUT is stale")
+    generate_parser.add_argument("--format", choices=FORMATS, default="text", help="format of diagnostics (default: text)")
+    _cache_options(generate_parser)
+
     commands.add_parser("schema", help="print the JSON Schema of the catalog format (for editors)")
     commands.add_parser("rules", help="list every rule id with its severity, profiles and summary")
     return parser
@@ -82,21 +90,61 @@ def _run(arguments: argparse.Namespace) -> int:
         return _list_rules()
     if arguments.command == "lint":
         result = lint(arguments.catalog, None if arguments.no_cache else arguments.cache_dir)
-        sys.stdout.write(_format(result.diagnostics, arguments.format))
+        sys.stdout.write(_format(result.diagnostics, arguments.format, len(result.documents)))
         return 1 if result.has_errors else 0
+    if arguments.command == "generate":
+        return _generate(arguments)
     raise UsageError(f"unknown command {arguments.command}")  # pragma: no cover - argparse prevents it
 
 
-def _format(diagnostics: list, output_format: str) -> str:
+def _generate(arguments: argparse.Namespace) -> int:
+    from .generate import generate, parse_kinds
+    from .writer import OutputError
+
+    kinds = parse_kinds(arguments.only)
+    try:
+        result = generate(
+            arguments.catalog, arguments.output, kinds, check=arguments.check,
+            cache_dir=None if arguments.no_cache else arguments.cache_dir,
+        )
+    except OutputError as error:
+        print(f"evcat: error: {error}", file=sys.stderr)
+        return 1
+    except OSError as error:
+        print(f"evcat: error: cannot write {arguments.output}: {error.strerror or error}; nothing was changed", file=sys.stderr)
+        return 1
+    diagnostics = result.lint.diagnostics
+    if diagnostics or result.report is None:
+        sys.stdout.write(_format(diagnostics, arguments.format, len(result.lint.documents)))
+    if result.report is None:
+        print("evcat: the catalog has errors; nothing was generated", file=sys.stderr)
+        return 1
+    report = result.report
+    if arguments.check:
+        if report.changed:
+            stale = report.written + report.deleted
+            print(f"{arguments.output} is stale: {len(stale)} file(s) differ, e.g. {stale[0]}; run evcat generate", file=sys.stderr)
+            return 1
+        print(f"{arguments.output} is up to date ({len(report.unchanged)} files)", file=sys.stderr)
+        return 0
+    print(
+        f"wrote {len(report.written)}, unchanged {len(report.unchanged)}, deleted {len(report.deleted)} "
+        f"file(s) in {arguments.output} ({', '.join(kinds)})",
+        file=sys.stderr,
+    )
+    return 0
+
+
+def _format(diagnostics: list, output_format: str, checked: int) -> str:
     if output_format == "json":
-        return format_json(diagnostics)
+        return format_json(diagnostics, checked)
     if output_format == "sarif":
         from .rules import RULES
 
         return format_sarif(diagnostics, {rule.id: rule.summary for rule in RULES.values()}, __version__)
     if output_format == "github":
-        return format_github(diagnostics)
-    return format_text(diagnostics)
+        return format_github(diagnostics, checked)
+    return format_text(diagnostics, checked)
 
 
 def _list_rules() -> int:

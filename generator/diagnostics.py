@@ -60,12 +60,12 @@ def has_errors(diagnostics: Iterable[Diagnostic]) -> bool:
     return any(d.severity is Severity.ERROR for d in diagnostics)
 
 
-def summary(diagnostics: Sequence[Diagnostic]) -> str:
-    """``3 errors, 1 warning in 2 files`` (or ``no problems``)."""
+def summary(diagnostics: Sequence[Diagnostic], checked: int | None = None) -> str:
+    """``3 errors, 1 warning in 2 files`` (or ``no problems in 4 files``)."""
     errors = sum(1 for d in diagnostics if d.severity is Severity.ERROR)
     warnings = len(diagnostics) - errors
     if not diagnostics:
-        return "no problems"
+        return "no problems" if checked is None else f"no problems in {checked} file{'s' * (checked != 1)}"
     files = len({d.location.file for d in diagnostics})
     return (
         f"{errors} error{'s' * (errors != 1)}, "
@@ -80,15 +80,15 @@ def _full_message(diagnostic: Diagnostic) -> str:
     return diagnostic.message
 
 
-def format_text(diagnostics: Sequence[Diagnostic]) -> str:
+def format_text(diagnostics: Sequence[Diagnostic], checked: int | None = None) -> str:
     lines = [
         f"{d.location}: {d.severity} {d.rule} {_full_message(d)}" for d in diagnostics
     ]
-    lines.append(summary(diagnostics))
+    lines.append(summary(diagnostics, checked))
     return "\n".join(lines) + "\n"
 
 
-def format_json(diagnostics: Sequence[Diagnostic]) -> str:
+def format_json(diagnostics: Sequence[Diagnostic], checked: int | None = None) -> str:
     items = [
         {
             "file": d.location.file,
@@ -104,7 +104,7 @@ def format_json(diagnostics: Sequence[Diagnostic]) -> str:
         }
         for d in diagnostics
     ]
-    return json.dumps({"diagnostics": items, "summary": summary(diagnostics)}, indent=2) + "\n"
+    return json.dumps({"diagnostics": items, "summary": summary(diagnostics, checked)}, indent=2) + "\n"
 
 
 def _github_escape(text: str, *, property_value: bool = False) -> str:
@@ -115,7 +115,7 @@ def _github_escape(text: str, *, property_value: bool = False) -> str:
     return text
 
 
-def format_github(diagnostics: Sequence[Diagnostic]) -> str:
+def format_github(diagnostics: Sequence[Diagnostic], checked: int | None = None) -> str:
     lines = []
     for d in diagnostics:
         level = "error" if d.severity is Severity.ERROR else "warning"
@@ -128,7 +128,7 @@ def format_github(diagnostics: Sequence[Diagnostic]) -> str:
             ]
         )
         lines.append(f"::{level} {props}::{_github_escape(_full_message(d))}")
-    lines.append(summary(diagnostics))
+    lines.append(summary(diagnostics, checked))
     return "\n".join(lines) + "\n"
 
 

@@ -1,0 +1,158 @@
+"""Stage 5: the one writer. All outputs reach the disk through here.
+
+Rendering happens in memory first; then, all or nothing:
+1. every changed file is written next to its target as a temporary file (a
+   failure here, such as a full disk, removes the temporaries: OUT is as it was);
+2. the temporaries are renamed over their targets and generated files that
+   are no longer produced are deleted, with Ctrl-C held back until done;
+3. the manifest (``OUT/.evcat-manifest.json``) records what evcat wrote, so
+   evcat deletes only its own files: a user's file inside OUT survives.
+Files whose content did not change are not touched. Every path is checked to
+resolve inside OUT (see ``naming.safe_file_name`` for how names are made).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+
+MANIFEST = ".evcat-manifest.json"
+
+
+class OutputError(Exception):
+    """An output that cannot be written (a path outside OUT, an OS error)."""
+
+
+@dataclass
+class WriteReport:
+    written: list[str] = field(default_factory=list)
+    unchanged: list[str] = field(default_factory=list)
+    deleted: list[str] = field(default_factory=list)
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.written or self.deleted)
+
+
+def _checked(out: Path, relative: str) -> Path:
+    posix = PurePosixPath(relative)
+    if posix.is_absolute() or ".." in posix.parts or "\\" in relative or not posix.parts:
+        raise OutputError(f"refusing to write '{relative}': outputs stay inside {out}")
+    target = (out / Path(*posix.parts)).resolve()
+    root = out.resolve()
+    if target != root and root not in target.parents:
+        raise OutputError(f"refusing to write '{relative}': it resolves outside {out}")
+    return out / Path(*posix.parts)
+
+
+def read_manifest(out: Path) -> dict[str, list[str]]:
+    """Generated files by kind (python, jsonschema, ...) from the last run."""
+    try:
+        data = json.loads((out / MANIFEST).read_text(encoding="utf-8"))
+        return {kind: list(files) for kind, files in data.get("files", {}).items()}
+    except (OSError, ValueError, AttributeError):
+        return {}
+
+
+def plan(out: Path, outputs: Mapping[str, Mapping[str, bytes]]) -> WriteReport:
+    """What ``write`` would do, without touching the disk (``--check``)."""
+    report = WriteReport()
+    previous = read_manifest(out)
+    for kind, files in outputs.items():
+        for relative, content in sorted(files.items()):
+            target = _checked(out, relative)
+            try:
+                same = target.read_bytes() == content
+            except OSError:
+                same = False
+            (report.unchanged if same else report.written).append(relative)
+        for relative in sorted(set(previous.get(kind, ())) - set(files)):
+            if _checked(out, relative).exists():
+                report.deleted.append(relative)
+    return report
+
+
+def write(out: Path, outputs: Mapping[str, Mapping[str, bytes]], version: str) -> WriteReport:
+    """Write ``outputs`` ({kind: {relative path: bytes}}) into ``out``, all or nothing."""
+    report = plan(out, outputs)
+    contents = {relative: content for files in outputs.values() for relative, content in files.items()}
+    temporaries: list[tuple[Path, Path]] = []
+    try:
+        for relative in report.written:
+            target = _checked(out, relative)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            temporary = target.with_name(f".{target.name}.evcat-tmp")
+            temporary.write_bytes(contents[relative])
+            temporaries.append((temporary, target))
+        manifest = _manifest(out, outputs, version)
+        manifest_temporary: Path | None = None
+        try:
+            manifest_same = (out / MANIFEST).read_bytes() == manifest
+        except OSError:
+            manifest_same = False
+        if not manifest_same:
+            manifest_temporary = out / f".{MANIFEST}.evcat-tmp"
+            out.mkdir(parents=True, exist_ok=True)
+            manifest_temporary.write_bytes(manifest)
+    except BaseException:
+        for temporary, _ in temporaries:
+            with contextlib.suppress(OSError):
+                temporary.unlink()
+        raise
+    with _interrupts_held():
+        for temporary, target in temporaries:
+            os.replace(temporary, target)
+        for relative in report.deleted:
+            target = _checked(out, relative)
+            with contextlib.suppress(FileNotFoundError):
+                target.unlink()
+            _remove_empty_parents(target.parent, out)
+        if manifest_temporary is not None:
+            os.replace(manifest_temporary, out / MANIFEST)
+    return report
+
+
+def _manifest(out: Path, outputs: Mapping[str, Mapping[str, bytes]], version: str) -> bytes:
+    previous = read_manifest(out)
+    files = {kind: sorted(paths) for kind, paths in previous.items()}
+    for kind, produced in outputs.items():
+        files[kind] = sorted(produced)
+    document = {
+        "generator": f"evcat {version}",
+        "note": "Files evcat generated here; evcat deletes only these. Your own files in this directory are kept.",
+        "files": dict(sorted(files.items())),
+    }
+    return (json.dumps(document, indent=2, sort_keys=False) + "\n").encode()
+
+
+def _remove_empty_parents(directory: Path, out: Path) -> None:
+    root = out.resolve()
+    while directory.resolve() != root and root in directory.resolve().parents:
+        try:
+            directory.rmdir()
+        except OSError:
+            return
+        directory = directory.parent
+
+
+@contextlib.contextmanager
+def _interrupts_held() -> Iterator[None]:
+    """Hold SIGINT while renames run, so Ctrl-C cannot leave half an update."""
+    try:
+        previous = signal.getsignal(signal.SIGINT)
+        received: list[int] = []
+        signal.signal(signal.SIGINT, lambda number, frame: received.append(number))
+    except ValueError:  # not the main thread: nothing to hold
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        if received:
+            raise KeyboardInterrupt

@@ -1,0 +1,114 @@
+"""No input makes `evcat lint` print a traceback: every broken catalog gives a
+clean diagnostic with file, line and column, and exit code 1."""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+import pytest
+
+from generator.cli import main
+
+from .conftest import catalog_text, run_evcat
+
+GOOD = catalog_text()
+BILLION_LAUGHS = "a: &a [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n" + "".join(
+    f"{chr(98 + i)}: &{chr(98 + i)} [{', '.join(['*' + chr(97 + i)] * 9)}]\n" for i in range(8)
+)
+
+BROKEN: dict[str, tuple[str | bytes, str]] = {
+    # name: (content, rule expected among the diagnostics)
+    "empty": ("", "CAT-REQUIRED"),
+    "only-comments": ("# nothing here\n\n", "CAT-REQUIRED"),
+    "root-list": ("- a\n- b\n", "CAT-TYPE"),
+    "root-scalar": ("hello\n", "CAT-TYPE"),
+    "unclosed-bracket": ("catalog: [a, b\ntitle: x\n", "CAT-YAML"),
+    "bad-indentation": ("catalog: x\n  title: y\n title: z\n", "CAT-YAML"),
+    "tab-indentation": ("catalog: x\nproducer:\n\tsource: y\n", "CAT-YAML"),
+    "duplicate-keys": (GOOD + "title: Again\n", "CAT-DUPLICATE-KEY"),
+    "typo-top-level": (GOOD.replace("events:", "evnts:"), "CAT-UNKNOWN-KEY"),
+    "events-mapping": (GOOD.split("events:")[0] + "events: {a: 1}\n", "CAT-TYPE"),
+    "events-empty": (GOOD.split("events:")[0] + "events: []\n", "CAT-REQUIRED"),
+    "event-string": (GOOD.split("events:")[0] + "events:\n  - just text\n", "CAT-TYPE"),
+    "data-string": (GOOD.split("    data:")[0] + "    data: a string\n", "CAT-TYPE"),
+    "producer-missing": (GOOD.replace("producer:\n", "producr:\n"), "CAT-REQUIRED"),
+    "version-float": (GOOD.replace("version: 1.0.0", "version: 1.0"), "CAT-TYPE"),
+    "binary-garbage": (bytes(range(256)) * 40, "CAT-YAML"),
+    "nul-bytes": (b"catalog: a\x00b\n", "CAT-YAML"),
+    "invalid-utf8": (b"catalog: caf\xe9\n", "CAT-YAML"),
+    "ten-megabytes": ("# " + "x" * (10 * 1024 * 1024) + "\n", "CAT-YAML"),
+    "deep-flow-nesting": ("a: " + "[" * 100_000 + "]" * 100_000 + "\n", "CAT-YAML"),
+    "deep-block-nesting": ("".join(" " * i + f"k{i}:\n" for i in range(1000)) + " " * 1000 + "v\n", "CAT-YAML"),
+    "billion-laughs": (BILLION_LAUGHS, "CAT-YAML"),
+    "recursive-alias": ("a: &x [*x]\n", "CAT-YAML"),
+    "undefined-alias": ("catalog: *nope\n", "CAT-YAML"),
+    "two-documents": (GOOD + "---\n" + GOOD, "CAT-YAML"),
+    "custom-tag": (GOOD.replace("title: Test catalog", "title: !secret x"), "CAT-YAML"),
+    "binary-tag": (GOOD.replace("title: Test catalog", "title: !!binary aGVsbG8="), "CAT-YAML"),
+    "collection-key": (GOOD + "? [a, b]\n: c\n", "CAT-TYPE"),
+    "extensions-list": (GOOD.replace("    data:\n", "    extensions: [a, b]\n    data:\n", 1), "CAT-TYPE"),
+    "examples-mapping": (GOOD + "    examples: {a: 1}\n", "CAT-TYPE"),
+    "schema-number": (GOOD.replace("events:", "schemas:\n  Thing: 5\nevents:"), "CAT-TYPE"),
+    "ref-missing-file": (GOOD.replace("{type: string, description: Id of the thing.}", "{$ref: 'nope.yaml#/schemas/X'}"), "CAT-REF"),
+    "ref-not-string": (GOOD.replace("{type: string, description: Id of the thing.}", "{$ref: 5}"), "CAT-SCHEMA"),
+    "one-megabyte-line": ("catalog: " + "a" * 1_000_000 + "\n", "CAT-REQUIRED"),
+    "merge-scalar": ("base: 1\nm:\n  <<: 5\n", "CAT-TYPE"),
+    "type-number": (GOOD.replace("type: nl.test.thing-happened", "type: 42"), "CAT-TYPE"),
+    "rules-bad-value": (GOOD.replace("events:", "rules:\n  CE-SIZE: loud\nevents:"), "CAT-TYPE"),
+    "rules-unknown-id": (GOOD.replace("events:", "rules:\n  CE-SIZ: off\nevents:"), "CAT-UNKNOWN-KEY"),
+    "catalog-null": (GOOD.replace("catalog: test-catalog", "catalog:"), "CAT-TYPE"),
+    "unterminated-quote": ('catalog: "abc\ntitle: x\n', "CAT-YAML"),
+}
+
+LINE = re.compile(r"^(?P<file>[^\s:][^:]*):(?P<line>\d+):(?P<column>\d+): (?P<severity>error|warning) (?P<rule>[A-Z][A-Z0-9-]+) .+$")
+
+
+@pytest.mark.parametrize("name", sorted(BROKEN))
+def test_broken_catalog_gives_clean_diagnostics(name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    content, rule = BROKEN[name]
+    path = tmp_path / f"{name}.yaml"
+    if isinstance(content, bytes):
+        path.write_bytes(content)
+    else:
+        path.write_text(content, encoding="utf-8")
+    code = main(["lint", str(tmp_path), "--no-cache"])
+    out, err = capsys.readouterr()
+    assert code == 1, out + err
+    assert "Traceback" not in out + err and "internal error" not in err
+    lines = out.strip().splitlines()
+    assert re.match(r"^\d+ errors?, \d+ warnings? in \d+ files?$", lines[-1]), lines[-1]
+    parsed = [LINE.match(line) for line in lines[:-1]]
+    assert all(parsed), lines
+    assert rule in {match["rule"] for match in parsed if match}, out
+    for match in parsed:
+        assert match and int(match["line"]) >= 1 and int(match["column"]) >= 1
+
+
+def test_count_of_broken_inputs() -> None:
+    assert len(BROKEN) >= 30
+
+
+def test_cli_subprocess_never_shows_a_traceback(tmp_path: Path) -> None:
+    (tmp_path / "garbage.yaml").write_bytes(os.urandom(4096))
+    (tmp_path / "bomb.yaml").write_text(BILLION_LAUGHS)
+    (tmp_path / "deep.yaml").write_text("[" * 200_000 + "]" * 200_000)
+    result = run_evcat("lint", str(tmp_path), "--no-cache")
+    assert result.returncode == 1
+    assert "Traceback" not in result.stdout + result.stderr
+    assert "CAT-YAML" in result.stdout
+
+
+def test_location_of_a_syntax_error_is_the_parsers(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "c.yaml").write_text("catalog: x\ntitle: [a, b\nversion: 1.0.0\n")
+    main(["lint", str(tmp_path), "--no-cache"])
+    first = capsys.readouterr().out.splitlines()[0]
+    assert re.search(r"c\.yaml:3:\d+: error CAT-YAML", first), first
+
+
+def test_usage_errors_exit_2(tmp_path: Path) -> None:
+    assert run_evcat("lint", str(tmp_path / "missing")).returncode == 2
+    assert run_evcat("lint", str(tmp_path)).returncode == 2  # no catalog files
+    assert run_evcat("lint", "--format", "xml").returncode == 2
+    assert run_evcat("frobnicate").returncode == 2

@@ -1,0 +1,110 @@
+"""`evcat generate`: all or nothing, only inside OUT, user files kept, --check."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from generator import writer
+from generator.cli import main
+from generator.naming import safe_file_name
+
+from .conftest import ROOT, catalog_text, run_evcat
+
+
+def snapshot(directory: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(directory)): p.read_bytes() for p in sorted(directory.rglob("*")) if p.is_file()}
+
+
+@pytest.fixture
+def catalog(tmp_path: Path) -> Path:
+    target = tmp_path / "catalog"
+    shutil.copytree(ROOT / "catalog", target)
+    return target
+
+
+def test_generate_then_check_is_clean_and_idempotent(catalog: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    assert main(["generate", str(catalog), "-o", str(out), "--no-cache"]) == 0
+    first = snapshot(out)
+    mtimes = {p: p.stat().st_mtime_ns for p in out.rglob("*.json")}
+    assert main(["generate", str(catalog), "-o", str(out), "--no-cache"]) == 0
+    assert snapshot(out) == first
+    assert {p: p.stat().st_mtime_ns for p in out.rglob("*.json")} == mtimes  # nothing rewritten
+    assert main(["generate", str(catalog), "-o", str(out), "--check", "--no-cache"]) == 0
+
+
+def test_check_reports_stale_output_and_writes_nothing(catalog: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    main(["generate", str(catalog), "-o", str(out), "--no-cache"])
+    index = out / "jsonschema" / "index.json"
+    index.write_text("[]\n")
+    before = snapshot(out)
+    assert main(["generate", str(catalog), "-o", str(out), "--check", "--no-cache"]) == 1
+    assert snapshot(out) == before
+
+
+def test_user_files_survive_and_stale_generated_files_go(catalog: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    main(["generate", str(catalog), "-o", str(out), "--no-cache"])
+    (out / "jsonschema" / "NOTES.md").write_text("mine")
+    (out / "README.md").write_text("mine too")
+    removed = catalog / "normo" / "meter-readings.yaml"
+    removed.unlink()
+    assert main(["generate", str(catalog), "-o", str(out), "--no-cache"]) == 0
+    assert (out / "jsonschema" / "NOTES.md").read_text() == "mine"
+    assert (out / "README.md").read_text() == "mine too"
+    assert not list(out.rglob("*mdm.reading.validated*"))
+
+
+def test_errors_refuse_generation(tmp_path: Path) -> None:
+    (tmp_path / "c.yaml").write_text(catalog_text().replace("version: 1.0.0", "version: one"))
+    out = tmp_path / "out"
+    result = run_evcat("generate", str(tmp_path), "-o", str(out), "--no-cache")
+    assert result.returncode == 1 and "CAT-SEMVER" in result.stdout
+    assert not out.exists()
+
+
+def test_failure_while_writing_leaves_out_unchanged(catalog: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    out = tmp_path / "out"
+    main(["generate", str(catalog), "-o", str(out), "--no-cache"])
+    before = snapshot(out)
+    (catalog / "normo" / "meter-data.yaml").write_text(
+        (catalog / "normo" / "meter-data.yaml").read_text().replace("title: Meter removed", "title: Meter taken away")
+    )
+    (catalog / "nlgov" / "brp-personen.yaml").write_text(
+        (catalog / "nlgov" / "brp-personen.yaml").read_text().replace("title: Persoon overleden", "title: Overleden")
+    )
+    calls = {"count": 0}
+    real = Path.write_bytes
+
+    def failing(self: Path, data: bytes) -> int:
+        calls["count"] += 1
+        if calls["count"] == 2:
+            raise OSError(28, "No space left on device")
+        return real(self, data)
+
+    monkeypatch.setattr(Path, "write_bytes", failing)
+    code = main(["generate", str(catalog), "-o", str(out), "--no-cache"])
+    monkeypatch.setattr(Path, "write_bytes", real)
+    assert code == 1
+    assert snapshot(out) == before  # no temporaries left, no half update
+
+
+@pytest.mark.parametrize("relative", ["../escape.json", "/etc/passwd", "a/../../b", "a\\..\\b", ""])
+def test_writer_refuses_paths_outside_out(tmp_path: Path, relative: str) -> None:
+    with pytest.raises(writer.OutputError):
+        writer.write(tmp_path / "out", {"jsonschema": {relative: b"x"}}, "test")
+    assert not (tmp_path / "escape.json").exists()
+
+
+@pytest.mark.parametrize("name", ["../../x", "..\\x", "..", ".", "/abs", "a/b", "nl.ok-name.v2"])
+def test_safe_file_name_never_escapes(name: str) -> None:
+    safe = safe_file_name(name)
+    assert "/" not in safe and "\\" not in safe and safe not in (".", "..", "") and not safe.startswith(".")
+
+
+def test_only_unknown_kind_is_a_usage_error(catalog: Path, tmp_path: Path) -> None:
+    assert run_evcat("generate", str(catalog), "-o", str(tmp_path / "o"), "--only", "cobol").returncode == 2
