@@ -153,7 +153,7 @@ def build(documents: list[Document]) -> Built:
 
     catalogs = []
     for catalog_id, group in sorted(by_id.items()):
-        head = group[0].value
+        head = _merged_head([document.value for document in group])
         producer = _dict(head.get("producer"))
         contact = _dict(producer.get("contact"))
         events: list[EventType] = []
@@ -189,6 +189,22 @@ def build(documents: list[Document]) -> Built:
             )
         )
     return Built(CatalogSet(tuple(catalogs), dict(sorted(shared.items()))), diagnostics)
+
+
+def _merged_head(heads: list[dict[str, Any]]) -> dict[str, Any]:
+    """The header of a catalog split across files: each key from the first
+    file (in path order) that sets it; producer and servers merged the same way."""
+    merged: dict[str, Any] = {}
+    for head in heads:
+        for key, value in head.items():
+            if key in ("producer", "servers") and isinstance(value, dict):
+                target = merged.setdefault(key, {})
+                if isinstance(target, dict):
+                    for inner, inner_value in value.items():
+                        target.setdefault(inner, inner_value)
+            else:
+                merged.setdefault(key, value)
+    return merged
 
 
 def _ref_error(document: Document, path: Path, problem: str) -> Diagnostic:

@@ -9,12 +9,13 @@ from pathlib import Path
 from . import __version__
 from .lint import LintResult, UsageError, lint
 from .model import CatalogSet
-from .render import jsonschema
+from .render import asyncapi, jsonschema
 from .writer import WriteReport, plan, write
 
 Renderer = Callable[[CatalogSet], dict[str, bytes]]
 RENDERERS: dict[str, Renderer] = {
     "jsonschema": jsonschema.render,
+    "asyncapi": asyncapi.render,
 }
 
 

@@ -90,3 +90,22 @@ def run_evcat(*args: str, cwd: Path | None = None, stdin: str | None = None) -> 
         input=stdin,
         timeout=120,
     )
+
+
+NODE_DIR = ROOT / "tests" / "node"
+
+
+@pytest.fixture(scope="session")
+def node_tools() -> Path:
+    """The official AsyncAPI parser and Spectral, installed from npm on first use."""
+    import shutil as _shutil
+
+    if _shutil.which("node") is None or _shutil.which("npm") is None:
+        pytest.fail("node and npm are needed for the AsyncAPI tests (apt-get install nodejs npm)")
+    if not (NODE_DIR / "node_modules" / "@asyncapi" / "parser").exists() or not (
+        NODE_DIR / "node_modules" / ".bin" / "spectral"
+    ).exists():
+        subprocess.run(
+            ["npm", "ci", "--no-audit", "--no-fund", "--loglevel=error"], cwd=NODE_DIR, check=True, timeout=600
+        )
+    return NODE_DIR

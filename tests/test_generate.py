@@ -108,3 +108,9 @@ def test_safe_file_name_never_escapes(name: str) -> None:
 
 def test_only_unknown_kind_is_a_usage_error(catalog: Path, tmp_path: Path) -> None:
     assert run_evcat("generate", str(catalog), "-o", str(tmp_path / "o"), "--only", "cobol").returncode == 2
+
+
+def test_committed_out_is_current() -> None:
+    """out/ in the repository is exactly what `evcat generate catalog -o out` writes."""
+    result = run_evcat("generate", "catalog", "-o", "out", "--check", "--no-cache")
+    assert result.returncode == 0, result.stderr

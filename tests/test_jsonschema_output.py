@@ -129,9 +129,3 @@ def test_required_extension_is_required() -> None:
     without = dict(event)
     del without["gridoperator"]
     assert not validator.is_valid(without)
-
-
-def test_generated_output_is_committed_and_current() -> None:
-    """out/ in the repository is what `evcat generate catalog -o out` writes."""
-    for path, content in FILES.items():
-        assert (ROOT / "out" / path).read_bytes() == content, f"out/{path} is stale: run evcat generate catalog -o out"

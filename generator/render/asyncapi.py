@@ -1,0 +1,236 @@
+"""One AsyncAPI 3.0.0 document per catalog (``asyncapi/<catalog_id>.yaml``).
+
+Built as data and serialised with the YAML emitter, so no description can
+break the document. One channel per event type, a ``send`` operation per
+channel, one message per (type, dataversion): the structured-mode CloudEvent
+(``application/cloudevents+json``) as payload, a trait with the ``ce-``
+headers of binary mode (HTTP protocol binding §3.1.3), the catalog's examples,
+and EventCatalog's ``x-eventcatalog-*`` extensions. Schemas are AsyncAPI
+Schema objects (draft-07 compatible; the parser does not validate a 2020-12
+``schemaFormat``); shared schemas live under ``components/schemas`` and are
+referenced locally, never remotely.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import yaml
+
+from ..model import Catalog, CatalogSet, EventType, SharedSchema
+from ..naming import safe_file_name
+from ..rules.catalog import completed_example
+from . import event_order
+from .jsonschema import TYPE_SCHEMAS, envelope_schema
+
+ASYNCAPI_VERSION = "3.1.0"
+CONTENT_TYPE = "application/cloudevents+json"
+PROFILE_NAMES = {
+    "cloudevents": "Checked against CloudEvents 1.0.2.",
+    "nlgov": "Checked against the NL GOV profile for CloudEvents 1.1.",
+    "normo": "Checked against the Het Normo Event Data Specification 1.1.",
+}
+_ID = re.compile(r"[^A-Za-z0-9_.-]+")
+
+
+def component_id(text: str) -> str:
+    """AsyncAPI component keys: ``^[a-zA-Z0-9.\\-_]+$``."""
+    return _ID.sub("_", text).strip("_") or "_"
+
+
+def message_id(event: EventType) -> str:
+    return component_id(f"{event.type}.{event.dataversion or 'notification'}")
+
+
+def to_draft07(schema: Any, shared_names: dict[str, str]) -> Any:
+    """A 2020-12 schema as an AsyncAPI Schema object (draft-07 vocabulary)."""
+    if isinstance(schema, list):
+        return [to_draft07(item, shared_names) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    result: dict[str, Any] = {}
+    for keyword, value in schema.items():
+        if keyword in ("$schema", "$id", "$defs", "$anchor", "$dynamicAnchor", "$comment"):
+            continue
+        if keyword == "$ref" and isinstance(value, str) and value.startswith("#/$defs/"):
+            result["$ref"] = f"#/components/schemas/{shared_names[value[len('#/$defs/'):]]}"
+        elif keyword == "prefixItems":
+            result["items"] = to_draft07(value, shared_names)
+            if "items" in schema:
+                result["additionalItems"] = to_draft07(schema["items"], shared_names)
+        elif keyword == "items" and "prefixItems" in schema:
+            continue
+        elif keyword == "dependentRequired" or keyword == "dependentSchemas":
+            result.setdefault("dependencies", {}).update(to_draft07(value, shared_names))
+        elif keyword in ("properties", "patternProperties", "definitions"):
+            result[keyword] = {name: to_draft07(child, shared_names) for name, child in value.items()}
+        elif keyword in ("enum", "const", "default", "examples"):
+            result[keyword] = value
+        else:
+            result[keyword] = to_draft07(value, shared_names)
+    return result
+
+
+def _message(event: EventType, catalog_set: CatalogSet, shared_names: dict[str, str]) -> dict[str, Any]:
+    envelope = envelope_schema(event)
+    if event.payload is not None:
+        envelope["properties"]["data"] = event.payload.schema
+    payload = to_draft07(envelope, shared_names)
+    message: dict[str, Any] = {
+        "name": event.type,
+        "title": event.title,
+        "summary": f"{event.title} ({event.type}{' ' + event.dataversion if event.dataversion else ''})",
+    }
+    if event.description:
+        message["description"] = event.description
+    message["contentType"] = CONTENT_TYPE
+    message["payload"] = payload
+    message["traits"] = [{"$ref": f"#/components/messageTraits/{message_id(event)}.binary"}]
+    examples = [
+        {"name": f"example-{example.index + 1}", "summary": f"Example {example.index + 1} of {event.title}",
+         "payload": completed_example(event, dict(example.values))}
+        for example in event.examples
+    ]
+    if examples:
+        message["examples"] = examples
+    if event.deprecated:
+        message["x-deprecated"] = event.deprecation or True
+    message["x-eventcatalog-message-type"] = "event"
+    if event.dataversion:
+        message["x-eventcatalog-message-version"] = event.dataversion
+    return message
+
+
+def _binary_trait(event: EventType) -> dict[str, Any]:
+    """ce- headers of the HTTP binary content mode (HTTP binding §3.1.3)."""
+    properties: dict[str, Any] = {
+        "ce-specversion": {"const": "1.0"},
+        "ce-id": {"type": "string", "minLength": 1},
+        "ce-source": {"type": "string", "format": "uri-reference"},
+        "ce-type": {"const": event.type},
+    }
+    required = ["ce-specversion", "ce-id", "ce-source", "ce-type"]
+    if event.dataversion:
+        properties["ce-dataversion"] = {"const": event.dataversion}
+    properties["ce-time"] = {"type": "string", "format": "date-time"}
+    if event.profile == "normo":
+        required.append("ce-time")
+    if event.subject:
+        properties["ce-subject"] = {"type": "string", "description": event.subject}
+    if event.dataref:
+        properties["ce-dataref"] = {"type": "string", "format": "uri-reference", "description": event.dataref}
+    if event.sequencetype:
+        properties["ce-sequence"] = {"type": "string"}
+        properties["ce-sequencetype"] = {"const": event.sequencetype}
+    for extension in event.extensions:
+        header = {"type": "string"}
+        if extension.type in ("URI", "URI-reference", "Timestamp"):
+            header["format"] = TYPE_SCHEMAS[extension.type]["format"]
+        if extension.description:
+            header["description"] = extension.description
+        properties[f"ce-{extension.name}"] = header
+        if extension.required:
+            required.append(f"ce-{extension.name}")
+    if event.has_data:
+        properties["content-type"] = {"type": "string", "examples": [event.datacontenttype or "application/json"]}
+    return {
+        "summary": "Binary content mode: context attributes as ce- headers, data as the body.",
+        "headers": {"type": "object", "properties": properties, "required": required},
+    }
+
+
+def document(catalog: Catalog, catalog_set: CatalogSet) -> dict[str, Any]:
+    events = sorted(catalog.events, key=event_order)
+    used: set[str] = set()
+    for event in events:
+        if event.payload is not None:
+            used.update(event.payload.uses)
+    shared: dict[str, SharedSchema] = {name: catalog_set.schemas[name] for name in sorted(used)}
+    shared_names = {name: component_id(name) for name in catalog_set.schemas}
+    info: dict[str, Any] = {"title": catalog.title, "version": catalog.version}
+    if catalog.description:
+        info["description"] = catalog.description
+    contact = catalog.producer.contact
+    info["tags"] = [
+        {"name": f"profile:{catalog.profile}", "description": PROFILE_NAMES[catalog.profile]},
+        {"name": f"catalog:{catalog.id}"},
+    ]
+    if contact:
+        info["contact"] = {key: value for key, value in (("name", contact.name), ("url", contact.url), ("email", contact.email)) if value}
+    doc: dict[str, Any] = {"asyncapi": ASYNCAPI_VERSION, "id": f"urn:evcat:{catalog.id}", "info": info}
+    if catalog.servers:
+        doc["servers"] = {
+            component_id(server.name): {
+                key: value
+                for key, value in (
+                    ("host", server.host), ("protocol", server.protocol),
+                    ("pathname", server.pathname), ("description", server.description),
+                )
+                if value
+            }
+            for server in catalog.servers
+        }
+    doc["defaultContentType"] = CONTENT_TYPE
+    channels: dict[str, Any] = {}
+    operations: dict[str, Any] = {}
+    messages: dict[str, Any] = {}
+    traits: dict[str, Any] = {}
+    for event in events:
+        channel = component_id(event.type)
+        message = message_id(event)
+        if channel not in channels:
+            channels[channel] = {
+                "address": event.type,
+                "title": event.title,
+                "description": f"CloudEvents of type `{event.type}`, every dataversion the producer publishes.",
+                "messages": {},
+            }
+            operations[component_id(f"send.{event.type}")] = {
+                "action": "send",
+                "channel": {"$ref": f"#/channels/{channel}"},
+                "summary": f"{catalog.producer.organization or 'The producer'} publishes {event.title}.",
+                "description": event.description or event.title,
+                "messages": [],
+            }
+        channels[channel]["messages"][message] = {"$ref": f"#/components/messages/{message}"}
+        operations[component_id(f"send.{event.type}")]["messages"].append(
+            {"$ref": f"#/channels/{channel}/messages/{message}"}
+        )
+        messages[message] = _message(event, catalog_set, shared_names)
+        traits[f"{message}.binary"] = _binary_trait(event)
+    doc["channels"] = channels
+    doc["operations"] = operations
+    components: dict[str, Any] = {}
+    if shared:
+        components["schemas"] = {shared_names[name]: to_draft07(schema.schema, shared_names) for name, schema in shared.items()}
+    components["messages"] = messages
+    components["messageTraits"] = traits
+    doc["components"] = components
+    return doc
+
+
+class _Dumper(yaml.SafeDumper):
+    """Block style, no anchors/aliases (shared objects are written out in full)."""
+
+    def ignore_aliases(self, data: Any) -> bool:
+        return True
+
+
+def _str(dumper: yaml.SafeDumper, value: str) -> yaml.Node:
+    style = "|" if "\n" in value and not any(c in value for c in "\r\t") and value == value.rstrip(" ") else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+
+_Dumper.add_representer(str, _str)
+
+
+def dump_yaml(value: Any) -> bytes:
+    return yaml.dump(value, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=100).encode("utf-8")
+
+
+def render(catalog_set: CatalogSet) -> dict[str, bytes]:
+    return {
+        f"asyncapi/{safe_file_name(catalog.id)}.yaml": dump_yaml(document(catalog, catalog_set))
+        for catalog in catalog_set.catalogs
+    }
