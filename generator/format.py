@@ -17,7 +17,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+import re
+
 from .diagnostics import Diagnostic, Severity
+from .formats import is_uri
 from .loader import Document, Path
 from .naming import did_you_mean
 
@@ -46,6 +49,7 @@ class Str(Spec):
     enum: tuple[str, ...] = ()
     pattern: str | None = None  # for editors only; the rules give the precise message
     check_enum: bool = True  # False where a rule reports a bad value more precisely
+    format: str | None = None  # "uri" or "email": checked, and given to editors
 
     def json_schema(self) -> dict[str, Any]:
         schema: dict[str, Any] = {"type": "string"}
@@ -53,6 +57,8 @@ class Str(Spec):
             schema["enum"] = list(self.enum)
         if self.pattern:
             schema["pattern"] = self.pattern
+        if self.format:
+            schema["format"] = self.format
         return _described(schema, self.description)
 
     def type_name(self) -> str:
@@ -201,8 +207,8 @@ def _text(description: str) -> Str:
 CONTACT = Obj(
     {
         "name": Field(_text("Name of the team or person to contact.")),
-        "email": Field(_text("E-mail address.")),
-        "url": Field(_text("Web page.")),
+        "email": Field(Str("E-mail address.", format="email")),
+        "url": Field(Str("Web page (an absolute URI).", format="uri")),
     },
     "Who to contact about these events.",
 )
@@ -295,6 +301,10 @@ CATALOG = Obj(
 )
 
 
+_EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
+_FORMATS = {"uri": is_uri, "email": lambda value: bool(_EMAIL.match(value))}
+
+
 def catalog_json_schema() -> dict[str, Any]:
     schema = CATALOG.json_schema()
     return {
@@ -363,6 +373,13 @@ def _check(spec: Spec, value: Any, path: Path, document: Document, what: str) ->
             if option.accepts(value):
                 yield from _check(option, value, path, document, what)
                 break
+    elif isinstance(spec, Str) and spec.format and not _FORMATS[spec.format](value):
+        yield Diagnostic(
+            "CAT-TYPE",
+            Severity.ERROR,
+            f"{what} '{value}' is not {'an absolute URI (RFC 3986); percent-encode characters such as spaces and <>' if spec.format == 'uri' else 'an e-mail address'}",
+            document.loc(path),
+        )
     elif isinstance(spec, Str) and spec.enum and spec.check_enum and value not in spec.enum:
         yield Diagnostic(
             "CAT-TYPE",

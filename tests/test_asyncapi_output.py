@@ -27,26 +27,29 @@ def generated(tmp_path: Path, catalog: Path = ROOT / "catalog") -> list[Path]:
     return sorted(paths)
 
 
+ALL_CATALOGS = [ROOT / "catalog", ROOT / "tests" / "catalogs" / "hostile"]
+
+
 def test_official_parser_zero_errors_and_warnings(node_tools: Path, tmp_path: Path) -> None:
-    paths = generated(tmp_path)
+    paths = [path for catalog in ALL_CATALOGS for path in generated(tmp_path, catalog)]
     run = subprocess.run(
         ["node", str(node_tools / "validate-asyncapi.mjs"), *map(str, paths)],
         capture_output=True, text=True, timeout=300, check=True,
     )
     results = json.loads(run.stdout)
-    catalog_set = lint(str(ROOT / "catalog")).catalog_set
+    catalogs = [c for directory in ALL_CATALOGS for c in lint(str(directory)).catalog_set.catalogs]
     for path in paths:
         report = results[str(path)]
         # Spectral severities: 0 error, 1 warning, 2 information, 3 hint.
         assert report["parsed"], report["diagnostics"]
         assert [d for d in report["diagnostics"] if d["severity"] <= 1] == []
-        catalog = next(c for c in catalog_set.catalogs if path.stem == c.id)
+        catalog = next(c for c in catalogs if path.stem == c.id)
         assert report["messages"] == len(catalog.events)
         assert report["channels"] == report["operations"] == len({e.type for e in catalog.events})
 
 
 def test_spectral_asyncapi_ruleset_zero_errors(node_tools: Path, tmp_path: Path) -> None:
-    paths = generated(tmp_path)
+    paths = [path for catalog in ALL_CATALOGS for path in generated(tmp_path, catalog)]
     ruleset = tmp_path / ".spectral.yaml"
     ruleset.write_text('extends: ["spectral:asyncapi"]\n')
     run = subprocess.run(
@@ -82,3 +85,14 @@ def test_document_shape(tmp_path: Path) -> None:
     assert node["properties"]["children"]["items"] == {"$ref": "#/components/schemas/AllocationNode"}
     text = json.dumps(documents)
     assert '"$ref": "http' not in text and "$defs" not in text
+
+
+def test_hostile_text_survives_yaml_exactly(tmp_path: Path) -> None:
+    [path] = generated(tmp_path, ROOT / "tests" / "catalogs" / "hostile")
+    document = yaml.safe_load(path.read_text(encoding="utf-8"))
+    catalog = lint(str(ROOT / "tests" / "catalogs" / "hostile")).catalog_set.catalogs[0]
+    assert document["info"]["title"] == catalog.title
+    assert document["info"]["description"] == catalog.description
+    kebab = document["components"]["messages"]["io.example.kebab-case-type.v2.notification"]
+    assert kebab["title"] == "A notification </script><script>alert(1)</script>"
+    assert kebab["x-deprecated"] == "Use \"something else\"; see <a href='x'>docs</a>."

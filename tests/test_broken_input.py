@@ -59,6 +59,8 @@ BROKEN: dict[str, tuple[str | bytes, str]] = {
     "rules-bad-value": (GOOD.replace("events:", "rules:\n  CE-SIZE: loud\nevents:"), "CAT-TYPE"),
     "rules-unknown-id": (GOOD.replace("events:", "rules:\n  CE-SIZ: off\nevents:"), "CAT-UNKNOWN-KEY"),
     "catalog-null": (GOOD.replace("catalog: test-catalog", "catalog:"), "CAT-TYPE"),
+    "contact-url-not-uri": (GOOD.replace("  organization: Testorg\n", "  organization: Testorg\n  contact: {url: 'https://x.nl/<a b>'}\n"), "CAT-TYPE"),
+    "contact-email-invalid": (GOOD.replace("  organization: Testorg\n", "  organization: Testorg\n  contact: {email: not-an-address}\n"), "CAT-TYPE"),
     "unterminated-quote": ('catalog: "abc\ntitle: x\n', "CAT-YAML"),
 }
 

@@ -33,9 +33,13 @@ def envelope_validator(event_type: str, dataversion: str | None) -> jsonschema.D
     return jsonschema.Draft202012Validator(schema, registry=REGISTRY, format_checker=FORMATS)
 
 
-@pytest.mark.parametrize("path", sorted(SCHEMAS))
+HOSTILE = render(lint(str(ROOT / "tests" / "catalogs" / "hostile")).catalog_set, ["jsonschema"])["jsonschema"]
+ALL_SCHEMAS = {**SCHEMAS, **{f"hostile:{p}": json.loads(c) for p, c in HOSTILE.items() if p.endswith(".schema.json")}}
+
+
+@pytest.mark.parametrize("path", sorted(ALL_SCHEMAS))
 def test_every_schema_is_valid_2020_12(path: str) -> None:
-    schema = SCHEMAS[path]
+    schema = ALL_SCHEMAS[path]
     jsonschema.Draft202012Validator.check_schema(schema)
     assert schema["$schema"] == "https://json-schema.org/draft/2020-12/schema"
     assert schema["$id"]
