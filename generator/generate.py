@@ -9,11 +9,12 @@ from pathlib import Path
 from . import __version__
 from .lint import LintResult, UsageError, lint
 from .model import CatalogSet
-from .render import asyncapi, jsonschema
+from .render import asyncapi, jsonschema, python
 from .writer import WriteReport, plan, write
 
 Renderer = Callable[[CatalogSet], dict[str, bytes]]
 RENDERERS: dict[str, Renderer] = {
+    "python": python.render,
     "jsonschema": jsonschema.render,
     "asyncapi": asyncapi.render,
 }

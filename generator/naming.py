@@ -115,3 +115,40 @@ def safe_file_name(name: str) -> str:
     """
     safe = _UNSAFE_FILE_CHARS.sub("_", name).strip("._") or "_"
     return safe[:200]
+
+
+# Attributes pydantic's BaseModel already has: a field with one of these
+# names would shadow it (pydantic warns or fails), so it gets a trailing "_"
+# and keeps its catalog name as alias.
+PYDANTIC_RESERVED = frozenset(
+    {
+        "copy", "dict", "json", "schema", "schema_json", "validate", "construct", "fields", "parse_obj",
+        "parse_raw", "parse_file", "from_orm", "update_forward_refs", "model_config", "model_fields",
+        "model_computed_fields", "model_extra", "model_fields_set", "model_construct", "model_copy",
+        "model_dump", "model_dump_json", "model_json_schema", "model_parametrized_name",
+        "model_post_init", "model_rebuild", "model_validate", "model_validate_json",
+        "model_validate_strings", "to_json", "to_dict", "event_type", "event_dataversion", "has_data",
+        "attribute_types",
+    }
+)
+
+
+def python_field_name(name: str) -> str:
+    """A catalog attribute or property name as a Python field name."""
+    field_name = to_snake(name)
+    if field_name in PYDANTIC_RESERVED or field_name.startswith("model_"):
+        field_name += "_"
+    return field_name
+
+
+def python_package_name(catalog_id: str) -> str:
+    """``meter-data`` -> ``meter_data`` (contract §4)."""
+    package = re.sub(r"[^a-z0-9_]", "_", catalog_id.lower())
+    if not package or package[0].isdigit() or keyword.iskeyword(package):
+        package = "catalog_" + package
+    return package
+
+
+def python_class_name(*parts: str) -> str:
+    name = "".join(to_pascal(part) for part in parts if part)
+    return name if name.isidentifier() and not keyword.iskeyword(name) else "N" + name

@@ -20,6 +20,7 @@ CATALOGS = {
     "nlgov": ROOT / "catalog" / "nlgov",
     "normo": ROOT / "catalog" / "normo",
     "hostile": ROOT / "tests" / "catalogs" / "hostile",
+    "conformance": ROOT / "tests" / "catalogs" / "conformance",
 }
 
 

@@ -1,0 +1,267 @@
+"""Typed Python packages: one per catalog (contract §4), needing only pydantic v2.
+
+- ``models.py``: payload models from datamodel-code-generator (pydantic v2),
+  from one JSON Schema per catalog in which every object schema carries a
+  title made from its event and its path, so class names do not depend on
+  other events or their order.
+- ``events.py``: one envelope class per (type, dataversion), from the jinja2
+  template ``templates/python/events.py.jinja``.
+- ``_cloudevents.py``: the JSON format and the HTTP binding (template).
+- ``__init__.py``: ``EVENTS``, ``parse_event``, ``to_http``, ``from_http`` ...
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+import warnings
+from dataclasses import dataclass, field
+from functools import cache
+from typing import Any
+
+import black
+
+from .. import __version__
+from ..model import Catalog, CatalogSet, EventType
+from ..naming import python_class_name, python_field_name, python_package_name, to_pascal
+from ..schemawalk import LIST_OF_SCHEMAS, MAP_OF_SCHEMAS, ONE_SCHEMA
+from . import event_order
+from .templates import environment
+
+BLACK_MODE = black.Mode(target_versions={black.TargetVersion.PY311})
+TYPE_ANNOTATIONS = {
+    "Boolean": "bool",
+    "Integer": "Int32",
+    "String": "String",
+    "Binary": "Base64Binary",
+    "URI": "Uri",
+    "URI-reference": "UriReference",
+    "Timestamp": "Timestamp",
+}
+
+
+@dataclass
+class FieldView:
+    name: str
+    annotation: str
+    default: str | None = None
+    doc: str | None = None
+
+
+@dataclass
+class EventView:
+    event: EventType
+    class_name: str
+    data_class: str | None
+    fields: list[FieldView] = field(default_factory=list)
+    attribute_types: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def docstring(self) -> str:
+        event = self.event
+        lines = [f"{event.title} ({event.type}{' ' + event.dataversion if event.dataversion else ''})."]
+        if event.description:
+            lines += ["", event.description.strip()]
+        if event.deprecated:
+            lines += ["", f"Deprecated: {event.deprecation or 'yes'}"]
+        return "\n".join(lines)
+
+
+def class_names(events: list[EventType]) -> dict[tuple[str, str | None], str]:
+    """Envelope class names, unique in the catalog: ``MdmMeterUpdatedV2_0_0``."""
+    names: dict[tuple[str, str | None], str] = {}
+    taken: set[str] = set()
+    for event in sorted(events, key=event_order):
+        base = python_class_name(event.type)
+        if event.dataversion:
+            base += "V" + event.dataversion.replace(".", "_")
+        name = base
+        counter = 2
+        while name in taken:
+            name = f"{base}_{counter}"
+            counter += 1
+        taken.add(name)
+        names[event.key] = name
+    return names
+
+
+def data_class_names(names: dict[tuple[str, str | None], str]) -> dict[tuple[str, str | None], str]:
+    """Payload root classes: the envelope name without underscores (which
+    datamodel-code-generator drops from titles) + ``Data``, kept unique."""
+    result: dict[tuple[str, str | None], str] = {}
+    taken: set[str] = set()
+    for key, name in names.items():
+        base = name.replace("_", "") + "Data"
+        candidate, counter = base, 2
+        while candidate in taken:
+            candidate, counter = f"{base}{counter}", counter + 1
+        taken.add(candidate)
+        result[key] = candidate
+    return result
+
+
+def _titled(schema: Any, title: str) -> Any:
+    """A copy of ``schema`` whose object schemas are titled by their path
+    (class names for datamodel-code-generator); other titles removed."""
+    if not isinstance(schema, dict):
+        return schema
+    result = {key: value for key, value in schema.items() if key != "title"}
+    if schema.get("type") == "object" or "properties" in schema:
+        result["title"] = title
+    for keyword in MAP_OF_SCHEMAS:
+        if isinstance(schema.get(keyword), dict) and keyword != "$defs":
+            result[keyword] = {
+                name: _titled(child, title + to_pascal(name)) for name, child in schema[keyword].items()
+            }
+    for keyword in ONE_SCHEMA:
+        if keyword in schema:
+            value = schema[keyword]
+            suffix = "Item" if keyword == "items" else to_pascal(keyword)
+            if isinstance(value, list):
+                result[keyword] = [_titled(child, f"{title}{suffix}{i + 1}") for i, child in enumerate(value)]
+            else:
+                result[keyword] = _titled(value, title + suffix)
+    for keyword in LIST_OF_SCHEMAS:
+        if isinstance(schema.get(keyword), list):
+            suffix = "Item" if keyword == "prefixItems" else "Option"
+            result[keyword] = [_titled(child, f"{title}{suffix}{i + 1}") for i, child in enumerate(schema[keyword])]
+    return result
+
+
+def models_source(catalog: Catalog, catalog_set: CatalogSet, data_names: dict[tuple[str, str | None], str]) -> str:
+    used: set[str] = set()
+    defs: dict[str, Any] = {}
+    for event in catalog.events:
+        if event.payload is not None:
+            used.update(event.payload.uses)
+            data_class = data_names[event.key]
+            defs[data_class] = _titled(event.payload.schema, data_class)
+    for name in sorted(used):
+        defs[name] = _titled(catalog_set.schemas[name].schema, name)
+    if not defs:
+        return '"""This catalog has no payloads: every event is a notification."""\n'
+    schema = {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "title": _CONTAINER,
+        "$defs": dict(sorted(defs.items())),
+    }
+    return _strip_container(_datamodel_codegen(json.dumps(schema, sort_keys=False)))
+
+
+# The schema that holds every payload under $defs becomes a class of its own; drop it.
+_CONTAINER = "EvcatPayloadContainer"
+_CONTAINER_CLASS = re.compile(rf"\n\nclass {_CONTAINER}\(RootModel\[Any\]\):\n(?:    .*\n|\n(?=    ))*")
+
+
+def _strip_container(source: str) -> str:
+    stripped = _CONTAINER_CLASS.sub("\n", source)
+    # Catalog names like modelDump become model_dump_: pydantic's protected
+    # namespaces would warn at import, and the names are safe (they end in "_").
+    stripped = stripped.replace("model_config = ConfigDict(\n", "model_config = ConfigDict(\n        protected_namespaces=(),\n")
+    if "RootModel" not in stripped.split("from pydantic import", 1)[-1].split("\n\n", 1)[-1]:
+        stripped = re.sub(r"(from pydantic import [^\n]*?)RootModel, |, RootModel(?=[,\n])", r"\1", stripped)
+    return black.format_str(stripped, mode=BLACK_MODE)
+
+
+@cache
+def _datamodel_codegen(schema_text: str) -> str:
+    from datamodel_code_generator import DataModelType, InputFileType, PythonVersion, generate
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        output = generate(
+            schema_text,
+            input_file_type=InputFileType.JsonSchema,
+            output_model_type=DataModelType.PydanticV2BaseModel,
+            snake_case_field=True,
+            allow_population_by_field_name=True,
+            use_title_as_name=True,
+            enum_field_as_literal="all",
+            field_constraints=True,
+            use_annotated=True,
+            disable_timestamp=True,
+            target_python_version=PythonVersion.PY_311,
+            use_standard_collections=True,
+            use_union_operator=True,
+            use_schema_description=True,
+            use_field_description=True,
+            output_datetime_class="AwareDatetime",
+            collapse_root_models=True,
+            keep_model_order=True,
+            custom_file_header=f"# Generated by evcat {__version__} with datamodel-code-generator: payload models.\n# Do not edit; change the catalog and run evcat generate.",
+            formatters=["black"],
+        )
+    assert isinstance(output, str)
+    return output
+
+
+def _event_view(event: EventType, class_name: str, data_class: str) -> EventView:
+    normo = event.profile == "normo"
+    view = EventView(event, class_name, data_class if event.has_data else None)
+    fields = view.fields
+    fields.append(FieldView("type", f"Literal[{event.type!r}]", repr(event.type), "The CloudEvents type."))
+    if event.dataversion is not None:
+        fields.append(FieldView("dataversion", f"Literal[{event.dataversion!r}]", repr(event.dataversion), "Version of the payload."))
+    fields.append(FieldView("id", "NonEmptyString", "Field(default_factory=new_id)", event.id))
+    fields.append(FieldView("source", "UriReference", repr(event.source), "Where the event comes from."))
+    if normo:
+        fields.append(FieldView("time", "NormoTimestamp", "Field(default_factory=now)", event.time))
+    else:
+        fields.append(FieldView("time", "Timestamp | None", "Field(default_factory=now)", event.time))
+    if event.subject:
+        fields.append(FieldView("subject", "NonEmptyString | None", "None", event.subject))
+    if event.has_data:
+        default = repr(event.datacontenttype) if event.datacontenttype else "None"
+        fields.append(FieldView("datacontenttype", "MediaType | None", default, "Media type of data."))
+    if event.dataschema:
+        fields.append(FieldView("dataschema", "Uri | None", repr(event.dataschema), "Schema of data."))
+    if event.dataref:
+        fields.append(FieldView("dataref", "UriReference | None", "None", event.dataref))
+    if event.sequencetype:
+        fields.append(FieldView("sequence", "SequenceString", None, f"Position in the sequence ({event.sequencetype})."))
+        fields.append(FieldView("sequencetype", f"Literal[{event.sequencetype!r}]", repr(event.sequencetype), None))
+    for extension in event.extensions:
+        python_name = python_field_name(extension.name)
+        annotation = TYPE_ANNOTATIONS.get(extension.type, "String")
+        if not extension.required:
+            annotation += " | None"
+        if python_name != extension.name:
+            annotation = f"Annotated[{annotation}, Field(alias={extension.name!r})]"
+        default = None if extension.required else "None"
+        fields.append(FieldView(python_name, annotation, default, extension.description))
+        view.attribute_types[extension.name] = extension.type
+    if view.data_class:
+        fields.append(FieldView("data", f"models.{view.data_class}", None, "The payload."))
+    # Required fields first is not needed for keyword-only pydantic models.
+    return view
+
+
+def render_catalog(catalog: Catalog, catalog_set: CatalogSet) -> dict[str, str]:
+    package = python_package_name(catalog.id)
+    events = sorted(catalog.events, key=event_order)
+    names = class_names(events)
+    data_names = data_class_names(names)
+    views = [_event_view(event, names[event.key], data_names[event.key]) for event in events]
+    env = environment()
+    context = {"catalog": catalog, "package": package, "version": __version__, "events": views}
+    sources = {
+        "_cloudevents.py": env.get_template("python/_cloudevents.py.jinja").render(context),
+        "events.py": env.get_template("python/events.py.jinja").render(context),
+        "__init__.py": env.get_template("python/__init__.py.jinja").render(context),
+    }
+    formatted = {name: black.format_str(source, mode=BLACK_MODE) for name, source in sources.items()}
+    formatted["models.py"] = models_source(catalog, catalog_set, data_names)
+    formatted["py.typed"] = ""
+    return {f"python/{package}/{name}": text for name, text in formatted.items()}
+
+
+def render(catalog_set: CatalogSet) -> dict[str, bytes]:
+    files: dict[str, bytes] = {}
+    for catalog in catalog_set.catalogs:
+        for path, text in render_catalog(catalog, catalog_set).items():
+            files[path] = text.encode("utf-8")
+    return files
+
+
+__all__ = ["render", "copy"]

@@ -1,0 +1,54 @@
+"""The jinja2 environment of every text template (templates/ at the top level).
+
+StrictUndefined, trim_blocks, lstrip_blocks, keep_trailing_newline. A user's
+directory passed with ``--templates`` comes first (a ChoiceLoader), so a file
+there with the same name overrides ours. Escaping lives in filters here.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import jinja2
+
+_PACKAGE_TEMPLATES = Path(__file__).resolve().parent.parent / "templates"  # in an installed wheel
+_SOURCE_TEMPLATES = Path(__file__).resolve().parents[2] / "templates"  # in a checkout
+_user_dirs: list[str] = []
+
+
+def use_templates(directory: str | None) -> None:
+    """Put a user's template directory before the built-in templates."""
+    _user_dirs.clear()
+    if directory:
+        _user_dirs.append(directory)
+
+
+def docstring(text: str | None, indent: int = 4) -> str:
+    """A safe triple-quoted docstring: backslashes and quotes cannot end it early."""
+    if not text:
+        return '""""""'
+    body = text.replace("\\", "\\\\").replace('"""', '\\"\\"\\"').rstrip()
+    if body.endswith('"'):
+        body = body[:-1] + '\\"'
+    pad = " " * indent
+    lines = body.splitlines()
+    if len(lines) == 1:
+        return f'"""{lines[0]}"""'
+    return '"""' + lines[0] + "\n" + "\n".join((pad + line) if line.strip() else "" for line in lines[1:]) + "\n" + pad + '"""'
+
+
+def environment() -> jinja2.Environment:
+    builtin = _PACKAGE_TEMPLATES if _PACKAGE_TEMPLATES.is_dir() else _SOURCE_TEMPLATES
+    loaders: list[jinja2.BaseLoader] = [jinja2.FileSystemLoader(d) for d in _user_dirs]
+    loaders.append(jinja2.FileSystemLoader(str(builtin)))
+    env = jinja2.Environment(
+        loader=jinja2.ChoiceLoader(loaders),
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+        autoescape=jinja2.select_autoescape(["html", "html.jinja"]),
+    )
+    env.filters["docstring"] = docstring
+    env.filters["py"] = repr
+    return env

@@ -1,0 +1,1 @@
+"""This catalog has no payloads: every event is a notification."""
