@@ -280,3 +280,37 @@ def test_mypy_strict_passes_on_every_generated_package(generated: Path) -> None:
         capture_output=True, text=True, timeout=600, cwd=generated,
     )
     assert result.returncode == 0, result.stdout[-5000:]
+
+
+def test_class_names_stable_when_unrelated_events_are_added_or_reordered(tmp_path: Path) -> None:
+    import shutil
+
+    import yaml as pyyaml
+
+    def classes(directory: Path) -> dict[str, str]:
+        files = render(lint(str(directory)).catalog_set, ["python"])["python"]
+        found: dict[str, str] = {}
+        for path, content in files.items():
+            if path.startswith("python/zaken/"):
+                for block in re.split(r"\n(?=class )", content.decode()):
+                    if block.startswith("class "):
+                        found[block.split("(", 1)[0]] = block
+        return found
+
+    source = CATALOGS["nlgov"]
+    before = classes(source)
+    changed = tmp_path / "nlgov"
+    shutil.copytree(source, changed)
+    path = changed / "zaken" / "zaken.yaml"
+    document = pyyaml.safe_load(path.read_text())
+    document["events"].reverse()
+    document["events"].insert(0, {
+        "type": "nl.overheid.zaken.aaa-eerst", "dataversion": "1.0.0", "title": "First", "description": "An unrelated event.",
+        "data": {"type": "object", "description": "P.", "properties": {
+            "status": {"type": "object", "description": "A nested status too.", "properties": {"code": {"type": "string", "description": "C."}}}}},
+    })
+    path.write_text(pyyaml.safe_dump(document, sort_keys=False))
+    after = classes(changed)
+    assert set(before) < set(after)
+    for name, block in before.items():
+        assert after[name] == block, name
