@@ -43,6 +43,16 @@ def _parser() -> argparse.ArgumentParser:
     generate_parser.add_argument("--format", choices=FORMATS, default="text", help="format of diagnostics (default: text)")
     _cache_options(generate_parser)
 
+    validate_parser = commands.add_parser(
+        "validate",
+        help="check events (JSON files, batches, JSON lines, directories, - for stdin) against the catalog",
+        description="The first argument is the catalog when more than one is given and it is a directory "
+        "with catalog files (*.yaml) or a YAML file; otherwise the catalog is ./catalog.",
+    )
+    validate_parser.add_argument("paths", nargs="+", metavar="[CATALOG_DIR] EVENT")
+    validate_parser.add_argument("--format", choices=FORMATS, default="text", help="output format (default: text)")
+    _cache_options(validate_parser)
+
     commands.add_parser("schema", help="print the JSON Schema of the catalog format (for editors)")
     commands.add_parser("rules", help="list every rule id with its severity, profiles and summary")
     return parser
@@ -94,6 +104,8 @@ def _run(arguments: argparse.Namespace) -> int:
         return 1 if result.has_errors else 0
     if arguments.command == "generate":
         return _generate(arguments)
+    if arguments.command == "validate":
+        return _validate(arguments)
     raise UsageError(f"unknown command {arguments.command}")  # pragma: no cover - argparse prevents it
 
 
@@ -135,7 +147,34 @@ def _generate(arguments: argparse.Namespace) -> int:
     return 0
 
 
-def _format(diagnostics: list, output_format: str, checked: int) -> str:
+def _is_catalog(path: str) -> bool:
+    if os.path.isfile(path):
+        return path.endswith((".yaml", ".yml"))
+    if not os.path.isdir(path):
+        return False
+    return any(name.endswith((".yaml", ".yml")) for _, _, names in os.walk(path) for name in names)
+
+
+def _validate(arguments: argparse.Namespace) -> int:
+    from .validate import validate
+
+    paths = list(arguments.paths)
+    catalog = paths.pop(0) if len(paths) > 1 and _is_catalog(paths[0]) else "catalog"
+    result = lint(catalog, None if arguments.no_cache else arguments.cache_dir)
+    if result.has_errors:
+        sys.stdout.write(_format(result.diagnostics, arguments.format, len(result.documents)))
+        print(f"evcat: the catalog {catalog} has errors; fix them before validating events", file=sys.stderr)
+        return 2
+    outcome = validate(result.catalog_set, paths)
+    output = _format(outcome.diagnostics, arguments.format, None)
+    if arguments.format == "text":
+        output = output.rstrip("\n").rsplit("\n", 1)[0] + "\n" if outcome.diagnostics else ""
+        output += f"{outcome.events - outcome.invalid} of {outcome.events} events valid\n"
+    sys.stdout.write(output)
+    return 1 if outcome.invalid else 0
+
+
+def _format(diagnostics: list, output_format: str, checked: int | None) -> str:
     if output_format == "json":
         return format_json(diagnostics, checked)
     if output_format == "sarif":

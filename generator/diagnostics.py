@@ -45,6 +45,9 @@ class Diagnostic:
     # Other places that belong to the same finding (e.g. the first definition
     # of a duplicate event).
     related: tuple[Location, ...] = field(default=())
+    # Structured details for machine formats (json, sarif), e.g. the JSON
+    # pointer of an invalid value in an event.
+    extra: tuple[tuple[str, object], ...] = field(default=())
 
     def sort_key(self) -> tuple[str, int, int, str, str]:
         loc = self.location
@@ -52,7 +55,7 @@ class Diagnostic:
 
 
 def sort_diagnostics(diagnostics: Iterable[Diagnostic]) -> list[Diagnostic]:
-    unique = {(d.sort_key(), d.severity, d.suggestion): d for d in diagnostics}
+    unique = {(d.sort_key(), d.severity, d.suggestion, d.extra): d for d in diagnostics}
     return sorted(unique.values(), key=Diagnostic.sort_key)
 
 
@@ -101,6 +104,7 @@ def format_json(diagnostics: Sequence[Diagnostic], checked: int | None = None) -
             "related": [
                 {"file": r.file, "line": r.line, "column": r.column} for r in d.related
             ],
+            **dict(d.extra),
         }
         for d in diagnostics
     ]
@@ -154,6 +158,8 @@ def format_sarif(diagnostics: Sequence[Diagnostic], rule_docs: dict[str, str], v
             "message": {"text": _full_message(d)},
             "locations": [_sarif_location(d.location)],
         }
+        if d.extra:
+            result["properties"] = dict(d.extra)
         if d.related:
             result["relatedLocations"] = [
                 {"id": i, **_sarif_location(r)} for i, r in enumerate(d.related)

@@ -43,6 +43,8 @@ class Problem:
     rule: str
     pointer: Pointer
     message: str
+    # An attribute the event leaves out (a partial catalog example may).
+    absent: bool = False
 
 
 def pointer_text(pointer: Pointer) -> str:
@@ -189,9 +191,17 @@ def _check_envelope(event: dict[str, Any], entry: EventType | None, profile: str
     if entry is not None:
         for extension in entry.extensions:
             if extension.required and event.get(extension.name) is None:
-                problems.append(Problem("CE-REQUIRED", (), f"the required extension attribute '{extension.name}' is missing"))
-        if entry.sequencetype and isinstance(event.get("sequence"), str):
-            problems += _check_sequence(event, entry.sequencetype)
+                problems.append(Problem("CE-REQUIRED", (), f"the required extension attribute '{extension.name}' is missing", absent=True))
+        if entry.sequencetype:
+            if event.get("sequence") is None:
+                problems.append(Problem("CE-SEQUENCE", (), f"'{entry.type}' carries 'sequence' ({entry.sequencetype}); it is missing", absent=True))
+            else:
+                problems += _check_sequence(event, entry.sequencetype)
+        if profile == "normo" and entry.has_data:
+            if event.get("dataversion") is None:
+                problems.append(Problem("NORMO-DATAVERSION", (), "Het Normo ID07: an event with data carries 'dataversion'"))
+            if event.get("datacontenttype") is None:
+                problems.append(Problem("NORMO-CONTENTTYPE", (), "Het Normo ID05: an event with data carries 'datacontenttype'"))
     elif isinstance(event.get("sequencetype"), str):
         problems += _check_sequence(event, event["sequencetype"])
     if profile == "normo":
@@ -250,6 +260,8 @@ def _check_sequence(event: dict[str, Any], sequencetype: str) -> list[Problem]:
     if sequencetype.lower() != "integer":
         return []
     sequence = event.get("sequence")
+    if sequence is None:
+        return []
     if not isinstance(sequence, str) or not _INTEGER.match(sequence) or not INT32_MIN <= int(sequence) <= INT32_MAX:
         return [Problem("CE-SEQUENCE", ("sequence",), f"sequence {json.dumps(sequence)} must be a string-encoded signed 32-bit integer (sequencetype Integer)")]
     return []

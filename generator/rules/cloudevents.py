@@ -37,6 +37,7 @@ for _id, _severity, _summary in (
     ("CE-EXTENSION-UNDECLARED", W, "Extension attributes are declared in the catalog."),
     ("CE-UNKNOWN-EVENT", E, "The catalog has exactly one entry for the event's type and dataversion."),
     ("CE-DATA-SCHEMA", E, "The event's data validates against the payload schema (evcat)."),
+    ("CE-FORMAT", E, "The event is valid JSON in the CloudEvents JSON format (evcat)."),
 ):
     declare(_id, _severity, ALL, _summary)
 
