@@ -188,3 +188,24 @@ def test_catalog_argument_is_optional(tmp_path: Path) -> None:
     (tmp_path / "e.json").write_text(json.dumps(METER))
     result = run_evcat("validate", str(tmp_path / "e.json"), cwd=ROOT)
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_parallel_path_gives_the_serial_result_in_input_order(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import generator.validate as module
+
+    lines = []
+    for index in range(6000):
+        template = (METER, READING, REMOVED)[index % 3]
+        event = changed(template, id=f"e{index}")
+        if index % 1000 == 7:
+            event["subject"] = ""
+        lines.append(json.dumps(event))
+    path = tmp_path / "many.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    monkeypatch.setattr(module, "PARALLEL_MIN_EVENTS", 10**9)
+    serial = validate(NORMO, [str(path)])
+    monkeypatch.setattr(module, "PARALLEL_MIN_EVENTS", 100)
+    parallel = validate(NORMO, [str(path)])
+    assert (parallel.events, parallel.invalid) == (serial.events, serial.invalid) == (6000, 6)
+    assert parallel.diagnostics == serial.diagnostics
+    assert [d.location.line for d in parallel.diagnostics] == [8 + 1000 * i for i in range(6)]
