@@ -9,7 +9,7 @@ from pathlib import Path
 from . import __version__
 from .lint import LintResult, UsageError, lint
 from .model import CatalogSet
-from .render import asyncapi, jsonschema, python
+from .render import asyncapi, docs, jsonschema, python
 from .writer import WriteReport, plan, write
 
 Renderer = Callable[[CatalogSet], dict[str, bytes]]
@@ -17,6 +17,7 @@ RENDERERS: dict[str, Renderer] = {
     "python": python.render,
     "jsonschema": jsonschema.render,
     "asyncapi": asyncapi.render,
+    "docs": docs.render,
 }
 
 

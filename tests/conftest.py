@@ -109,3 +109,18 @@ def node_tools() -> Path:
             ["npm", "ci", "--no-audit", "--no-fund", "--loglevel=error"], cwd=NODE_DIR, check=True, timeout=600
         )
     return NODE_DIR
+
+
+@pytest.fixture(scope="session")
+def chromium() -> str:
+    """Debian's Chromium, installed by the test run when missing (CI runs as root)."""
+    import shutil as _shutil
+
+    path = _shutil.which("chromium")
+    if path is None:
+        subprocess.run(["apt-get", "update", "-qq"], check=True, timeout=600)
+        subprocess.run(["apt-get", "install", "-y", "-qq", "chromium"], check=True, timeout=1200,
+                       env=dict(os.environ, DEBIAN_FRONTEND="noninteractive"))
+        path = _shutil.which("chromium")
+    assert path, "chromium could not be installed"
+    return path

@@ -37,6 +37,16 @@ def docstring(text: str | None, indent: int = 4) -> str:
     return '"""' + lines[0] + "\n" + "\n".join((pad + line) if line.strip() else "" for line in lines[1:]) + "\n" + pad + '"""'
 
 
+def md_text(text: str | None) -> str:
+    """Text for the Markdown pages: HTML in it is shown as text (wikis render raw HTML)."""
+    return (text or "").replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def md_cell(text: str | None) -> str:
+    """One Markdown table cell: no line breaks, no column separators."""
+    return " ".join(md_text(text).split()).replace("|", "\\|")
+
+
 def environment() -> jinja2.Environment:
     builtin = _PACKAGE_TEMPLATES if _PACKAGE_TEMPLATES.is_dir() else _SOURCE_TEMPLATES
     loaders: list[jinja2.BaseLoader] = [jinja2.FileSystemLoader(d) for d in _user_dirs]
@@ -51,4 +61,6 @@ def environment() -> jinja2.Environment:
     )
     env.filters["docstring"] = docstring
     env.filters["py"] = repr
+    env.filters["md_text"] = md_text
+    env.filters["md_cell"] = md_cell
     return env
