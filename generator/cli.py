@@ -53,6 +53,13 @@ def _parser() -> argparse.ArgumentParser:
     validate_parser.add_argument("--format", choices=FORMATS, default="text", help="output format (default: text)")
     _cache_options(validate_parser)
 
+    diff_parser = commands.add_parser(
+        "diff", help="compare two catalog versions; flag changes that break consumers without the bump the profile needs"
+    )
+    diff_parser.add_argument("old", help="catalog directory, or git:REF:PATH (read from git, working tree untouched)")
+    diff_parser.add_argument("new", help="catalog directory, or git:REF:PATH")
+    diff_parser.add_argument("--format", choices=("text", "json", "markdown"), default="text")
+
     commands.add_parser("schema", help="print the JSON Schema of the catalog format (for editors)")
     commands.add_parser("rules", help="list every rule id with its severity, profiles and summary")
     return parser
@@ -106,6 +113,8 @@ def _run(arguments: argparse.Namespace) -> int:
         return _generate(arguments)
     if arguments.command == "validate":
         return _validate(arguments)
+    if arguments.command == "diff":
+        return _diff(arguments)
     raise UsageError(f"unknown command {arguments.command}")  # pragma: no cover - argparse prevents it
 
 
@@ -145,6 +154,25 @@ def _generate(arguments: argparse.Namespace) -> int:
         file=sys.stderr,
     )
     return 0
+
+
+def _diff(arguments: argparse.Namespace) -> int:
+    from .diff import diff_sets, format_json, format_markdown, format_text
+    from .gitsource import catalog_from
+
+    sides = []
+    for label, spec in (("OLD", arguments.old), ("NEW", arguments.new)):
+        with catalog_from(spec) as directory:
+            result = lint(directory, None)
+        if result.has_errors:
+            sys.stdout.write(_format(result.diagnostics, "text", len(result.documents)))
+            print(f"evcat: {label} catalog {spec} has errors; fix them before comparing", file=sys.stderr)
+            return 2
+        sides.append(result.catalog_set)
+    reports = diff_sets(sides[0], sides[1])
+    formatter = {"text": format_text, "json": format_json, "markdown": format_markdown}[arguments.format]
+    sys.stdout.write(formatter(reports))
+    return 1 if any(report.violations for report in reports) else 0
 
 
 def _is_catalog(path: str) -> bool:

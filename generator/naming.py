@@ -77,6 +77,9 @@ IRREGULAR_PAST = {
     "shown": "show", "shut": "shut", "sold": "sell", "spent": "spend", "split": "split", "taken": "take",
     "told": "tell", "undone": "undo", "upheld": "uphold", "withdrawn": "withdraw", "won": "win",
     "written": "write", "overridden": "override", "forgotten": "forget", "begot": "beget",
+    "gone": "go", "went": "go", "broken": "break", "fallen": "fall", "risen": "rise", "thrown": "throw",
+    "driven": "drive", "grown": "grow", "sought": "seek", "taught": "teach", "caught": "catch",
+    "brought": "bring", "thought": "think", "felt": "feel", "lit": "light", "sent": "send",
 }
 _PRESENT_TO_PAST = {present: past for past, present in IRREGULAR_PAST.items()}
 _DOUBLE_FINAL = {"submit", "stop", "plan", "commit", "admit", "cancel", "transfer", "ship", "drop", "tag",

@@ -108,6 +108,12 @@ CASES = [
         catalog_text("normo"),
     ),
     Case("NORMO-DATA-EMPTY", catalog_text("normo", events=event(**NORMO_EVENT, data="    data: {type: object, description: Nothing.} #<\n")), catalog_text("normo")),
+    Case(
+        "CAT-VERSION-BUMP",
+        catalog_text("normo", events=event(TYPES["normo"], data="    data:\n      type: object\n      description: T.\n      required: [thingId]\n      properties:\n        thingId: {type: string, description: Id.}\n")
+                     + event(TYPES["normo"], dataversion="1.1.0 #<", data="    data:\n      type: object\n      description: T.\n      properties:\n        name: {type: string, description: N.}\n")),
+        catalog_text("normo"),
+    ),
     # Instance rules, checked on the catalog's examples (reported as CAT-EXAMPLE naming the rule).
     Case("CAT-EXAMPLE", with_example("      - data: {thingId: 5} #<\n"), note="CE-DATA-SCHEMA"),
     Case("CAT-EXAMPLE", with_example("      - {prio: 3000000000, data: {thingId: a}} #<\n", extra="    extensions:\n      prio: {type: Integer, description: P.}\n"), note="CE-INTEGER-RANGE"),

@@ -17,6 +17,7 @@ from markdown_it import MarkdownIt
 from markupsafe import Markup
 
 from .. import __version__
+from ..diff import Change, diff_events
 from ..formats import semver_key
 from ..model import Catalog, CatalogSet, EventType, SharedSchema
 from ..naming import safe_file_name
@@ -71,6 +72,8 @@ class VersionView:
     data_schema: str | None
     event_schema: str
     asyncapi: str
+    previous: str | None = None  # the dataversion the changelog compares with
+    changes: list[Change] = field(default_factory=list)
 
 
 @dataclass
@@ -273,6 +276,9 @@ def type_views(catalog_set: CatalogSet) -> list[TypeView]:
         )
     for view in views.values():
         view.versions.sort(key=lambda v: semver_key(v.event.dataversion or ""), reverse=True)
+        for newer, older in zip(view.versions, view.versions[1:]):
+            newer.previous = older.event.dataversion
+            newer.changes = diff_events(older.event, newer.event, catalog_set, catalog_set)
     return sorted(views.values(), key=lambda v: (v.catalog.id, v.type))
 
 

@@ -292,3 +292,19 @@ def duplicate_events(context: Context) -> Iterator[Diagnostic]:
 
 # shared schemas count as payload schemas for the rules in payload.py
 __all__ = ["completed_example", "shared_schemas_of", "semver_key"]
+
+
+@set_rule("CAT-VERSION-BUMP", W, "Consecutive dataversions of a type bump as much as their change needs (evcat).")
+def version_bump(context: Context) -> Iterator[Diagnostic]:
+    """Within one catalog: 1.2.0 -> 1.3.0 that is really breaking, and the like (diff.py)."""
+    from ..diff import consecutive, version_verdict
+
+    for old, new, changes in consecutive(context.built.catalog_set):
+        for violation in version_verdict(new.profile, old, new, changes):
+            breaking = [change for change in changes if change.breaking][:3]
+            detail = "; ".join(f"{change.path}: {change.kind}" for change in breaking)
+            yield context.report(
+                "CAT-VERSION-BUMP",
+                f"'{new.type}' {violation}" + (f" (breaking: {detail})" if detail else ""),
+                context.event_loc(new, "dataversion"),
+            )
