@@ -161,7 +161,7 @@ def _strip_container(source: str) -> str:
     stripped = stripped.replace("model_config = ConfigDict(\n", "model_config = ConfigDict(\n        protected_namespaces=(),\n")
     if "RootModel" not in stripped.split("from pydantic import", 1)[-1].split("\n\n", 1)[-1]:
         stripped = re.sub(r"(from pydantic import [^\n]*?)RootModel, |, RootModel(?=[,\n])", r"\1", stripped)
-    return black.format_str(stripped, mode=BLACK_MODE)
+    return _black(stripped)
 
 
 @cache
@@ -250,10 +250,16 @@ def render_catalog(catalog: Catalog, catalog_set: CatalogSet) -> dict[str, str]:
         "events.py": env.get_template("python/events.py.jinja").render(context),
         "__init__.py": env.get_template("python/__init__.py.jinja").render(context),
     }
-    formatted = {name: black.format_str(source, mode=BLACK_MODE) for name, source in sources.items()}
+    formatted = {name: _black(source) for name, source in sources.items()}
     formatted["models.py"] = models_source(catalog, catalog_set, data_names)
     formatted["py.typed"] = ""
     return {f"python/{package}/{name}": text for name, text in formatted.items()}
+
+
+@cache
+def _black(source: str) -> str:
+    """black, once per distinct source (the runtime module is the same in every package)."""
+    return black.format_str(source, mode=BLACK_MODE)
 
 
 def render(catalog_set: CatalogSet) -> dict[str, bytes]:
