@@ -48,7 +48,9 @@ def md_cell(text: str | None) -> str:
 
 
 def environment() -> jinja2.Environment:
-    builtin = _PACKAGE_TEMPLATES if _PACKAGE_TEMPLATES.is_dir() else _SOURCE_TEMPLATES
+    # A checkout's own templates/ wins (an editable install may hold an older copy).
+    marker = Path("python") / "events.py.jinja"
+    builtin = _SOURCE_TEMPLATES if (_SOURCE_TEMPLATES / marker).is_file() else _PACKAGE_TEMPLATES
     loaders: list[jinja2.BaseLoader] = [jinja2.FileSystemLoader(d) for d in _user_dirs]
     loaders.append(jinja2.FileSystemLoader(str(builtin)))
     env = jinja2.Environment(
