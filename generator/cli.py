@@ -126,7 +126,7 @@ def _generate(arguments: argparse.Namespace) -> int:
     try:
         result = generate(
             arguments.catalog, arguments.output, kinds, check=arguments.check,
-            cache_dir=None if arguments.no_cache else arguments.cache_dir,
+            cache_dir=None if arguments.no_cache else arguments.cache_dir, progress=True,
         )
     except OutputError as error:
         print(f"evcat: error: {error}", file=sys.stderr)

@@ -1,51 +1,212 @@
-"""`evcat generate`: lint, render every requested output in memory, write all or nothing."""
+"""`evcat generate`: lint, render every requested output in memory, write all or nothing.
+
+Rendering is split into units (mostly one per catalog and output kind, see
+``render.Unit``). A unit's output depends only on its inputs, so it is stored
+in a content-addressed cache (``.evcat-cache/render/``) under the hash of
+those inputs, of evcat's own source and templates and of the versions of the
+tools that shape the output (black, datamodel-code-generator, ...). A unit
+whose key is found is not rendered again; the others are rendered in worker
+processes. The cache is safe to delete and cannot change the output: the key
+covers everything a unit reads (a test compares warm and cold runs byte for
+byte).
+"""
 
 from __future__ import annotations
 
+import hashlib
+import marshal
+import os
+import sys
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import cache
+from importlib import metadata
 from pathlib import Path
+from typing import TextIO
 
 from . import __version__
-from .lint import LintResult, UsageError, lint
+from .lint import LintResult, UsageError, _read_marshal, _write_atomic, lint
 from .model import CatalogSet
-from .render import asyncapi, docs, jsonschema, python
+from .render import Unit, asyncapi, docs, jsonschema, python
+from .render import templates as template_module
+from .workers import run as parallel
+from .workers import worker_count
 from .writer import WriteReport, plan, write
 
-Renderer = Callable[[CatalogSet], dict[str, bytes]]
-RENDERERS: dict[str, Renderer] = {
-    "python": python.render,
-    "jsonschema": jsonschema.render,
-    "asyncapi": asyncapi.render,
-    "docs": docs.render,
-}
+MODULES = {"python": python, "jsonschema": jsonschema, "asyncapi": asyncapi, "docs": docs}
+RENDERERS: dict[str, Callable[[CatalogSet], dict[str, bytes]]] = {kind: module.render for kind, module in MODULES.items()}
+# Heaviest first, so the workers finish together (python runs black and datamodel-code-generator).
+_COST = {"python": 0, "docs": 1, "asyncapi": 2, "jsonschema": 3}
+_TOOLS = ("black", "datamodel-code-generator", "pydantic", "jinja2", "markdown-it-py", "PyYAML")
 
 
 @dataclass
 class GenerateResult:
     lint: LintResult
     report: WriteReport | None = None
+    stats: "RenderStats | None" = None
+
+
+@dataclass
+class RenderStats:
+    units: int = 0
+    cached: int = 0
+    rendered: int = 0
+    workers: int = 1
 
 
 def parse_kinds(text: str | None) -> list[str]:
     if not text:
-        return list(RENDERERS)
+        return list(MODULES)
     kinds = [part.strip() for part in text.split(",") if part.strip()]
-    unknown = [kind for kind in kinds if kind not in RENDERERS]
+    unknown = [kind for kind in kinds if kind not in MODULES]
     if unknown or not kinds:
-        raise UsageError(f"--only takes a comma-separated list of {', '.join(RENDERERS)}; not {', '.join(unknown) or text!r}")
+        raise UsageError(f"--only takes a comma-separated list of {', '.join(MODULES)}; not {', '.join(unknown) or text!r}")
     return kinds
 
 
-def render(catalog_set: CatalogSet, kinds: Sequence[str]) -> dict[str, dict[str, bytes]]:
-    return {kind: RENDERERS[kind](catalog_set) for kind in kinds}
+class RenderCache:
+    """Rendered units by content hash, in ``DIR/render/``: safe to delete."""
+
+    def __init__(self, directory: str) -> None:
+        self.root = Path(directory) / "render"
+        self.salt = _salt()
+        self._reprs: dict[int, tuple[object, str]] = {}
+
+    def key(self, unit: Unit) -> str:
+        material = f"{self.salt}\0{unit.kind}\0{unit.name}\0{self._repr(unit.inputs)}"
+        return hashlib.sha256(material.encode("utf-8", "surrogatepass")).hexdigest()
+
+    def _repr(self, value: object) -> str:
+        """``repr(value)``, each catalog or schema written out once per run
+        (units of every kind share them)."""
+        if isinstance(value, tuple):
+            return "(" + ", ".join(self._repr(item) for item in value) + ",)"
+        known = self._reprs.get(id(value))
+        if known is None or known[0] is not value:
+            known = (value, repr(value))  # the object is kept, so its id cannot be reused
+            self._reprs[id(value)] = known
+        return known[1]
+
+    def _path(self, key: str) -> Path:
+        return self.root / key[:2] / f"{key}.marshal"
+
+    def get(self, key: str) -> dict[str, bytes] | None:
+        value = _read_marshal(self._path(key))
+        if isinstance(value, dict) and all(isinstance(k, str) and isinstance(v, bytes) for k, v in value.items()):
+            return value
+        return None
+
+    def put(self, key: str, files: dict[str, bytes]) -> None:
+        _write_atomic(self._path(key), marshal.dumps(files))
 
 
-def generate(catalog: str, out: str, kinds: Sequence[str], *, check: bool = False, cache_dir: str | None = None) -> GenerateResult:
+@cache
+def _salt() -> str:
+    """What, besides a unit's inputs, decides its output: evcat's code and
+    templates (hashed, so an edited checkout never reuses stale entries) and
+    the versions of the tools it drives."""
+    digest = hashlib.sha256(__version__.encode())
+    package = Path(__file__).resolve().parent
+    roots = [package, *template_module.template_dirs()]
+    for root in roots:
+        for path in sorted(root.rglob("*")):
+            if path.is_file() and path.suffix in (".py", ".jinja", ".css", ".js", ".json"):
+                digest.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes() + b"\0")
+    for tool in _TOOLS:
+        try:
+            digest.update(f"{tool}={metadata.version(tool)}\0".encode())
+        except metadata.PackageNotFoundError:
+            digest.update(f"{tool}=none\0".encode())
+    digest.update(sys.version.encode())
+    return digest.hexdigest()
+
+
+class Progress:
+    """``rendering 12/50`` on one line of stderr, only when it is a terminal."""
+
+    def __init__(self, total: int, stream: TextIO | None = None) -> None:
+        self.stream = stream if stream is not None else sys.stderr
+        self.total = total
+        self.done = 0
+        self.active = total > 1 and self.stream.isatty() and os.environ.get("TERM") != "dumb"
+        self.last = 0.0
+
+    def step(self, label: str) -> None:
+        self.done += 1
+        now = time.monotonic()
+        if self.active and (now - self.last > 0.1 or self.done == self.total):
+            self.last = now
+            width = 24
+            filled = width * self.done // self.total
+            self.stream.write(f"\r\x1b[Kevcat: [{'#' * filled}{'.' * (width - filled)}] {self.done}/{self.total} {label}")
+            self.stream.flush()
+
+    def close(self) -> None:
+        if self.active:
+            self.stream.write("\r\x1b[K")
+            self.stream.flush()
+
+
+_work: tuple[CatalogSet, list[Unit]] | None = None
+
+
+def _render_one(index: int) -> tuple[int, dict[str, bytes]]:
+    assert _work is not None
+    catalog_set, units = _work
+    unit = units[index]
+    return index, unit.render(catalog_set, unit.name)
+
+
+def render(catalog_set: CatalogSet, kinds: Sequence[str], *, cache_dir: str | None = None,
+           progress: bool = False, stats: RenderStats | None = None) -> dict[str, dict[str, bytes]]:
+    """{kind: {relative path: bytes}} for ``kinds``; units found in the cache are reused."""
+    global _work
+    units = [unit for kind in kinds for unit in MODULES[kind].units(catalog_set)]
+    render_cache = RenderCache(cache_dir) if cache_dir else None
+    results: dict[int, dict[str, bytes]] = {}
+    keys: dict[int, str] = {}
+    for index, unit in enumerate(units):
+        if render_cache is not None and unit.cached:
+            keys[index] = render_cache.key(unit)
+            hit = render_cache.get(keys[index])
+            if hit is not None:
+                results[index] = hit
+    pending = sorted((i for i in range(len(units)) if i not in results), key=lambda i: (_COST[units[i].kind], i))
+    bar = Progress(len(pending)) if progress else None
+    workers = worker_count(len(pending)) if len(pending) > 2 else 1
+    _work = (catalog_set, units)
+    try:
+        for index, files in parallel(_render_one, pending, workers, ordered=False):
+            results[index] = files
+            if render_cache is not None and index in keys:
+                render_cache.put(keys[index], files)
+            if bar is not None:
+                bar.step(f"{units[index].kind} {units[index].name}")
+    finally:
+        _work = None
+        if bar is not None:
+            bar.close()
+    if stats is not None:
+        stats.units, stats.rendered, stats.workers = len(units), len(pending), workers
+        stats.cached = len(units) - len(pending)
+    outputs: dict[str, dict[str, bytes]] = {kind: {} for kind in kinds}
+    for index, unit in enumerate(units):
+        outputs[unit.kind].update(results[index])
+    return outputs
+
+
+def generate(catalog: str, out: str, kinds: Sequence[str], *, check: bool = False, cache_dir: str | None = None,
+             progress: bool = False) -> GenerateResult:
     result = lint(catalog, cache_dir)
     if result.has_errors:
         return GenerateResult(result)
-    outputs = render(result.catalog_set, kinds)
+    stats = RenderStats()
+    outputs = render(result.catalog_set, kinds, cache_dir=cache_dir, progress=progress, stats=stats)
     out_path = Path(out)
     report = plan(out_path, outputs) if check else write(out_path, outputs, __version__)
-    return GenerateResult(result, report)
+    return GenerateResult(result, report, stats)
+
+
+__all__ = ["RENDERERS", "GenerateResult", "Progress", "RenderCache", "generate", "parse_kinds", "render"]

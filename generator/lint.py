@@ -12,9 +12,7 @@ import hashlib
 import os
 import marshal
 from collections.abc import Iterable
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field, replace
-from multiprocessing import get_all_start_methods, get_context
 from typing import Any
 from pathlib import Path as FsPath
 
@@ -22,9 +20,11 @@ from . import __version__
 from .build import Built, build
 from .diagnostics import Diagnostic, Severity, sort_diagnostics
 from .format import check_structure
-from .loader import MAX_FILE_BYTES, Document, load_bytes
+from .loader import MAX_EVENTS, MAX_FILE_BYTES, Document, load_bytes
 from .model import CatalogSet
 from .rules import RULES, Context, run_rules
+from .workers import run as parallel
+from .workers import worker_count
 
 CATALOG_SUFFIXES = (".yaml", ".yml")
 _SKIP_DIRS = {".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv", "venv"}
@@ -146,12 +146,10 @@ def _parse(item: tuple[str, bytes, str, str | None]) -> tuple[str, bytes, str]:
 
 def _parse_all(items: list[tuple[str, bytes, str]], entries: dict[str, str | None]) -> list[tuple[str, bytes, str]]:
     work = [(display, raw, digest, entries[digest]) for display, raw, digest in items]
-    workers = min(os.cpu_count() or 1, len(work))
-    if workers < 2 or sum(len(raw) for _, raw, _ in items) < PARALLEL_MIN_BYTES or "fork" not in get_all_start_methods():
-        return [_parse(item) for item in work]
-    # fork: the workers start with evcat already imported.
-    with ProcessPoolExecutor(max_workers=workers, mp_context=get_context("fork")) as pool:
-        return list(pool.map(_parse, work, chunksize=max(1, len(work) // (workers * 4))))
+    workers = worker_count(len(work))
+    if sum(len(raw) for _, raw, _ in items) < PARALLEL_MIN_BYTES:
+        workers = 1
+    return list(parallel(_parse, work, workers, chunksize=max(1, len(work) // (workers * 4))))
 
 
 def _read_marshal(path: FsPath) -> Any:
@@ -202,6 +200,9 @@ def check(documents: Iterable[Document], cache: Cache | None = None) -> LintResu
     for document in by_file.values():
         diagnostics.extend(document.diagnostics)
         diagnostics.extend(check_structure(document))
+    too_many = _event_limit(by_file)
+    if too_many is not None:  # nothing more is checked: the work would be unbounded
+        return LintResult(by_file, build([]), sort_diagnostics([*diagnostics, too_many]))
     built = build(list(by_file.values()))
     diagnostics.extend(built.diagnostics)
     context = Context(built, by_file)
@@ -209,6 +210,25 @@ def check(documents: Iterable[Document], cache: Cache | None = None) -> LintResu
         context.memo, context.memo_used = cache.memo, cache.memo_used
     diagnostics.extend(run_rules(context))
     return LintResult(by_file, built, sort_diagnostics(_apply_overrides(diagnostics, by_file)))
+
+
+def _event_limit(documents: dict[str, Document]) -> Diagnostic | None:
+    """At most ``MAX_EVENTS`` event types in one catalog directory (README, Limits)."""
+    count = 0
+    for file in sorted(documents):
+        document = documents[file]
+        events = document.value.get("events") if isinstance(document.value, dict) else None
+        if not isinstance(events, list):
+            continue
+        if count + len(events) > MAX_EVENTS:
+            location = document.loc(("events", MAX_EVENTS - count))
+            return Diagnostic(
+                "CAT-YAML", Severity.ERROR,
+                f"more than {MAX_EVENTS:,} event types in the catalog directory (the limit); split it into several directories",
+                location,
+            )
+        count += len(events)
+    return None
 
 
 def _apply_overrides(diagnostics: list[Diagnostic], documents: dict[str, Document]) -> list[Diagnostic]:

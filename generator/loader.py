@@ -11,7 +11,9 @@ Limits (documented in the README):
 - a file is at most ``MAX_FILE_BYTES``;
 - nesting is at most ``MAX_DEPTH`` levels;
 - aliases may expand to at most ``MAX_ALIAS_NODES`` nodes per file (a
-  "billion laughs" file is rejected in milliseconds).
+  "billion laughs" file is rejected in milliseconds);
+- a catalog directory holds at most ``MAX_EVENTS`` event types (counted in
+  ``lint.check`` before any model is built).
 """
 
 from __future__ import annotations
@@ -60,6 +62,7 @@ class _Loader(_BaseLoader):  # type: ignore[misc,valid-type]
 MAX_FILE_BYTES = 8 * 1024 * 1024
 MAX_DEPTH = 100
 MAX_ALIAS_NODES = 10_000
+MAX_EVENTS = 10_000  # event types in one catalog directory (checked in lint.check)
 # libyaml's composer recurses in C, about 400 bytes a level: the main thread's
 # stack takes ~20,000 levels, a 64 MiB thread ~160,000.
 _DIRECT_COMPOSE_BOUND = 5_000

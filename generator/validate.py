@@ -22,14 +22,14 @@ from typing import Any
 
 import jsonschema_rs
 import orjson
-from concurrent.futures import ProcessPoolExecutor
-from multiprocessing import get_all_start_methods, get_context
 
 from .diagnostics import Diagnostic, Location
 from .instance import CE_SIZE, EventChecker, Problem, pointer_text
 from .model import CatalogSet, EventType
 from .render.jsonschema import envelope_schema, payload_schema
 from .rules import RULES
+from .workers import run as parallel
+from .workers import worker_count as workers_for
 
 EVENT_SUFFIXES = (".json", ".jsonl", ".ndjson")
 _BAD_CHARS = re.compile("[\x00-\x1f\x7f-\x9f\ufdd0-\ufdef\ufffe\uffff\ud800-\udfff]")
@@ -285,8 +285,8 @@ _TYPE_FIELD = re.compile(rb'"type"\s*:\s*"([^"\\]*)"')
 
 def _validate(validator: FastValidator, sources: list[Source]) -> Result:
     global _shared
-    workers = min(os.cpu_count() or 1, 8)
-    if len(sources) < PARALLEL_MIN_EVENTS or workers < 2 or "fork" not in get_all_start_methods():
+    workers = min(workers_for(len(sources)), 8)
+    if len(sources) < PARALLEL_MIN_EVENTS or workers < 2:
         return _check_range(validator, sources, list(range(len(sources))))
     # Events of one type go to one worker, so each compiles only its share of
     # the validators. The type is read from the raw bytes; a wrong guess costs
@@ -301,8 +301,7 @@ def _validate(validator: FastValidator, sources: list[Source]) -> Result:
     # positions go out and (few) diagnostics come back.
     _shared = (validator, sources)
     try:
-        with ProcessPoolExecutor(max_workers=workers, mp_context=get_context("fork")) as pool:
-            parts = list(pool.map(_check_shared, [bucket for bucket in buckets if bucket]))
+        parts = list(parallel(_check_shared, [bucket for bucket in buckets if bucket], workers))
     finally:
         _shared = None
     result = Result()

@@ -19,6 +19,7 @@ import os
 import signal
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path, PurePosixPath
 
 MANIFEST = ".evcat-manifest.json"
@@ -40,14 +41,24 @@ class WriteReport:
 
 
 def _checked(out: Path, relative: str) -> Path:
+    """``out/relative``, refused unless it stays inside OUT: no absolute path,
+    no ``..``, no backslash, and no symlinked directory on the way that leads
+    out. (The file itself may be a symlink: ``os.replace`` replaces the link,
+    it never writes through it.)"""
     posix = PurePosixPath(relative)
-    if posix.is_absolute() or ".." in posix.parts or "\\" in relative or not posix.parts:
+    if posix.is_absolute() or ".." in posix.parts or "\\" in relative or not posix.parts or posix.name in ("", "."):
         raise OutputError(f"refusing to write '{relative}': outputs stay inside {out}")
-    target = (out / Path(*posix.parts)).resolve()
-    root = out.resolve()
-    if target != root and root not in target.parents:
+    if not _inside(str(out), str(posix.parent)):
         raise OutputError(f"refusing to write '{relative}': it resolves outside {out}")
-    return out / Path(*posix.parts)
+    return out / relative
+
+
+@lru_cache(maxsize=65536)
+def _inside(out: str, directory: str) -> bool:
+    """Whether OUT/directory, symlinks resolved, is OUT or below it (once per directory)."""
+    root = os.path.realpath(out)
+    target = os.path.realpath(os.path.join(out, directory))
+    return target == root or target.startswith(root.rstrip(os.sep) + os.sep)
 
 
 def read_manifest(out: Path) -> dict[str, list[str]]:
@@ -62,6 +73,7 @@ def read_manifest(out: Path) -> dict[str, list[str]]:
 def plan(out: Path, outputs: Mapping[str, Mapping[str, bytes]]) -> WriteReport:
     """What ``write`` would do, without touching the disk (``--check``)."""
     report = WriteReport()
+    _inside.cache_clear()  # directories are resolved afresh on every run
     previous = read_manifest(out)
     for kind, files in outputs.items():
         for relative, content in sorted(files.items()):

@@ -114,3 +114,20 @@ def test_usage_errors_exit_2(tmp_path: Path) -> None:
     assert run_evcat("lint", str(tmp_path)).returncode == 2  # no catalog files
     assert run_evcat("lint", "--format", "xml").returncode == 2
     assert run_evcat("frobnicate").returncode == 2
+
+
+def test_too_many_events_is_one_clear_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from generator.loader import MAX_EVENTS
+
+    head = GOOD.split("events:")[0] + "events:\n"
+    per_file = MAX_EVENTS // 2 + 1  # two files: the limit counts the whole directory
+    for name in ("a", "b"):
+        events = "".join(f"  - {{type: nl.test.{name}{i}-happened, title: T, description: D}}\n" for i in range(per_file))
+        (tmp_path / f"{name}.yaml").write_text(head.replace("test-catalog", f"test-{name}") + events)
+    code = main(["generate", str(tmp_path), "-o", str(tmp_path / "out"), "--no-cache"])
+    out, err = capsys.readouterr()
+    assert code == 1 and not (tmp_path / "out").exists()
+    assert "Traceback" not in out + err
+    first = out.splitlines()[0]
+    line = MAX_EVENTS - per_file + head.count("\n") + 1  # the first event over the limit, in b.yaml
+    assert first.startswith(f"{tmp_path / 'b.yaml'}:{line}:5: error CAT-YAML more than {MAX_EVENTS:,} event types"), first

@@ -6,13 +6,48 @@ A renderer never re-reads YAML and never writes: ``writer.write`` does.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from ..formats import semver_key
-from ..model import CatalogSet, EventType
+from ..model import Catalog, CatalogSet, EventType
 from ..naming import safe_file_name
 
 KINDS = ("python", "jsonschema", "asyncapi", "docs")
+
+
+@dataclass(frozen=True)
+class Unit:
+    """A piece of one output that renders on its own (in a worker process, or
+    from the render cache): the output of ``render(catalog_set, name)`` depends
+    only on ``inputs``, whose ``repr`` (with the evcat, template and tool
+    versions) is the cache key. Most units are one catalog; indexes read
+    every catalog. ``cached=False`` renders a unit on every run."""
+
+    kind: str
+    name: str
+    inputs: tuple[Any, ...]
+    render: Callable[[CatalogSet, str], dict[str, bytes]]
+    cached: bool = True
+
+
+def catalog_inputs(catalog: Catalog, catalog_set: CatalogSet) -> tuple[Any, ...]:
+    """What a catalog's own outputs read: the catalog and the shared schemas its payloads use."""
+    used = sorted({name for event in catalog.events if event.payload is not None for name in event.payload.uses})
+    return (catalog, tuple(catalog_set.schemas[name] for name in used))
+
+
+def render_all(units: list[Unit], catalog_set: CatalogSet) -> dict[str, bytes]:
+    """Every unit rendered here, in order (no cache, no workers)."""
+    files: dict[str, bytes] = {}
+    for unit in units:
+        files.update(unit.render(catalog_set, unit.name))
+    return files
+
+
+def catalog_by_id(catalog_set: CatalogSet, catalog_id: str) -> Catalog:
+    return next(catalog for catalog in catalog_set.catalogs if catalog.id == catalog_id)
 
 
 def dump_json(value: Any) -> bytes:

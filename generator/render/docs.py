@@ -10,10 +10,10 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
+from functools import cache
 from typing import Any
 from urllib.parse import quote
 
-from markdown_it import MarkdownIt
 from markupsafe import Markup
 
 from .. import __version__
@@ -22,11 +22,10 @@ from ..formats import semver_key
 from ..model import Catalog, CatalogSet, EventType, SharedSchema
 from ..naming import safe_file_name
 from ..rules.catalog import completed_example
-from . import event_dir
+from . import Unit, catalog_by_id, catalog_inputs, event_dir, render_all
 from .asyncapi import message_id
 from .templates import environment
 
-_MARKDOWN = MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False})
 PROFILE_NAMES = {
     "cloudevents": "CloudEvents 1.0.2",
     "nlgov": "NL GOV profile for CloudEvents 1.1",
@@ -37,7 +36,14 @@ _HEADER_SAFE = "".join(chr(c) for c in range(0x21, 0x7F) if chr(c) not in '"%')
 
 def markdown(text: str | None) -> Markup:
     """CommonMark to HTML; raw HTML in the text is escaped, unsafe links dropped."""
-    return Markup(_MARKDOWN.render(text or ""))
+    return Markup(_markdown_parser().render(text or ""))
+
+
+@cache
+def _markdown_parser() -> Any:
+    from markdown_it import MarkdownIt  # imported when a page needs it: startup stays fast
+
+    return MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False})
 
 
 @dataclass
@@ -244,11 +250,13 @@ def http_request(wire: dict[str, Any], path: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def type_views(catalog_set: CatalogSet) -> list[TypeView]:
+def type_views(catalog_set: CatalogSet, only: Catalog | None = None, *, full: bool = True) -> list[TypeView]:
+    """The event types of ``only`` (or of every catalog); ``full=False`` leaves
+    out the payload tables, examples and changes (the index needs none)."""
     views: dict[tuple[str, str], TypeView] = {}
     shared = dict(catalog_set.schemas)
     catalogs = {catalog.id: catalog for catalog in catalog_set.catalogs}
-    for event in catalog_set.events:
+    for event in (only.events if only is not None else catalog_set.events):
         catalog = catalogs[event.catalog_id]
         key = (catalog.id, event.type)
         if key not in views:
@@ -256,7 +264,7 @@ def type_views(catalog_set: CatalogSet) -> list[TypeView]:
             views[key] = TypeView(catalog, event.type, f"events/{base}.html", f"{base}.md")
         folder = event_dir(event)
         example_json = example_http = None
-        if event.examples:
+        if event.examples and full:
             wire = completed_example(event, dict(event.examples[0].values))
             example_json = json.dumps(wire, indent=2, ensure_ascii=False)
             server = catalog.servers[0] if catalog.servers else None
@@ -266,7 +274,7 @@ def type_views(catalog_set: CatalogSet) -> list[TypeView]:
                 event,
                 anchor=f"v{event.dataversion}" if event.dataversion else "notification",
                 attributes=attributes(event),
-                rows=payload_rows(event.payload.schema, shared) if event.payload is not None else [],
+                rows=payload_rows(event.payload.schema, shared) if event.payload is not None and full else [],
                 example_json=example_json,
                 example_http=example_http,
                 data_schema=f"jsonschema/{folder}/data.schema.json" if event.payload is not None else None,
@@ -278,22 +286,61 @@ def type_views(catalog_set: CatalogSet) -> list[TypeView]:
         view.versions.sort(key=lambda v: semver_key(v.event.dataversion or ""), reverse=True)
         for newer, older in zip(view.versions, view.versions[1:]):
             newer.previous = older.event.dataversion
-            newer.changes = diff_events(older.event, newer.event, catalog_set, catalog_set)
+            if full:
+                newer.changes = diff_events(older.event, newer.event, catalog_set, catalog_set)
     return sorted(views.values(), key=lambda v: (v.catalog.id, v.type))
 
 
-def render(catalog_set: CatalogSet) -> dict[str, bytes]:
+def units(catalog_set: CatalogSet) -> list[Unit]:
+    """The pages of each catalog (their navigation names every catalog, so the
+    ids and titles are inputs too), and the index pages (every catalog is their input)."""
+    titles = tuple(sorted((catalog.id, catalog.title) for catalog in catalog_set.catalogs))
+    result = [
+        Unit("docs", catalog.id, (*catalog_inputs(catalog, catalog_set), titles), _render_catalog)
+        for catalog in catalog_set.catalogs
+    ]
+    result.append(Unit("docs", "index", (catalog_set.catalogs,), _render_index))
+    return result
+
+
+def _environment() -> Any:
     env = environment()
     env.filters["markdown"] = markdown
-    types = type_views(catalog_set)
+    return env
+
+
+def _context(catalog_set: CatalogSet, types: list[TypeView]) -> dict[str, Any]:
     catalogs = sorted(catalog_set.catalogs, key=lambda c: c.id)
-    context = {"catalogs": catalogs, "types": types, "version": __version__, "profiles": PROFILE_NAMES}
-    files: dict[str, str] = {
+    # Grouped here, not filtered in the templates: that would be quadratic in the number of types.
+    by_catalog: dict[str, list[TypeView]] = {catalog.id: [] for catalog in catalogs}
+    domains: dict[str, dict[str, list[TypeView]]] = {catalog.id: {} for catalog in catalogs}
+    for view in types:
+        by_catalog[view.catalog.id].append(view)
+        domains[view.catalog.id].setdefault(view.domain, []).append(view)
+    return {
+        "catalogs": catalogs, "types": types, "version": __version__, "profiles": PROFILE_NAMES,
+        "by_catalog": by_catalog,
+        "domains": {catalog_id: sorted(groups.items()) for catalog_id, groups in domains.items()},
+    }
+
+
+def _render_index(catalog_set: CatalogSet, name: str) -> dict[str, bytes]:
+    env = _environment()
+    context = _context(catalog_set, type_views(catalog_set, full=False))
+    files = {
         "docs/index.html": env.get_template("docs/index.html.jinja").render(context, root="", page=None),
         "docs/assets/style.css": env.get_template("docs/style.css").render(),
         "docs/assets/search.js": env.get_template("docs/search.js").render(),
         "docs/markdown/index.md": env.get_template("docs/index.md.jinja").render(context),
     }
+    return {path: text.encode("utf-8") for path, text in files.items()}
+
+
+def _render_catalog(catalog_set: CatalogSet, catalog_id: str) -> dict[str, bytes]:
+    env = _environment()
+    types = type_views(catalog_set, catalog_by_id(catalog_set, catalog_id))
+    context = _context(catalog_set, types)
+    files: dict[str, str] = {}
     for view in types:
         depth = view.path.count("/")
         page = {"root": "../" * depth, "page": view}
@@ -302,3 +349,7 @@ def render(catalog_set: CatalogSet) -> dict[str, bytes]:
             context, page=view, root="../" * (view.markdown_path.count("/") + 2)
         )
     return {path: text.encode("utf-8") for path, text in files.items()}
+
+
+def render(catalog_set: CatalogSet) -> dict[str, bytes]:
+    return render_all(units(catalog_set), catalog_set)

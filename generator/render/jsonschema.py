@@ -12,7 +12,7 @@ from typing import Any
 from ..formats import NORMO_TIME
 from ..instance import INT32_MAX, INT32_MIN
 from ..model import CatalogSet, EventType
-from . import dump_json, event_dir, sorted_events
+from . import Unit, catalog_by_id, catalog_inputs, dump_json, event_dir, render_all, sorted_events
 
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
 BASE64 = r"^[A-Za-z0-9+/]*={0,2}$"
@@ -137,17 +137,34 @@ def _describe(schema: dict[str, Any], text: str) -> None:
     target["description"] = text
 
 
-def render(catalog_set: CatalogSet) -> dict[str, bytes]:
+def units(catalog_set: CatalogSet) -> list[Unit]:
+    """The schemas of each catalog, and the index of all."""
+    result = [Unit("jsonschema", catalog.id, catalog_inputs(catalog, catalog_set), _render_catalog) for catalog in catalog_set.catalogs]
+    result.append(Unit("jsonschema", "index.json", (catalog_set.catalogs,), _render_index))
+    return result
+
+
+def _render_catalog(catalog_set: CatalogSet, catalog_id: str) -> dict[str, bytes]:
     files: dict[str, bytes] = {}
+    for event in catalog_by_id(catalog_set, catalog_id).events:
+        folder = event_dir(event)
+        if event.payload is not None:
+            files[f"jsonschema/{folder}/data.schema.json"] = dump_json(payload_schema(event, catalog_set))
+        files[f"jsonschema/{folder}/event.schema.json"] = dump_json(envelope_schema(event))
+    return files
+
+
+def _render_index(catalog_set: CatalogSet, name: str) -> dict[str, bytes]:
     index = []
     for event in sorted_events(catalog_set):
         folder = event_dir(event)
         entry: dict[str, Any] = {"type": event.type, "dataversion": event.dataversion, "data": None}
         if event.payload is not None:
-            files[f"jsonschema/{folder}/data.schema.json"] = dump_json(payload_schema(event, catalog_set))
             entry["data"] = f"{folder}/data.schema.json"
-        files[f"jsonschema/{folder}/event.schema.json"] = dump_json(envelope_schema(event))
         entry["event"] = f"{folder}/event.schema.json"
         index.append(entry)
-    files["jsonschema/index.json"] = dump_json(index)
-    return files
+    return {"jsonschema/index.json": dump_json(index)}
+
+
+def render(catalog_set: CatalogSet) -> dict[str, bytes]:
+    return render_all(units(catalog_set), catalog_set)

@@ -23,15 +23,26 @@ def use_templates(directory: str | None) -> None:
         _user_dirs.append(directory)
 
 
+_CONTROL = {code: f"\\x{code:02x}" for code in [*range(0x00, 0x09), *range(0x0B, 0x20), 0x7F]}
+
+
+def doc_text(text: str | None) -> str:
+    """Text to put inside a triple-quoted docstring, as is: backslashes, quotes
+    and control characters (a carriage return would become a newline) escaped,
+    so ``__doc__`` reads the catalog's text exactly (black then trims trailing
+    spaces of lines, as it does in every docstring)."""
+    return (text or "").replace("\\", "\\\\").replace('"""', '\\"\\"\\"').translate(_CONTROL)
+
+
 def docstring(text: str | None, indent: int = 4) -> str:
-    """A safe triple-quoted docstring: backslashes and quotes cannot end it early."""
-    if not text:
+    """A safe triple-quoted docstring: nothing in the text can end it early."""
+    raw = (text or "").rstrip()
+    quotes = len(raw) - len(raw.rstrip('"'))  # a quote right before the closing """ must be escaped
+    body = doc_text(raw[: len(raw) - quotes]) + '\\"' * quotes
+    if not body:
         return '""""""'
-    body = text.replace("\\", "\\\\").replace('"""', '\\"\\"\\"').rstrip()
-    if body.endswith('"'):
-        body = body[:-1] + '\\"'
     pad = " " * indent
-    lines = body.splitlines()
+    lines = body.split("\n")
     if len(lines) == 1:
         return f'"""{lines[0]}"""'
     return '"""' + lines[0] + "\n" + "\n".join((pad + line) if line.strip() else "" for line in lines[1:]) + "\n" + pad + '"""'
@@ -47,12 +58,17 @@ def md_cell(text: str | None) -> str:
     return " ".join(md_text(text).split()).replace("|", "\\|")
 
 
-def environment() -> jinja2.Environment:
-    # A checkout's own templates/ wins (an editable install may hold an older copy).
+def template_dirs() -> list[Path]:
+    """Where templates are looked up, first match wins: a user's directory,
+    then a checkout's own templates/ (an editable install may hold an older
+    copy), else the packaged copy."""
     marker = Path("python") / "events.py.jinja"
     builtin = _SOURCE_TEMPLATES if (_SOURCE_TEMPLATES / marker).is_file() else _PACKAGE_TEMPLATES
-    loaders: list[jinja2.BaseLoader] = [jinja2.FileSystemLoader(d) for d in _user_dirs]
-    loaders.append(jinja2.FileSystemLoader(str(builtin)))
+    return [*(Path(d) for d in _user_dirs), builtin]
+
+
+def environment() -> jinja2.Environment:
+    loaders: list[jinja2.BaseLoader] = [jinja2.FileSystemLoader(str(d)) for d in template_dirs()]
     env = jinja2.Environment(
         loader=jinja2.ChoiceLoader(loaders),
         undefined=jinja2.StrictUndefined,
@@ -62,6 +78,7 @@ def environment() -> jinja2.Environment:
         autoescape=jinja2.select_autoescape(["html", "html.jinja"]),
     )
     env.filters["docstring"] = docstring
+    env.filters["doc_text"] = doc_text
     env.filters["py"] = repr
     env.filters["md_text"] = md_text
     env.filters["md_cell"] = md_cell
