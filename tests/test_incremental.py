@@ -1,0 +1,167 @@
+"""Incremental and parallel generation (issue 8) and interruption (issue 9):
+the render cache never changes the output, only what changed is rendered
+again, and Ctrl-C or a failure while rendering leaves OUT as it was."""
+
+from __future__ import annotations
+
+import io
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from generator import generate as generate_module
+from generator.cli import main
+from generator.generate import Progress, RenderCache, RenderStats, generate, render
+from generator.lint import lint
+from generator.render import docs
+
+from .conftest import ROOT
+from .test_generate import snapshot
+
+KINDS = list(generate_module.MODULES)
+
+
+@pytest.fixture
+def catalog(tmp_path: Path) -> Path:
+    target = tmp_path / "catalog"
+    shutil.copytree(ROOT / "catalog", target)
+    shutil.copytree(ROOT / "tests" / "catalogs" / "hostile", target / "hostile")
+    return target
+
+
+def edit(path: Path, old: str, new: str) -> None:
+    text = path.read_text(encoding="utf-8")
+    assert old in text, old
+    path.write_text(text.replace(old, new, 1), encoding="utf-8")
+
+
+def test_warm_and_cold_runs_are_byte_identical(catalog: Path, tmp_path: Path) -> None:
+    cache = str(tmp_path / "cache")
+    first = RenderStats()
+    generate(str(catalog), str(tmp_path / "warm"), KINDS, cache_dir=cache)
+    again = generate(str(catalog), str(tmp_path / "warm"), KINDS, cache_dir=cache)
+    assert again.stats is not None and again.stats.rendered == 0 and again.stats.cached == again.stats.units
+    assert again.report is not None and not again.report.written and not again.report.deleted
+    generate(str(catalog), str(tmp_path / "cold"), KINDS, cache_dir=None)
+    assert snapshot(tmp_path / "warm") == snapshot(tmp_path / "cold")
+    assert first.rendered == 0  # untouched: stats are only filled when passed to render
+
+    # One event changes: only that catalog's units and the indexes render again.
+    edit(catalog / "normo" / "meter-data.yaml", "title: Meter removed", "title: Meter taken out of service")
+    changed = generate(str(catalog), str(tmp_path / "warm"), KINDS, cache_dir=cache)
+    assert changed.stats is not None
+    assert changed.stats.rendered == len(KINDS) + 2  # meter-data in each kind + jsonschema and docs indexes
+    assert changed.report is not None and changed.report.written
+    assert all("meter" in path or "index" in path for path in changed.report.written), changed.report.written
+    generate(str(catalog), str(tmp_path / "cold2"), KINDS, cache_dir=None)
+    assert snapshot(tmp_path / "warm") == snapshot(tmp_path / "cold2")
+
+
+def test_a_damaged_cache_is_ignored(catalog: Path, tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    generate(str(catalog), str(tmp_path / "a"), KINDS, cache_dir=str(cache))
+    entries = sorted((cache / "render").rglob("*.marshal"))
+    assert entries
+    for number, entry in enumerate(entries):
+        entry.write_bytes([b"", b"\x00garbage", b"\xe9" * 100][number % 3])
+    result = generate(str(catalog), str(tmp_path / "b"), KINDS, cache_dir=str(cache))
+    assert result.stats is not None and result.stats.rendered == result.stats.units
+    assert snapshot(tmp_path / "a") == snapshot(tmp_path / "b")
+
+
+def test_a_changed_template_changes_the_key(catalog: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    catalog_set = lint(str(catalog)).catalog_set
+    unit = docs.units(catalog_set)[0]
+    before = RenderCache(str(tmp_path)).key(unit)
+    templates = tmp_path / "templates" / "docs"
+    templates.mkdir(parents=True)
+    (templates / "event.html.jinja").write_text("{{ page.type }}\n")
+    generate_module._salt.cache_clear()
+    from generator.render import templates as template_module
+
+    template_module.use_templates(str(tmp_path / "templates"))
+    try:
+        assert RenderCache(str(tmp_path)).key(unit) != before
+    finally:
+        template_module.use_templates(None)
+        generate_module._salt.cache_clear()
+    assert RenderCache(str(tmp_path)).key(unit) == before
+
+
+def test_parallel_and_serial_rendering_agree(catalog: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    catalog_set = lint(str(catalog)).catalog_set
+    stats = RenderStats()
+    parallel = render(catalog_set, KINDS, stats=stats)
+    monkeypatch.setenv("EVCAT_JOBS", "1")
+    serial = render(catalog_set, KINDS)
+    assert parallel == serial
+    if (os.cpu_count() or 1) > 1:
+        assert stats.workers > 1
+
+
+def test_progress_bar_only_on_a_terminal() -> None:
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    terminal = Terminal()
+    bar = Progress(3, terminal)
+    for name in ("a", "b", "c"):
+        bar.step(name)
+    bar.close()
+    assert "3/3" in terminal.getvalue() and terminal.getvalue().endswith("\r\x1b[K")
+    pipe = io.StringIO()
+    quiet = Progress(3, pipe)
+    for name in ("a", "b", "c"):
+        quiet.step(name)
+    quiet.close()
+    assert pipe.getvalue() == ""
+
+
+def test_failure_while_rendering_leaves_out_unchanged(catalog: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "out"
+    assert main(["generate", str(catalog), "-o", str(out), "--no-cache"]) == 0
+    (out / "mine.txt").write_text("my notes")
+    before = snapshot(out)
+    edit(catalog / "normo" / "meter-data.yaml", "title: Meter removed", "title: Meter taken out of service")
+    real = docs._render_catalog
+
+    def broken(catalog_set: object, catalog_id: str) -> dict[str, bytes]:
+        if catalog_id == "meter-data":
+            raise RuntimeError("template exploded")
+        return real(catalog_set, catalog_id)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(docs, "_render_catalog", broken)  # workers are forked: they see it too
+    code = main(["generate", str(catalog), "-o", str(out), "--no-cache"])
+    assert code == 3 and "template exploded" in capsys.readouterr().err
+    assert snapshot(out) == before
+
+
+def test_ctrl_c_while_generating_a_large_catalog_leaves_out_unchanged(tmp_path: Path) -> None:
+    big = tmp_path / "big"
+    subprocess.run([sys.executable, str(ROOT / "bench" / "synth.py"), str(big), "--events", "200"], check=True,
+                   capture_output=True)
+    out = tmp_path / "out"
+    assert main(["generate", str(ROOT / "catalog"), "-o", str(out), "--no-cache"]) == 0
+    (out / "mine.txt").write_text("my notes")
+    before = snapshot(out)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "generator", "generate", str(big), "-o", str(out), "--no-cache"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True, cwd=ROOT,
+    )
+    time.sleep(2.0)  # linted, rendering in worker processes
+    os.killpg(process.pid, signal.SIGINT)  # what a terminal's Ctrl-C does: the whole process group
+    stdout, stderr = process.communicate(timeout=60)
+    assert process.returncode == 130, stderr
+    assert stderr.strip() == "evcat: interrupted" and "Traceback" not in stdout + stderr
+    assert snapshot(out) == before
+    time.sleep(0.2)
+    leftovers = subprocess.run(["pgrep", "-s", str(process.pid)], capture_output=True, text=True).stdout
+    assert leftovers == "", "worker processes outlived the interrupted run"
