@@ -38,7 +38,7 @@ MODULES = {"python": python, "jsonschema": jsonschema, "asyncapi": asyncapi, "do
 RENDERERS: dict[str, Callable[[CatalogSet], dict[str, bytes]]] = {kind: module.render for kind, module in MODULES.items()}
 # Heaviest first, so the workers finish together (python runs black and datamodel-code-generator).
 _COST = {"python": 0, "docs": 1, "asyncapi": 2, "jsonschema": 3}
-_TOOLS = ("black", "datamodel-code-generator", "pydantic", "jinja2", "markdown-it-py", "PyYAML")
+_TOOLS = ("black", "ruff", "datamodel-code-generator", "pydantic", "jinja2", "markdown-it-py", "PyYAML")
 
 
 @dataclass

@@ -75,11 +75,15 @@ def plan(out: Path, outputs: Mapping[str, Mapping[str, bytes]]) -> WriteReport:
     report = WriteReport()
     _inside.cache_clear()  # directories are resolved afresh on every run
     previous = read_manifest(out)
+    directories: dict[str, bool] = {}  # does OUT/dir exist? (a cold run reads nothing)
     for kind, files in outputs.items():
         for relative, content in sorted(files.items()):
             target = _checked(out, relative)
+            parent = os.path.dirname(relative)
+            if parent not in directories:
+                directories[parent] = os.path.isdir(os.path.join(out, parent))
             try:
-                same = target.read_bytes() == content
+                same = directories[parent] and _read(target) == content
             except OSError:
                 same = False
             (report.unchanged if same else report.written).append(relative)
@@ -89,15 +93,23 @@ def plan(out: Path, outputs: Mapping[str, Mapping[str, bytes]]) -> WriteReport:
     return report
 
 
+def _read(path: Path) -> bytes:
+    with open(path, "rb") as handle:
+        return handle.read()
+
+
 def write(out: Path, outputs: Mapping[str, Mapping[str, bytes]], version: str) -> WriteReport:
     """Write ``outputs`` ({kind: {relative path: bytes}}) into ``out``, all or nothing."""
     report = plan(out, outputs)
     contents = {relative: content for files in outputs.values() for relative, content in files.items()}
     temporaries: list[tuple[Path, Path]] = []
+    made: set[Path] = set()
     try:
         for relative in report.written:
             target = _checked(out, relative)
-            target.parent.mkdir(parents=True, exist_ok=True)
+            if target.parent not in made:
+                target.parent.mkdir(parents=True, exist_ok=True)
+                made.add(target.parent)
             temporary = target.with_name(f".{target.name}.evcat-tmp")
             temporary.write_bytes(contents[relative])
             temporaries.append((temporary, target))

@@ -7,6 +7,7 @@ there with the same name overrides ours. Escaping lives in filters here.
 
 from __future__ import annotations
 
+from functools import cache
 from pathlib import Path
 
 import jinja2
@@ -68,7 +69,15 @@ def template_dirs() -> list[Path]:
 
 
 def environment() -> jinja2.Environment:
-    loaders: list[jinja2.BaseLoader] = [jinja2.FileSystemLoader(str(d)) for d in template_dirs()]
+    """The environment for the current template directories, made once: jinja2
+    compiles each template once per environment (auto_reload still notices a
+    template edited on disk, for --watch)."""
+    return _environment(tuple(template_dirs()))
+
+
+@cache
+def _environment(directories: tuple[Path, ...]) -> jinja2.Environment:
+    loaders: list[jinja2.BaseLoader] = [jinja2.FileSystemLoader(str(d)) for d in directories]
     env = jinja2.Environment(
         loader=jinja2.ChoiceLoader(loaders),
         undefined=jinja2.StrictUndefined,

@@ -1,0 +1,201 @@
+"""Benchmark `evcat lint` and `evcat generate` at catalog scale against the peer, in one run.
+
+Writes a synthetic lint-clean catalog (bench/synth.py) and measures wall time
+and peak memory, each as the median of --runs runs, interleaved so machine
+noise hits all alike:
+- floor: PyYAML's C loader alone on the catalog files;
+- evcat lint, cold (empty cache) and after one file changed;
+- evcat generate, cold: all outputs (Python, JSON Schema, AsyncAPI, docs;
+  black-formatted), empty cache, empty OUT;
+- evcat generate, nothing changed (warm cache, OUT current);
+- evcat generate, one event changed (its title edited);
+- peer: `datamodel-codegen` once over a directory holding the same payload
+  schemas (evcat's data.schema.json files), with its default formatting.
+
+Peak memory is the largest sum of the resident set sizes of the command and
+all its child processes (workers), sampled every 20 ms: an upper bound, as
+pages shared after fork are counted once per process.
+
+Targets (issue 8, 1,000 types): lint cold <= 1.5x floor, one file changed
+<= 1.0 s; generate cold <= 0.5x peer; nothing changed <= 1 s; one event
+changed <= 2 s; 5,000 types: cold generate completes, peak <= 1 GB.
+
+Usage: python bench/generate_bench.py [--events 1000] [--runs 3] [--skip-peer]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+import synth  # noqa: E402
+
+FLOOR = "import sys, yaml\nfor name in sys.argv[1:]:\n    with open(name, 'rb') as f: yaml.load(f, Loader=yaml.CSafeLoader)\n"
+
+
+def _tree_rss(root: int) -> int:
+    """Resident bytes of ``root`` and every descendant (from /proc)."""
+    children: dict[int, list[int]] = {}
+    rss: dict[int, int] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as handle:
+                fields = handle.read().rsplit(b")", 1)[1].split()
+        except OSError:
+            continue
+        pid, parent = int(entry), int(fields[1])
+        children.setdefault(parent, []).append(pid)
+        rss[pid] = int(fields[21]) * os.sysconf("SC_PAGE_SIZE")
+    total, stack = 0, [root]
+    while stack:
+        pid = stack.pop()
+        total += rss.get(pid, 0)
+        stack.extend(children.get(pid, ()))
+    return total
+
+
+def measure(command: list[str], expect: int = 0, env: dict[str, str] | None = None) -> tuple[float, int]:
+    """(wall seconds, peak bytes of the process tree)."""
+    peak = 0
+    start = time.perf_counter()
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    done = threading.Event()
+
+    def sample() -> None:
+        nonlocal peak
+        while not done.is_set():
+            peak = max(peak, _tree_rss(process.pid))
+            done.wait(0.02)
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    stdout, stderr = process.communicate()
+    elapsed = time.perf_counter() - start
+    done.set()
+    sampler.join()
+    if process.returncode != expect:
+        raise SystemExit(f"{' '.join(command[:5])}... exited {process.returncode}:\n{stdout[-2000:].decode()}{stderr[-2000:].decode()}")
+    return elapsed, peak
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--events", type=int, default=1000)
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--work", type=Path, default=HERE / "work")
+    parser.add_argument("--skip-peer", action="store_true", help="leave out datamodel-codegen (for the 5,000 run)")
+    arguments = parser.parse_args()
+
+    work = arguments.work / f"generate-{arguments.events}"
+    shutil.rmtree(work, ignore_errors=True)
+    catalog, cache, out = work / "catalog", work / "cache", work / "out"
+    files = synth.write(catalog, arguments.events, 20, "normo")
+    size = sum(f.stat().st_size for f in files)
+    print(f"catalog: {arguments.events} event types, {len(files)} files, {size / 1e6:.1f} MB; "
+          f"{os.cpu_count()} cores; {arguments.runs} runs each", flush=True)
+
+    python = sys.executable
+    # An installed wheel has bytecode; this machine may set PYTHONDONTWRITEBYTECODE.
+    env = {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}
+    subprocess.run([python, "-m", "compileall", "-q", str(HERE.parent / "generator")], check=True)
+    evcat = [python, "-m", "generator"]
+    lint = [*evcat, "lint", str(catalog), "--cache-dir", str(cache)]
+    generate = [*evcat, "generate", str(catalog), "-o", str(out), "--cache-dir", str(cache)]
+
+    # The peer's input: the same payload schemas, one file each.
+    subprocess.run([*evcat, "generate", str(catalog), "-o", str(work / "schemas"), "--only", "jsonschema", "--no-cache"],
+                   check=True, env=env, capture_output=True)
+    peer_in = work / "peer-in"
+    peer_in.mkdir()
+    for number, schema in enumerate(sorted((work / "schemas" / "jsonschema").rglob("data.schema.json"))):
+        shutil.copyfile(schema, peer_in / f"payload_{number:05d}.json")
+    peer_count = len(list(peer_in.iterdir()))
+    peer = [str(Path(python).with_name("datamodel-codegen")), "--input", str(peer_in), "--input-file-type", "jsonschema",
+            "--output", str(work / "peer-out"), "--output-model-type", "pydantic_v2.BaseModel"]
+    if not Path(peer[0]).exists():
+        peer[0:1] = [python, "-m", "datamodel_code_generator"]
+
+    results: dict[str, list[tuple[float, int]]] = {name: [] for name in
+                                                    ("floor", "lint-cold", "lint-changed", "cold", "nothing", "one", "peer")}
+    victim = files[len(files) // 2]
+    original = victim.read_text(encoding="utf-8")
+    first_title = next(line for line in original.splitlines() if line.strip().startswith("title:") and line.startswith("  "))
+    try:
+        for run in range(arguments.runs):
+            results["floor"].append(measure([python, "-c", FLOOR, *map(str, files)], env=env))
+            shutil.rmtree(cache, ignore_errors=True)
+            results["lint-cold"].append(measure(lint, env=env))
+            victim.write_text(original + f"# edit {run}\n", encoding="utf-8")
+            results["lint-changed"].append(measure(lint, env=env))
+            victim.write_text(original, encoding="utf-8")
+
+            shutil.rmtree(cache, ignore_errors=True)
+            shutil.rmtree(out, ignore_errors=True)
+            results["cold"].append(measure(generate, env=env))
+            print(f"run {run + 1}: cold generate {results['cold'][-1][0]:.1f} s", flush=True)
+            results["nothing"].append(measure(generate, env=env))
+            victim.write_text(original.replace(first_title, f"{first_title} (edit {run})", 1), encoding="utf-8")
+            results["one"].append(measure(generate, env=env))
+            victim.write_text(original, encoding="utf-8")
+            measure(generate, env=env)  # back to the original for the next run
+            if not arguments.skip_peer:
+                shutil.rmtree(work / "peer-out", ignore_errors=True)
+                results["peer"].append(measure(peer, env=env))
+                print(f"run {run + 1}: peer {results['peer'][-1][0]:.1f} s", flush=True)
+    finally:
+        victim.write_text(original, encoding="utf-8")
+
+    def median(name: str) -> tuple[float, float]:
+        values = results[name]
+        return statistics.median(v[0] for v in values), statistics.median(v[1] for v in values) / 2**20
+
+    outputs = sum(1 for p in out.rglob("*") if p.is_file())
+    rows = [
+        ("floor: PyYAML CSafeLoader", "floor"),
+        ("evcat lint, cold", "lint-cold"),
+        ("evcat lint, one file changed", "lint-changed"),
+        ("evcat generate, cold (4 outputs)", "cold"),
+        ("evcat generate, nothing changed", "nothing"),
+        ("evcat generate, one event changed", "one"),
+    ]
+    if results["peer"]:
+        rows.append((f"peer: datamodel-codegen ({peer_count} schemas)", "peer"))
+    print(f"\n{arguments.events} event types, {outputs} output files\n")
+    print(f"| {'measurement':42} | {'median s':>9} | {'peak MiB':>9} |")
+    print(f"|{'-' * 44}|{'-' * 11}|{'-' * 11}|")
+    for label, name in rows:
+        seconds, mib = median(name)
+        print(f"| {label:42} | {seconds:9.2f} | {mib:9.0f} |")
+    verdicts = {
+        "lint cold / floor": (median("lint-cold")[0] / median("floor")[0], 1.5),
+        "lint one file changed (s)": (median("lint-changed")[0], 1.0),
+        "generate nothing changed (s)": (median("nothing")[0], 1.0),
+        "generate one event changed (s)": (median("one")[0], 2.0),
+        "generate cold peak (MiB)": (median("cold")[1], 1024),
+    }
+    if results["peer"]:
+        verdicts["generate cold / peer"] = (median("cold")[0] / median("peer")[0], 0.5)
+    print()
+    failed = False
+    for label, (value, limit) in verdicts.items():
+        ok = value <= limit
+        failed |= not ok
+        print(f"{label:34} {value:8.2f}  (target <= {limit:g})  {'ok' if ok else 'MISSED'}")
+    (work / "results.json").write_text(json.dumps({k: v for k, v in results.items()}, indent=1))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
