@@ -12,11 +12,11 @@ import json
 import os
 import sys
 import traceback
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from . import __version__
 from .diagnostics import format_github, format_json, format_sarif, format_text
-from .lint import UsageError, lint
+from .lint import UsageError, display_path, lint
 
 DEFAULT_CACHE = ".evcat-cache"
 FORMATS = ("text", "json", "sarif", "github")
@@ -34,6 +34,7 @@ def _parser() -> argparse.ArgumentParser:
     lint_parser.add_argument("catalog", nargs="?", default="catalog", help="catalog directory or file (default: catalog)")
     lint_parser.add_argument("--format", choices=FORMATS, default="text", help="output format (default: text)")
     _cache_options(lint_parser)
+    _watch_option(lint_parser)
 
     generate_parser = commands.add_parser("generate", help="lint, then write all outputs (refuses when there are errors)")
     generate_parser.add_argument("catalog", nargs="?", default="catalog", help="catalog directory or file (default: catalog)")
@@ -42,6 +43,7 @@ def _parser() -> argparse.ArgumentParser:
     generate_parser.add_argument("--check", action="store_true", help="write nothing; exit 1 when OUT is stale")
     generate_parser.add_argument("--format", choices=FORMATS, default="text", help="format of diagnostics (default: text)")
     _cache_options(generate_parser)
+    _watch_option(generate_parser)
 
     validate_parser = commands.add_parser(
         "validate",
@@ -71,6 +73,13 @@ def _cache_options(parser: argparse.ArgumentParser) -> None:
         help=f"where parsed files are cached (default: {DEFAULT_CACHE}; safe to delete)",
     )
     parser.add_argument("--no-cache", action="store_true", help="neither read nor write the cache")
+
+
+def _watch_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--watch", action="store_true",
+        help="stay running and check again whenever a catalog file (or template) is saved; Ctrl-C stops",
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -106,16 +115,79 @@ def _run(arguments: argparse.Namespace) -> int:
     if arguments.command == "rules":
         return _list_rules()
     if arguments.command == "lint":
-        result = lint(arguments.catalog, None if arguments.no_cache else arguments.cache_dir)
-        sys.stdout.write(_format(result.diagnostics, arguments.format, len(result.documents)))
-        return 1 if result.has_errors else 0
+        return _watch(arguments, _lint) if arguments.watch else _lint(arguments)
     if arguments.command == "generate":
-        return _generate(arguments)
+        if arguments.watch and arguments.check:
+            raise UsageError("--watch and --check do not go together")
+        return _watch(arguments, _generate) if arguments.watch else _generate(arguments)
     if arguments.command == "validate":
         return _validate(arguments)
     if arguments.command == "diff":
         return _diff(arguments)
     raise UsageError(f"unknown command {arguments.command}")  # pragma: no cover - argparse prevents it
+
+
+def _lint(arguments: argparse.Namespace) -> int:
+    result = lint(arguments.catalog, None if arguments.no_cache else arguments.cache_dir)
+    sys.stdout.write(_format(result.diagnostics, arguments.format, len(result.documents)))
+    return 1 if result.has_errors else 0
+
+
+WATCH_INTERVAL = 0.25  # seconds between looks at the files
+
+
+def _watched(catalog: str) -> dict[str, tuple[int, int]]:
+    """(mtime, size) of every catalog file and template: a new, saved or deleted file shows."""
+    from .lint import find_catalog_files
+    from .render.templates import template_dirs
+
+    files: list[str] = []
+    try:
+        files += find_catalog_files(catalog)
+    except UsageError:
+        pass  # no catalog files (yet): wait for one
+    for directory in template_dirs():
+        files += [str(path) for path in directory.rglob("*") if path.is_file()]
+    state = {}
+    for name in files:
+        try:
+            info = os.stat(name)
+        except OSError:
+            continue
+        state[name] = (info.st_mtime_ns, info.st_size)
+    return state
+
+
+def _watch(arguments: argparse.Namespace, run: Callable[[argparse.Namespace], int]) -> int:
+    """Run, then again on every save, until Ctrl-C. The caches make a re-run cost
+    what changed: the edited file is parsed again, only its catalog re-rendered."""
+    import time
+
+    from .generate import forget_code_digest
+
+    state = _watched(arguments.catalog)
+    try:
+        while True:
+            try:
+                code = run(arguments)
+            except UsageError as error:
+                print(f"evcat: error: {error}", file=sys.stderr)
+                code = 2
+            sys.stdout.flush()
+            print(f"evcat: watching {arguments.catalog} (exit {code} for this run); Ctrl-C stops", file=sys.stderr, flush=True)
+            while True:
+                time.sleep(WATCH_INTERVAL)
+                if _watched(arguments.catalog) != state:
+                    time.sleep(WATCH_INTERVAL)  # let an editor finish saving
+                    break
+            previous, state = state, _watched(arguments.catalog)
+            names = sorted(name for name in previous.keys() | state.keys() if previous.get(name) != state.get(name))
+            forget_code_digest()  # a template may have changed
+            shown = ", ".join(display_path(name) for name in names[:3]) + (" ..." if len(names) > 3 else "")
+            print(f"evcat: {time.strftime('%H:%M:%S')} changed: {shown or arguments.catalog}", file=sys.stderr, flush=True)
+    except KeyboardInterrupt:
+        print("evcat: stopped watching", file=sys.stderr)
+        return 0
 
 
 def _generate(arguments: argparse.Namespace) -> int:

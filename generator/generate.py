@@ -123,6 +123,11 @@ def _salt() -> str:
     return digest.hexdigest()
 
 
+def forget_code_digest() -> None:
+    """For --watch: templates edited since the last run give new cache keys."""
+    _salt.cache_clear()
+
+
 class Progress:
     """``rendering 12/50`` on one line of stderr, only when it is a terminal."""
 
@@ -160,8 +165,9 @@ def _render_one(index: int) -> tuple[int, dict[str, bytes]]:
 
 
 def render(catalog_set: CatalogSet, kinds: Sequence[str], *, cache_dir: str | None = None,
-           progress: bool = False, stats: RenderStats | None = None) -> dict[str, dict[str, bytes]]:
-    """{kind: {relative path: bytes}} for ``kinds``; units found in the cache are reused."""
+           progress: bool = False, stats: RenderStats | None = None, jobs: int | None = None) -> dict[str, dict[str, bytes]]:
+    """{kind: {relative path: bytes}} for ``kinds``; units found in the cache
+    are reused, the others rendered in ``jobs`` processes (default: one per core)."""
     global _work
     units = [unit for kind in kinds for unit in MODULES[kind].units(catalog_set)]
     render_cache = RenderCache(cache_dir) if cache_dir else None
@@ -175,7 +181,7 @@ def render(catalog_set: CatalogSet, kinds: Sequence[str], *, cache_dir: str | No
                 results[index] = hit
     pending = sorted((i for i in range(len(units)) if i not in results), key=lambda i: (_COST[units[i].kind], i))
     bar = Progress(len(pending)) if progress else None
-    workers = worker_count(len(pending)) if len(pending) > 2 else 1
+    workers = min(jobs or worker_count(len(pending)), len(pending)) if len(pending) > 2 else 1
     _work = (catalog_set, units)
     try:
         for index, files in parallel(_render_one, pending, workers, ordered=False):
