@@ -8,12 +8,13 @@ noise hits all alike:
 - evcat generate, cold: all outputs (Python, JSON Schema, AsyncAPI, docs;
   black-formatted), empty cache, empty OUT;
 - evcat generate, nothing changed (warm cache, OUT current);
-- evcat generate, one event changed (its title edited);
+- evcat generate, one event changed: its title edited (payloads unchanged),
+  and, separately, a property added to its payload;
 - peer: `datamodel-codegen` once over a directory holding the same payload
   schemas (evcat's data.schema.json files), with its default formatting.
 
 Peak memory is the largest sum of the resident set sizes of the command and
-all its child processes (workers), sampled every 20 ms: an upper bound, as
+all its child processes (workers), sampled every 50 ms: an upper bound, as
 pages shared after fork are counted once per process.
 
 Targets (issue 8, 1,000 types): lint cold <= 1.5x floor, one file changed
@@ -39,30 +40,26 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import synth  # noqa: E402
+import yaml  # noqa: E402
 
 FLOOR = "import sys, yaml\nfor name in sys.argv[1:]:\n    with open(name, 'rb') as f: yaml.load(f, Loader=yaml.CSafeLoader)\n"
 
 
 def _tree_rss(root: int) -> int:
-    """Resident bytes of ``root`` and every descendant (from /proc)."""
-    children: dict[int, list[int]] = {}
-    rss: dict[int, int] = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat", "rb") as handle:
-                fields = handle.read().rsplit(b")", 1)[1].split()
-        except OSError:
-            continue
-        pid, parent = int(entry), int(fields[1])
-        children.setdefault(parent, []).append(pid)
-        rss[pid] = int(fields[21]) * os.sysconf("SC_PAGE_SIZE")
+    """Resident bytes of ``root`` and every descendant, following
+    /proc/PID/task/TID/children (a few small reads, not a scan of /proc)."""
+    page = os.sysconf("SC_PAGE_SIZE")
     total, stack = 0, [root]
     while stack:
         pid = stack.pop()
-        total += rss.get(pid, 0)
-        stack.extend(children.get(pid, ()))
+        try:
+            with open(f"/proc/{pid}/statm", "rb") as handle:
+                total += int(handle.read().split()[1]) * page
+            for task in os.listdir(f"/proc/{pid}/task"):
+                with open(f"/proc/{pid}/task/{task}/children", "rb") as handle:
+                    stack.extend(int(child) for child in handle.read().split())
+        except (OSError, ValueError, IndexError):
+            continue
     return total
 
 
@@ -77,7 +74,7 @@ def measure(command: list[str], expect: int = 0, env: dict[str, str] | None = No
         nonlocal peak
         while not done.is_set():
             peak = max(peak, _tree_rss(process.pid))
-            done.wait(0.02)
+            done.wait(0.05)
 
     sampler = threading.Thread(target=sample, daemon=True)
     sampler.start()
@@ -127,11 +124,18 @@ def main() -> int:
     if not Path(peer[0]).exists():
         peer[0:1] = [python, "-m", "datamodel_code_generator"]
 
-    results: dict[str, list[tuple[float, int]]] = {name: [] for name in
-                                                    ("floor", "lint-cold", "lint-changed", "cold", "nothing", "one", "peer")}
+    results: dict[str, list[tuple[float, int]]] = {
+        name: [] for name in ("floor", "lint-cold", "lint-changed", "cold", "nothing", "one", "one-payload", "peer")
+    }
     victim = files[len(files) // 2]
     original = victim.read_text(encoding="utf-8")
     first_title = next(line for line in original.splitlines() if line.strip().startswith("title:") and line.startswith("  "))
+
+    def payload_edit(run: int) -> str:
+        document = yaml.safe_load(original)
+        event = next(event for event in document["events"] if "data" in event and "properties" in event["data"])
+        event["data"]["properties"][f"benchExtra{run}"] = {"type": "string", "description": "A property added by the benchmark."}
+        return yaml.dump(document, Dumper=synth._Dumper, sort_keys=False, width=100, allow_unicode=True)
     try:
         for run in range(arguments.runs):
             results["floor"].append(measure([python, "-c", FLOOR, *map(str, files)], env=env))
@@ -148,6 +152,8 @@ def main() -> int:
             results["nothing"].append(measure(generate, env=env))
             victim.write_text(original.replace(first_title, f"{first_title} (edit {run})", 1), encoding="utf-8")
             results["one"].append(measure(generate, env=env))
+            victim.write_text(payload_edit(run), encoding="utf-8")
+            results["one-payload"].append(measure(generate, env=env))
             victim.write_text(original, encoding="utf-8")
             measure(generate, env=env)  # back to the original for the next run
             if not arguments.skip_peer:
@@ -162,13 +168,18 @@ def main() -> int:
         return statistics.median(v[0] for v in values), statistics.median(v[1] for v in values) / 2**20
 
     outputs = sum(1 for p in out.rglob("*") if p.is_file())
+    black_check = subprocess.run([python, "-m", "black", "--check", "--quiet", "--target-version", "py311", str(out / "python")],
+                                 capture_output=True, text=True)
+    print(f"black --check on the generated Python: exit {black_check.returncode} "
+          f"({'all black-formatted' if black_check.returncode == 0 else black_check.stderr.strip()[:500]})")
     rows = [
         ("floor: PyYAML CSafeLoader", "floor"),
         ("evcat lint, cold", "lint-cold"),
         ("evcat lint, one file changed", "lint-changed"),
         ("evcat generate, cold (4 outputs)", "cold"),
         ("evcat generate, nothing changed", "nothing"),
-        ("evcat generate, one event changed", "one"),
+        ("evcat generate, one event's title changed", "one"),
+        ("evcat generate, one event's payload changed", "one-payload"),
     ]
     if results["peer"]:
         rows.append((f"peer: datamodel-codegen ({peer_count} schemas)", "peer"))
@@ -182,7 +193,8 @@ def main() -> int:
         "lint cold / floor": (median("lint-cold")[0] / median("floor")[0], 1.5),
         "lint one file changed (s)": (median("lint-changed")[0], 1.0),
         "generate nothing changed (s)": (median("nothing")[0], 1.0),
-        "generate one event changed (s)": (median("one")[0], 2.0),
+        "generate one title changed (s)": (median("one")[0], 2.0),
+        "generate one payload changed (s)": (median("one-payload")[0], 2.0),
         "generate cold peak (MiB)": (median("cold")[1], 1024),
     }
     if results["peer"]:

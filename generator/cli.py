@@ -42,6 +42,11 @@ def _parser() -> argparse.ArgumentParser:
     generate_parser.add_argument("--only", help="comma-separated outputs to write (default: all)")
     generate_parser.add_argument("--check", action="store_true", help="write nothing; exit 1 when OUT is stale")
     generate_parser.add_argument("--format", choices=FORMATS, default="text", help="format of diagnostics (default: text)")
+    generate_parser.add_argument(
+        "--formatter", choices=("ruff", "black"), default="ruff",
+        help="how Python output is formatted: ruff's black-compatible formatter (default, fast), "
+        "or black over ruff's output",
+    )
     _cache_options(generate_parser)
     _watch_option(generate_parser)
 
@@ -199,6 +204,7 @@ def _generate(arguments: argparse.Namespace) -> int:
         result = generate(
             arguments.catalog, arguments.output, kinds, check=arguments.check,
             cache_dir=None if arguments.no_cache else arguments.cache_dir, progress=True,
+            formatter=arguments.formatter,
         )
     except OutputError as error:
         print(f"evcat: error: {error}", file=sys.stderr)

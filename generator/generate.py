@@ -14,8 +14,10 @@ byte).
 from __future__ import annotations
 
 import hashlib
+import itertools
 import marshal
 import os
+import signal
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -23,7 +25,8 @@ from dataclasses import dataclass
 from functools import cache
 from importlib import metadata
 from pathlib import Path
-from typing import TextIO
+from multiprocessing import get_context
+from typing import Any, TextIO
 
 from . import __version__
 from .lint import LintResult, UsageError, _read_marshal, _write_atomic, lint
@@ -69,9 +72,9 @@ def parse_kinds(text: str | None) -> list[str]:
 class RenderCache:
     """Rendered units by content hash, in ``DIR/render/``: safe to delete."""
 
-    def __init__(self, directory: str) -> None:
+    def __init__(self, directory: str, formatter: str = "ruff") -> None:
         self.root = Path(directory) / "render"
-        self.salt = _salt()
+        self.salt = f"{_salt()}\0formatter={formatter}"
         self._reprs: dict[int, tuple[object, str]] = {}
 
     def key(self, unit: Unit) -> str:
@@ -154,23 +157,58 @@ class Progress:
             self.stream.flush()
 
 
-_work: tuple[CatalogSet, list[Unit]] | None = None
+_work: list[Unit] | None = None
 
 
 def _render_one(index: int) -> tuple[int, dict[str, bytes]]:
     assert _work is not None
-    catalog_set, units = _work
-    unit = units[index]
-    return index, unit.render(catalog_set, unit.name)
+    unit = _work[index]
+    return index, unit.render(unit.inputs)
+
+
+Task = tuple[int, Callable[[tuple[Any, ...]], dict[str, bytes]], tuple[Any, ...], tuple[str, Any]]
+
+
+def _render_task(task: Task) -> tuple[int, dict[str, bytes]]:
+    """In the warm helper, forked before lint: everything comes with the task."""
+    index, function, inputs, (formatter, model_cache) = task
+    python.formatter, python.model_cache = formatter, model_cache
+    return index, function(inputs)
+
+
+# A few changed catalogs are rendered by the helper: a process forked when
+# generation starts, which loads datamodel-code-generator while the parent
+# lints (almost a second a fresh process would otherwise spend after lint).
+HELPER_MAX_UNITS = 2
+
+
+def _warm_helper() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    python.warm_up()
+
+
+def start_helper() -> Any:
+    """The warm helper (a one-process pool), or None where fork is not available."""
+    if worker_count(2) < 2:
+        return None
+    return get_context("fork").Pool(1, initializer=_warm_helper)
 
 
 def render(catalog_set: CatalogSet, kinds: Sequence[str], *, cache_dir: str | None = None,
-           progress: bool = False, stats: RenderStats | None = None, jobs: int | None = None) -> dict[str, dict[str, bytes]]:
+           progress: bool = False, stats: RenderStats | None = None, jobs: int | None = None,
+           formatter: str = "ruff", helper: Any = None) -> dict[str, dict[str, bytes]]:
     """{kind: {relative path: bytes}} for ``kinds``; units found in the cache
-    are reused, the others rendered in ``jobs`` processes (default: one per core)."""
+    are reused, the others rendered in ``jobs`` processes (default: one per
+    core), a few Python units by ``helper`` (see ``start_helper``) when given.
+    ``formatter``: see ``render.python.format_sources``."""
     global _work
+    if formatter not in python.FORMATTERS:
+        raise UsageError(f"--formatter takes {' or '.join(python.FORMATTERS)}, not {formatter!r}")
     units = [unit for kind in kinds for unit in MODULES[kind].units(catalog_set)]
-    render_cache = RenderCache(cache_dir) if cache_dir else None
+    render_cache = RenderCache(cache_dir, formatter) if cache_dir else None
+    # Set before the workers fork: they inherit them (the helper gets them with each task).
+    python.formatter = formatter
+    python.model_cache = (str(render_cache.root), render_cache.salt) if render_cache is not None else None
     results: dict[int, dict[str, bytes]] = {}
     keys: dict[int, str] = {}
     for index, unit in enumerate(units):
@@ -180,11 +218,17 @@ def render(catalog_set: CatalogSet, kinds: Sequence[str], *, cache_dir: str | No
             if hit is not None:
                 results[index] = hit
     pending = sorted((i for i in range(len(units)) if i not in results), key=lambda i: (_COST[units[i].kind], i))
+    to_helper = [i for i in pending if units[i].kind == "python"] if helper is not None else []
+    if len(to_helper) > HELPER_MAX_UNITS:
+        to_helper = []
+    settings = (python.formatter, python.model_cache)
+    handed = helper.imap_unordered(_render_task, [(i, units[i].render, units[i].inputs, settings) for i in to_helper]) if to_helper else iter(())
+    here = [i for i in pending if i not in to_helper]
     bar = Progress(len(pending)) if progress else None
-    workers = min(jobs or worker_count(len(pending)), len(pending)) if len(pending) > 2 else 1
-    _work = (catalog_set, units)
+    workers = min(jobs or worker_count(len(here)), len(here)) if len(here) > 2 else 1
+    _work = units
     try:
-        for index, files in parallel(_render_one, pending, workers, ordered=False):
+        for index, files in itertools.chain(parallel(_render_one, here, workers, ordered=False), handed):
             results[index] = files
             if render_cache is not None and index in keys:
                 render_cache.put(keys[index], files)
@@ -195,7 +239,7 @@ def render(catalog_set: CatalogSet, kinds: Sequence[str], *, cache_dir: str | No
         if bar is not None:
             bar.close()
     if stats is not None:
-        stats.units, stats.rendered, stats.workers = len(units), len(pending), workers
+        stats.units, stats.rendered, stats.workers = len(units), len(pending), workers + bool(to_helper)
         stats.cached = len(units) - len(pending)
     outputs: dict[str, dict[str, bytes]] = {kind: {} for kind in kinds}
     for index, unit in enumerate(units):
@@ -204,12 +248,20 @@ def render(catalog_set: CatalogSet, kinds: Sequence[str], *, cache_dir: str | No
 
 
 def generate(catalog: str, out: str, kinds: Sequence[str], *, check: bool = False, cache_dir: str | None = None,
-             progress: bool = False) -> GenerateResult:
-    result = lint(catalog, cache_dir)
-    if result.has_errors:
-        return GenerateResult(result)
-    stats = RenderStats()
-    outputs = render(result.catalog_set, kinds, cache_dir=cache_dir, progress=progress, stats=stats)
+             progress: bool = False, formatter: str = "ruff") -> GenerateResult:
+    # With a cache, few catalogs usually changed: warm the helper while linting.
+    helper = start_helper() if cache_dir and "python" in kinds else None
+    try:
+        result = lint(catalog, cache_dir)
+        if result.has_errors:
+            return GenerateResult(result)
+        stats = RenderStats()
+        outputs = render(result.catalog_set, kinds, cache_dir=cache_dir, progress=progress, stats=stats,
+                         formatter=formatter, helper=helper)
+    finally:
+        if helper is not None:
+            helper.terminate()
+            helper.join()
     out_path = Path(out)
     report = plan(out_path, outputs) if check else write(out_path, outputs, __version__)
     return GenerateResult(result, report, stats)

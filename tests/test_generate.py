@@ -100,6 +100,19 @@ def test_writer_refuses_paths_outside_out(tmp_path: Path, relative: str) -> None
     assert not (tmp_path / "escape.json").exists()
 
 
+def test_a_symlinked_directory_in_out_cannot_lead_outside(catalog: Path, tmp_path: Path,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "jsonschema").symlink_to(elsewhere, target_is_directory=True)
+    code = main(["generate", str(catalog), "-o", str(out), "--no-cache"])
+    assert code == 1 and "resolves outside" in capsys.readouterr().err
+    assert list(elsewhere.iterdir()) == []  # nothing written through the link
+    assert sorted(p.name for p in out.iterdir()) == ["jsonschema"]  # and nothing else either: all or nothing
+
+
 @pytest.mark.parametrize("name", ["../../x", "..\\x", "..", ".", "/abs", "a/b", "nl.ok-name.v2"])
 def test_safe_file_name_never_escapes(name: str) -> None:
     safe = safe_file_name(name)

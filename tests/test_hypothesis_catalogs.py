@@ -13,6 +13,7 @@ import os
 import sys
 import uuid
 from collections import Counter
+from functools import lru_cache
 from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
@@ -99,6 +100,13 @@ EXAMPLES = int(os.environ.get("EVCAT_HYPOTHESIS_EXAMPLES", "2000"))
 COUNTS: Counter[str] = Counter()
 
 
+@lru_cache(maxsize=None)
+def black_format(source: str) -> str:
+    import black
+
+    return black.format_str(source, mode=black.Mode(target_versions={black.TargetVersion.PY311}))
+
+
 def test_random_catalogs(tmp_path: Path) -> None:
     COUNTS.clear()
     check_random_catalog(root=tmp_path)
@@ -140,6 +148,9 @@ def check_random_catalog(document: dict[str, Any], root: Path) -> None:
     assert event.title in page_text
     for prop in document["events"][0]["data"]["properties"].values():
         assert prop["description"] in page_text
+    for path, content in outputs["python"].items():  # formatted by ruff: black agrees
+        if path.endswith(".py") and not path.endswith("_cloudevents.py"):  # the runtime module: in the goldens
+            assert black_format(content.decode()) == content.decode(), path
     sys.path.insert(0, str(out / "python"))
     name = python_package_name(document["catalog"])
     try:

@@ -12,6 +12,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -133,10 +134,10 @@ def test_failure_while_rendering_leaves_out_unchanged(catalog: Path, tmp_path: P
     edit(catalog / "normo" / "meter-data.yaml", "title: Meter removed", "title: Meter taken out of service")
     real = docs._render_catalog
 
-    def broken(catalog_set: object, catalog_id: str) -> dict[str, bytes]:
-        if catalog_id == "meter-data":
+    def broken(inputs: tuple[Any, ...]) -> dict[str, bytes]:
+        if inputs[0].id == "meter-data":
             raise RuntimeError("template exploded")
-        return real(catalog_set, catalog_id)  # type: ignore[arg-type]
+        return real(inputs)
 
     monkeypatch.setattr(docs, "_render_catalog", broken)  # workers are forked: they see it too
     code = main(["generate", str(catalog), "-o", str(out), "--no-cache"])

@@ -314,3 +314,21 @@ def test_class_names_stable_when_unrelated_events_are_added_or_reordered(tmp_pat
     assert set(before) < set(after)
     for name, block in before.items():
         assert after[name] == block, name
+
+
+def test_generated_python_is_black_formatted(generated: Path) -> None:
+    """ruff formats by default; black itself must find nothing to change (what `black --check` does)."""
+    import black
+
+    mode = black.Mode(target_versions={black.TargetVersion.PY311})
+    files = sorted(generated.rglob("*.py"))
+    assert len(files) >= 4 * len(CATALOGS)
+    for path in files:
+        source = path.read_text(encoding="utf-8")
+        assert black.format_str(source, mode=mode) == source, f"black would change {path.relative_to(generated)}"
+
+
+def test_black_as_the_formatter_gives_the_same_files() -> None:
+    for directory in CATALOGS.values():
+        catalog_set = lint(str(directory)).catalog_set
+        assert render(catalog_set, ["python"], formatter="black") == render(catalog_set, ["python"])

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..formats import semver_key
-from ..model import Catalog, CatalogSet, EventType
+from ..model import Catalog, CatalogSet, EventType, SharedSchema
 from ..naming import safe_file_name
 
 KINDS = ("python", "jsonschema", "asyncapi", "docs")
@@ -22,13 +22,15 @@ class Unit:
     """A piece of one output that renders on its own (in a worker process, or
     from the render cache): the output of ``render(catalog_set, name)`` depends
     only on ``inputs``, whose ``repr`` (with the evcat, template and tool
-    versions) is the cache key. Most units are one catalog; indexes read
-    every catalog. ``cached=False`` renders a unit on every run."""
+    versions) is the cache key. ``render`` is handed ``inputs`` and nothing
+    else, so the key covers all a unit can read, by construction. Most units
+    are one catalog; indexes read every catalog. ``cached=False`` renders a
+    unit on every run."""
 
     kind: str
     name: str
     inputs: tuple[Any, ...]
-    render: Callable[[CatalogSet, str], dict[str, bytes]]
+    render: Callable[[tuple[Any, ...]], dict[str, bytes]]  # called with ``inputs``, nothing else
     cached: bool = True
 
 
@@ -38,16 +40,17 @@ def catalog_inputs(catalog: Catalog, catalog_set: CatalogSet) -> tuple[Any, ...]
     return (catalog, tuple(catalog_set.schemas[name] for name in used))
 
 
-def render_all(units: list[Unit], catalog_set: CatalogSet) -> dict[str, bytes]:
+def render_all(units: list[Unit]) -> dict[str, bytes]:
     """Every unit rendered here, in order (no cache, no workers)."""
     files: dict[str, bytes] = {}
     for unit in units:
-        files.update(unit.render(catalog_set, unit.name))
+        files.update(unit.render(unit.inputs))
     return files
 
 
-def catalog_by_id(catalog_set: CatalogSet, catalog_id: str) -> Catalog:
-    return next(catalog for catalog in catalog_set.catalogs if catalog.id == catalog_id)
+def partial_set(catalogs: tuple[Catalog, ...], schemas: tuple[SharedSchema, ...] = ()) -> CatalogSet:
+    """The part of the catalog set a unit reads: some catalogs and the shared schemas they use."""
+    return CatalogSet(tuple(catalogs), {schema.name: schema for schema in schemas})
 
 
 def dump_json(value: Any) -> bytes:

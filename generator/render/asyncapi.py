@@ -21,7 +21,7 @@ import yaml
 from ..model import Catalog, CatalogSet, EventType, SharedSchema
 from ..naming import safe_file_name
 from ..rules.catalog import completed_example
-from . import Unit, catalog_by_id, catalog_inputs, event_order, render_all
+from . import Unit, catalog_inputs, event_order, partial_set, render_all
 from .jsonschema import TYPE_SCHEMAS, envelope_schema
 
 ASYNCAPI_VERSION = "3.1.0"
@@ -235,10 +235,10 @@ def units(catalog_set: CatalogSet) -> list[Unit]:
     return [Unit("asyncapi", catalog.id, catalog_inputs(catalog, catalog_set), _render_unit) for catalog in catalog_set.catalogs]
 
 
-def _render_unit(catalog_set: CatalogSet, catalog_id: str) -> dict[str, bytes]:
-    catalog = catalog_by_id(catalog_set, catalog_id)
-    return {f"asyncapi/{safe_file_name(catalog.id)}.yaml": dump_yaml(document(catalog, catalog_set))}
+def _render_unit(inputs: tuple[Any, ...]) -> dict[str, bytes]:
+    catalog, schemas = inputs
+    return {f"asyncapi/{safe_file_name(catalog.id)}.yaml": dump_yaml(document(catalog, partial_set((catalog,), schemas)))}
 
 
 def render(catalog_set: CatalogSet) -> dict[str, bytes]:
-    return render_all(units(catalog_set), catalog_set)
+    return render_all(units(catalog_set))

@@ -22,7 +22,7 @@ from ..formats import semver_key
 from ..model import Catalog, CatalogSet, EventType, SharedSchema
 from ..naming import safe_file_name
 from ..rules.catalog import completed_example
-from . import Unit, catalog_by_id, catalog_inputs, event_dir, render_all
+from . import Unit, catalog_inputs, event_dir, partial_set, render_all
 from .asyncapi import message_id
 from .templates import environment
 
@@ -309,8 +309,16 @@ def _environment() -> Any:
     return env
 
 
-def _context(catalog_set: CatalogSet, types: list[TypeView]) -> dict[str, Any]:
-    catalogs = sorted(catalog_set.catalogs, key=lambda c: c.id)
+@dataclass(frozen=True)
+class NavCatalog:
+    """What the navigation of an event page shows of another catalog."""
+
+    id: str
+    title: str
+
+
+def _context(catalogs: list[Any], types: list[TypeView]) -> dict[str, Any]:
+    catalogs = sorted(catalogs, key=lambda c: c.id)
     # Grouped here, not filtered in the templates: that would be quadratic in the number of types.
     by_catalog: dict[str, list[TypeView]] = {catalog.id: [] for catalog in catalogs}
     domains: dict[str, dict[str, list[TypeView]]] = {catalog.id: {} for catalog in catalogs}
@@ -324,9 +332,10 @@ def _context(catalog_set: CatalogSet, types: list[TypeView]) -> dict[str, Any]:
     }
 
 
-def _render_index(catalog_set: CatalogSet, name: str) -> dict[str, bytes]:
+def _render_index(inputs: tuple[Any, ...]) -> dict[str, bytes]:
+    (catalogs,) = inputs
     env = _environment()
-    context = _context(catalog_set, type_views(catalog_set, full=False))
+    context = _context(list(catalogs), type_views(partial_set(catalogs), full=False))
     files = {
         "docs/index.html": env.get_template("docs/index.html.jinja").render(context, root="", page=None),
         "docs/assets/style.css": env.get_template("docs/style.css").render(),
@@ -336,10 +345,11 @@ def _render_index(catalog_set: CatalogSet, name: str) -> dict[str, bytes]:
     return {path: text.encode("utf-8") for path, text in files.items()}
 
 
-def _render_catalog(catalog_set: CatalogSet, catalog_id: str) -> dict[str, bytes]:
+def _render_catalog(inputs: tuple[Any, ...]) -> dict[str, bytes]:
+    catalog, schemas, titles = inputs
     env = _environment()
-    types = type_views(catalog_set, catalog_by_id(catalog_set, catalog_id))
-    context = _context(catalog_set, types)
+    types = type_views(partial_set((catalog,), schemas), catalog)
+    context = _context([NavCatalog(catalog_id, title) for catalog_id, title in titles], types)
     files: dict[str, str] = {}
     for view in types:
         depth = view.path.count("/")
@@ -352,4 +362,4 @@ def _render_catalog(catalog_set: CatalogSet, catalog_id: str) -> dict[str, bytes
 
 
 def render(catalog_set: CatalogSet) -> dict[str, bytes]:
-    return render_all(units(catalog_set), catalog_set)
+    return render_all(units(catalog_set))

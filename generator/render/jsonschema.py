@@ -12,7 +12,7 @@ from typing import Any
 from ..formats import NORMO_TIME
 from ..instance import INT32_MAX, INT32_MIN
 from ..model import CatalogSet, EventType
-from . import Unit, catalog_by_id, catalog_inputs, dump_json, event_dir, render_all, sorted_events
+from . import Unit, catalog_inputs, dump_json, event_dir, partial_set, render_all, sorted_events
 
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
 BASE64 = r"^[A-Za-z0-9+/]*={0,2}$"
@@ -144,9 +144,11 @@ def units(catalog_set: CatalogSet) -> list[Unit]:
     return result
 
 
-def _render_catalog(catalog_set: CatalogSet, catalog_id: str) -> dict[str, bytes]:
+def _render_catalog(inputs: tuple[Any, ...]) -> dict[str, bytes]:
+    catalog, schemas = inputs
+    catalog_set = partial_set((catalog,), schemas)
     files: dict[str, bytes] = {}
-    for event in catalog_by_id(catalog_set, catalog_id).events:
+    for event in catalog.events:
         folder = event_dir(event)
         if event.payload is not None:
             files[f"jsonschema/{folder}/data.schema.json"] = dump_json(payload_schema(event, catalog_set))
@@ -154,9 +156,10 @@ def _render_catalog(catalog_set: CatalogSet, catalog_id: str) -> dict[str, bytes
     return files
 
 
-def _render_index(catalog_set: CatalogSet, name: str) -> dict[str, bytes]:
+def _render_index(inputs: tuple[Any, ...]) -> dict[str, bytes]:
+    (catalogs,) = inputs
     index = []
-    for event in sorted_events(catalog_set):
+    for event in sorted_events(partial_set(catalogs)):
         folder = event_dir(event)
         entry: dict[str, Any] = {"type": event.type, "dataversion": event.dataversion, "data": None}
         if event.payload is not None:
@@ -167,4 +170,4 @@ def _render_index(catalog_set: CatalogSet, name: str) -> dict[str, bytes]:
 
 
 def render(catalog_set: CatalogSet) -> dict[str, bytes]:
-    return render_all(units(catalog_set), catalog_set)
+    return render_all(units(catalog_set))
