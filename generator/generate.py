@@ -21,7 +21,7 @@ import signal
 import sys
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import astuple, dataclass
 from functools import cache
 from importlib import metadata
 from pathlib import Path
@@ -29,7 +29,10 @@ from multiprocessing import get_context
 from typing import Any, TextIO
 
 from . import __version__
-from .lint import LintResult, UsageError, _read_marshal, _write_atomic, lint
+from .build import build
+from .diagnostics import Diagnostic, Location, Severity
+from .lint import LintResult, UsageError, _read_marshal, _write_atomic, display_path, find_catalog_files, lint
+from .loader import Document
 from .model import CatalogSet
 from .render import Unit, asyncapi, docs, jsonschema, python
 from .render import templates as template_module
@@ -57,6 +60,8 @@ class RenderStats:
     cached: int = 0
     rendered: int = 0
     workers: int = 1
+    keys: list[tuple[str, str]] | None = None  # (kind, cache key) of every unit, in order (None: not all cacheable)
+    replayed: bool = False  # nothing changed since a recorded run: lint and rendering were skipped
 
 
 def parse_kinds(text: str | None) -> list[str]:
@@ -227,20 +232,23 @@ def render(catalog_set: CatalogSet, kinds: Sequence[str], *, cache_dir: str | No
     bar = Progress(len(pending)) if progress else None
     workers = min(jobs or worker_count(len(here)), len(here)) if len(here) > 2 else 1
     _work = units
+    rendering = parallel(_render_one, here, workers, ordered=False)
     try:
-        for index, files in itertools.chain(parallel(_render_one, here, workers, ordered=False), handed):
+        for index, files in itertools.chain(rendering, handed):
             results[index] = files
             if render_cache is not None and index in keys:
                 render_cache.put(keys[index], files)
             if bar is not None:
                 bar.step(f"{units[index].kind} {units[index].name}")
     finally:
+        rendering.close()  # stops the workers now, whatever interrupted the loop (Ctrl-C, an error)
         _work = None
         if bar is not None:
             bar.close()
     if stats is not None:
         stats.units, stats.rendered, stats.workers = len(units), len(pending), workers + bool(to_helper)
         stats.cached = len(units) - len(pending)
+        stats.keys = [(units[i].kind, keys[i]) for i in range(len(units))] if len(keys) == len(units) else None
     outputs: dict[str, dict[str, bytes]] = {kind: {} for kind in kinds}
     for index, unit in enumerate(units):
         outputs[unit.kind].update(results[index])
@@ -249,22 +257,84 @@ def render(catalog_set: CatalogSet, kinds: Sequence[str], *, cache_dir: str | No
 
 def generate(catalog: str, out: str, kinds: Sequence[str], *, check: bool = False, cache_dir: str | None = None,
              progress: bool = False, formatter: str = "ruff") -> GenerateResult:
-    # With a cache, few catalogs usually changed: warm the helper while linting.
-    helper = start_helper() if cache_dir and "python" in kinds else None
-    try:
-        result = lint(catalog, cache_dir)
-        if result.has_errors:
-            return GenerateResult(result)
-        stats = RenderStats()
-        outputs = render(result.catalog_set, kinds, cache_dir=cache_dir, progress=progress, stats=stats,
-                         formatter=formatter, helper=helper)
-    finally:
-        if helper is not None:
-            helper.terminate()
-            helper.join()
+    run_key = _run_key(catalog, kinds, cache_dir, formatter) if cache_dir else None
+    replayed = _replay(run_key, cache_dir) if run_key and cache_dir else None
+    if replayed is not None:
+        result, outputs, stats = replayed
+    else:
+        # With a cache, few catalogs usually changed: warm the helper while linting.
+        helper = start_helper() if cache_dir and "python" in kinds else None
+        try:
+            result = lint(catalog, cache_dir)
+            if result.has_errors:
+                return GenerateResult(result)
+            stats = RenderStats()
+            outputs = render(result.catalog_set, kinds, cache_dir=cache_dir, progress=progress, stats=stats,
+                             formatter=formatter, helper=helper)
+        finally:
+            if helper is not None:
+                helper.terminate()
+                helper.join()
+        if run_key and cache_dir and stats.keys is not None:
+            _record(run_key, cache_dir, result, kinds, stats.keys)
     out_path = Path(out)
     report = plan(out_path, outputs) if check else write(out_path, outputs, __version__)
     return GenerateResult(result, report, stats)
+
+
+# Nothing changed since the last run: every catalog file (and its name), evcat's
+# code and templates, the tools, the outputs asked for and the formatter are
+# the same. Then lint's findings and the rendered units are the same too, and
+# are taken from the record of that run instead of being worked out again.
+def _run_key(catalog: str, kinds: Sequence[str], cache_dir: str, formatter: str) -> str | None:
+    digest = hashlib.sha256(f"{_salt()}\0{formatter}\0{','.join(kinds)}\0".encode())
+    try:
+        for path in find_catalog_files(catalog):
+            with open(path, "rb") as handle:
+                content = handle.read()
+            digest.update(f"{display_path(path)}\0{len(content)}\0".encode() + content)
+    except (OSError, UsageError):
+        return None  # lint reports it
+    return digest.hexdigest()
+
+
+def _record_path(run_key: str, cache_dir: str) -> Path:
+    return Path(cache_dir) / "render" / "runs" / f"{run_key}.marshal"
+
+
+def _record(run_key: str, cache_dir: str, result: LintResult, kinds: Sequence[str], keys: list[tuple[str, str]]) -> None:
+    diagnostics = [
+        (d.rule, int(d.severity), d.message, tuple(astuple(d.location)), d.suggestion,
+         tuple(tuple(astuple(r)) for r in d.related), tuple((k, repr(v)) for k, v in d.extra))
+        for d in result.diagnostics
+    ]
+    if any(d.extra for d in result.diagnostics):
+        return  # structured details are not kept: such a run is simply not recorded
+    _write_atomic(_record_path(run_key, cache_dir), marshal.dumps((list(result.documents), diagnostics, list(kinds), keys)))
+
+
+def _replay(run_key: str, cache_dir: str) -> tuple[LintResult, dict[str, dict[str, bytes]], RenderStats] | None:
+    record = _read_marshal(_record_path(run_key, cache_dir))
+    try:
+        files, stored, kinds, keys = record
+        keys = [(str(kind), str(key)) for kind, key in keys]
+        diagnostics = [
+            Diagnostic(rule, Severity(severity), message, Location(*location), suggestion,
+                       tuple(Location(*r) for r in related))
+            for rule, severity, message, location, suggestion, related, _ in stored
+        ]
+    except (TypeError, ValueError):
+        return None
+    render_cache = RenderCache(cache_dir)
+    outputs: dict[str, dict[str, bytes]] = {kind: {} for kind in kinds}
+    for kind, key in keys:
+        files_of_unit = render_cache.get(key)
+        if files_of_unit is None or kind not in outputs:
+            return None  # an entry was removed: do the work
+        outputs[kind].update(files_of_unit)
+    result = LintResult({name: Document(name) for name in files}, build([]), diagnostics)
+    stats = RenderStats(units=len(keys), cached=len(keys), rendered=0, keys=[(kind, key) for kind, key in keys], replayed=True)
+    return result, outputs, stats
 
 
 __all__ = ["RENDERERS", "GenerateResult", "Progress", "RenderCache", "generate", "parse_kinds", "render"]

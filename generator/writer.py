@@ -55,9 +55,19 @@ def _checked(out: Path, relative: str) -> Path:
 
 @lru_cache(maxsize=65536)
 def _inside(out: str, directory: str) -> bool:
-    """Whether OUT/directory, symlinks resolved, is OUT or below it (once per directory)."""
+    """Whether OUT/directory, symlinks resolved, is OUT or below it. Checked
+    one path component at a time (each once per run): only a component that
+    is a symlink needs resolving."""
+    if directory in ("", "."):
+        return True
+    parent, _ = os.path.split(directory)
+    if not _inside(out, parent):
+        return False
+    path = os.path.join(out, directory)
+    if not os.path.islink(path):
+        return True
     root = os.path.realpath(out)
-    target = os.path.realpath(os.path.join(out, directory))
+    target = os.path.realpath(path)
     return target == root or target.startswith(root.rstrip(os.sep) + os.sep)
 
 

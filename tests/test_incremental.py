@@ -22,7 +22,7 @@ from generator.generate import Progress, RenderCache, RenderStats, generate, ren
 from generator.lint import lint
 from generator.render import docs
 
-from .conftest import ROOT
+from .conftest import ROOT, catalog_text
 from .test_generate import snapshot
 
 KINDS = list(generate_module.MODULES)
@@ -164,5 +164,30 @@ def test_ctrl_c_while_generating_a_large_catalog_leaves_out_unchanged(tmp_path: 
     assert stderr.strip() == "evcat: interrupted" and "Traceback" not in stdout + stderr
     assert snapshot(out) == before
     time.sleep(0.2)
-    leftovers = subprocess.run(["pgrep", "-s", str(process.pid)], capture_output=True, text=True).stdout
-    assert leftovers == "", "worker processes outlived the interrupted run"
+    listing = subprocess.run(["ps", "-o", "stat=,args=", "-s", str(process.pid)], capture_output=True, text=True).stdout
+    # A zombie (an exited ruff whose worker was stopped first) runs nothing; init reaps it.
+    running = [line for line in listing.splitlines() if not line.strip().startswith("Z")]
+    assert running == [], f"processes outlived the interrupted run: {running}"
+
+
+def test_nothing_changed_replays_the_recorded_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    catalog = tmp_path / "catalog"
+    catalog.mkdir()
+    # A warning (CE-SOURCE-ABSOLUTE: a relative source) must be shown again on a replayed run.
+    (catalog / "hostile.yaml").write_text(catalog_text("cloudevents", source="/relative/source"))
+    arguments = ["generate", str(catalog), "-o", str(tmp_path / "out"), "--cache-dir", str(tmp_path / "cache")]
+    assert main(arguments) == 0
+    first = capsys.readouterr()
+    assert "warning CE-SOURCE-ABSOLUTE" in first.out
+    result = generate(str(catalog), str(tmp_path / "out"), KINDS, cache_dir=str(tmp_path / "cache"))
+    assert result.stats is not None and result.stats.replayed
+    assert main(arguments) == 0
+    again = capsys.readouterr()
+    assert again.out == first.out  # the same diagnostics, in the same order
+    # Any change (here: only the file's name) means a real run, not a replay.
+    (catalog / "hostile.yaml").rename(catalog / "renamed.yaml")
+    moved = generate(str(catalog), str(tmp_path / "out"), KINDS, cache_dir=str(tmp_path / "cache"))
+    assert moved.stats is not None and not moved.stats.replayed
+    assert [d.location.file for d in moved.lint.diagnostics] == [
+        d.location.file.replace("hostile.yaml", "renamed.yaml") for d in result.lint.diagnostics
+    ]
