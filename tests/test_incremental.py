@@ -132,14 +132,14 @@ def test_failure_while_rendering_leaves_out_unchanged(catalog: Path, tmp_path: P
     (out / "mine.txt").write_text("my notes")
     before = snapshot(out)
     edit(catalog / "normo" / "meter-data.yaml", "title: Meter removed", "title: Meter taken out of service")
-    real = docs._render_catalog
+    real = docs.type_views
 
-    def broken(inputs: tuple[Any, ...]) -> dict[str, bytes]:
-        if inputs[0].id == "meter-data":
+    def broken(catalog_set: Any, only: Any = None, *, full: bool = True) -> Any:
+        if only is not None and only.id == "meter-data":
             raise RuntimeError("template exploded")
-        return real(inputs)
+        return real(catalog_set, only, full=full)
 
-    monkeypatch.setattr(docs, "_render_catalog", broken)  # workers are forked: they see it too
+    monkeypatch.setattr(docs, "type_views", broken)  # workers are forked after this: they see it too
     code = main(["generate", str(catalog), "-o", str(out), "--no-cache"])
     assert code == 3 and "template exploded" in capsys.readouterr().err
     assert snapshot(out) == before
