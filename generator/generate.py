@@ -235,6 +235,10 @@ def render(catalog_set: CatalogSet, kinds: Sequence[str], *, cache_dir: str | No
     settings = (python.formatter, python.model_cache)
     handed = helper.imap_unordered(_render_task, [(i, units[i].render, units[i].inputs, settings) for i in to_helper]) if to_helper else iter(())
     here = [i for i in pending if i not in to_helper]
+    # Indexes read every catalog: sending them to a worker would cost more
+    # (pickling the whole model) than rendering them here, while workers run.
+    local = [i for i in here if units[i].local]
+    here = [i for i in here if not units[i].local]
     bar = Progress(len(pending)) if progress else None
     workers = min(jobs or worker_count(len(here)), len(here)) if len(here) > 2 else 1
     _work = units
@@ -247,16 +251,18 @@ def render(catalog_set: CatalogSet, kinds: Sequence[str], *, cache_dir: str | No
         rendering = parallel(_render_one, here, workers, ordered=False)
     else:
         rendering = parallel(_render_one, here, 1)
+    here_first = parallel(_render_one, local, 1)
     try:
-        for index, files in itertools.chain(rendering, handed):
+        for index, files in itertools.chain(here_first, rendering, handed):  # the workers are busy meanwhile
             results[index] = files
             if render_cache is not None and index in keys:
                 render_cache.put(keys[index], files)
             if bar is not None:
                 bar.step(f"{units[index].kind} {units[index].name}")
     finally:
-        if hasattr(rendering, "close"):
-            rendering.close()  # stops the workers now, whatever interrupted the loop (Ctrl-C, an error)
+        for started in (here_first, rendering):
+            if hasattr(started, "close"):
+                started.close()  # stops the workers now, whatever interrupted the loop (Ctrl-C, an error)
         _work = None
         if bar is not None:
             bar.close()

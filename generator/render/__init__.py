@@ -32,6 +32,7 @@ class Unit:
     inputs: tuple[Any, ...]
     render: Callable[[tuple[Any, ...]], dict[str, bytes]]  # called with ``inputs``, nothing else
     cached: bool = True
+    local: bool = False  # rendered in evcat's own process (an index: its inputs are every catalog)
 
 
 def catalog_inputs(catalog: Catalog, catalog_set: CatalogSet) -> tuple[Any, ...]:

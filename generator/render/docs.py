@@ -299,7 +299,7 @@ def units(catalog_set: CatalogSet) -> list[Unit]:
         Unit("docs", catalog.id, (*catalog_inputs(catalog, catalog_set), titles), _render_catalog)
         for catalog in catalog_set.catalogs
     ]
-    result.append(Unit("docs", "index", (catalog_set.catalogs,), _render_index))
+    result.append(Unit("docs", "index", (catalog_set.catalogs,), _render_index, local=True))
     return result
 
 

@@ -140,7 +140,7 @@ def _describe(schema: dict[str, Any], text: str) -> None:
 def units(catalog_set: CatalogSet) -> list[Unit]:
     """The schemas of each catalog, and the index of all."""
     result = [Unit("jsonschema", catalog.id, catalog_inputs(catalog, catalog_set), _render_catalog) for catalog in catalog_set.catalogs]
-    result.append(Unit("jsonschema", "index.json", (catalog_set.catalogs,), _render_index))
+    result.append(Unit("jsonschema", "index.json", (catalog_set.catalogs,), _render_index, local=True))
     return result
 
 
