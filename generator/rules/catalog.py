@@ -199,9 +199,16 @@ def _unresolved(event: EventType, context: Context) -> bool:
 
 
 def _refs_resolved(context: Context, part: PayloadPart) -> bool:
-    return all(
-        not isinstance(sub.get("$ref"), str) or sub["$ref"].startswith("#/$defs/") for _, sub in schema_nodes(context, part)
-    )
+    """Once per part: a shared schema is part of every event that uses it."""
+    known = context.cache.setdefault("refs-resolved", {})
+    key = (part.file, part.path)
+    if key not in known:
+        known[key] = all(
+            not isinstance(sub.get("$ref"), str) or sub["$ref"].startswith("#/$defs/")
+            for _, sub in schema_nodes(context, part)
+        )
+    resolved: bool = known[key]
+    return resolved
 
 
 def _checker(context: Context) -> EventChecker:
