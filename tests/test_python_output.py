@@ -332,3 +332,12 @@ def test_black_as_the_formatter_gives_the_same_files() -> None:
     for directory in CATALOGS.values():
         catalog_set = lint(str(directory)).catalog_set
         assert render(catalog_set, ["python"], formatter="black") == render(catalog_set, ["python"])
+
+
+def test_generated_python_imports_nothing_unused(generated: Path) -> None:
+    """Linters run over generated code too: no unused import (pyflakes F401, via ruff)."""
+    from ruff.__main__ import find_ruff_bin
+
+    result = subprocess.run([find_ruff_bin(), "check", "--isolated", "--no-cache", "--select", "F401", str(generated)],
+                            capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout

@@ -160,8 +160,12 @@ def _strip_container(source: str) -> str:
     # Catalog names like modelDump become model_dump_: pydantic's protected
     # namespaces would warn at import, and the names are safe (they end in "_").
     stripped = stripped.replace("model_config = ConfigDict(\n", "model_config = ConfigDict(\n        protected_namespaces=(),\n")
-    if "RootModel" not in stripped.split("from pydantic import", 1)[-1].split("\n\n", 1)[-1]:
+    body = stripped.split("from pydantic import", 1)[-1].split("\n\n", 1)[-1]
+    if "RootModel" not in body:
         stripped = re.sub(r"(from pydantic import [^\n]*?)RootModel, |, RootModel(?=[,\n])", r"\1", stripped)
+    if not re.search(r"\bAny\b", body):  # only the container used it
+        stripped = re.sub(r"(from typing import [^\n]*?)\bAny, |, Any\b(?=[,\n])|^from typing import Any\n", r"\1", stripped,
+                          flags=re.MULTILINE)
     return stripped
 
 
@@ -276,6 +280,23 @@ def _event_view(event: EventType, class_name: str, data_class: str) -> EventView
     return view
 
 
+_RUNTIME_NAMES = ("Base64Binary", "Int32", "MediaType", "NonEmptyString", "NormoTimestamp", "SequenceString",
+                  "String", "Timestamp", "Uri", "UriReference", "new_id", "now")
+
+
+def _event_imports(views: list[EventView]) -> dict[str, Any]:
+    """What events.py uses, so it imports nothing more (linters flag unused imports)."""
+    code = " ".join(f"{f.annotation} {f.default or ''}" for view in views for f in view.fields)
+    used = set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", code))
+    typing = ["ClassVar", *(name for name in ("Annotated", "Literal") if name in used)]
+    return {
+        "typing": sorted(typing),
+        "pydantic": "Field" in used,
+        "models": "models" in used,
+        "runtime": ["CloudEvent", *(name for name in _RUNTIME_NAMES if name in used)],
+    }
+
+
 def render_catalog(catalog: Catalog, catalog_set: CatalogSet) -> dict[str, str]:
     package = python_package_name(catalog.id)
     events = sorted(catalog.events, key=event_order)
@@ -283,7 +304,8 @@ def render_catalog(catalog: Catalog, catalog_set: CatalogSet) -> dict[str, str]:
     data_names = data_class_names(names)
     views = [_event_view(event, names[event.key], data_names[event.key]) for event in events]
     env = environment()
-    context = {"catalog": catalog, "package": package, "version": __version__, "events": views}
+    context = {"catalog": catalog, "package": package, "version": __version__, "events": views,
+               "imports": _event_imports(views)}
     sources = {
         "_cloudevents.py": env.get_template("python/_cloudevents.py.jinja").render(context),
         "events.py": env.get_template("python/events.py.jinja").render(context),

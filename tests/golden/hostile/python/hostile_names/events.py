@@ -11,14 +11,11 @@ from pydantic import Field
 
 from . import models
 from ._cloudevents import (
-    Base64Binary,
     CloudEvent,
+    Base64Binary,
     Int32,
     MediaType,
     NonEmptyString,
-    NormoTimestamp,
-    SequenceString,
-    String,
     Timestamp,
     Uri,
     UriReference,

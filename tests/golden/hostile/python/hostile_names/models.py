@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 from pydantic import AnyUrl, BaseModel, ConfigDict, Field
 
 
