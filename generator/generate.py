@@ -163,15 +163,6 @@ class Progress:
             self.stream.flush()
 
 
-_work: list[Unit] | None = None
-
-
-def _render_one(index: int) -> tuple[int, dict[str, bytes]]:
-    assert _work is not None
-    unit = _work[index]
-    return index, unit.render(unit.inputs)
-
-
 Task = tuple[int, Callable[[tuple[Any, ...]], dict[str, bytes]], tuple[Any, ...], tuple[str, Any]]
 
 
@@ -212,7 +203,6 @@ def render(catalog_set: CatalogSet, kinds: Sequence[str], *, cache_dir: str | No
     core; ``pool`` when given), a few Python units by ``helper`` (see
     ``start_helper``) when given.
     ``formatter``: see ``render.python.format_sources``."""
-    global _work
     if formatter not in python.FORMATTERS:
         raise UsageError(f"--formatter takes {' or '.join(python.FORMATTERS)}, not {formatter!r}")
     units = [unit for kind in kinds for unit in MODULES[kind].units(catalog_set)]
@@ -223,7 +213,7 @@ def render(catalog_set: CatalogSet, kinds: Sequence[str], *, cache_dir: str | No
     results: dict[int, dict[str, bytes]] = {}
     keys: dict[int, str] = {}
     for index, unit in enumerate(units):
-        if render_cache is not None and unit.cached:
+        if render_cache is not None:
             keys[index] = render_cache.key(unit)
             hit = render_cache.get(keys[index])
             if hit is not None:
@@ -233,7 +223,12 @@ def render(catalog_set: CatalogSet, kinds: Sequence[str], *, cache_dir: str | No
     if len(to_helper) > HELPER_MAX_UNITS:
         to_helper = []
     settings = (python.formatter, python.model_cache)
-    handed = helper.imap_unordered(_render_task, [(i, units[i].render, units[i].inputs, settings) for i in to_helper]) if to_helper else iter(())
+
+
+    def tasks(indexes: list[int]) -> list[Task]:
+        return [(i, units[i].render, units[i].inputs, settings) for i in indexes]
+
+    handed = helper.imap_unordered(_render_task, tasks(to_helper)) if to_helper else iter(())
     here = [i for i in pending if i not in to_helper]
     # Indexes read every catalog: sending them to a worker would cost more
     # (pickling the whole model) than rendering them here, while workers run.
@@ -241,17 +236,14 @@ def render(catalog_set: CatalogSet, kinds: Sequence[str], *, cache_dir: str | No
     here = [i for i in here if not units[i].local]
     bar = Progress(len(pending)) if progress else None
     workers = min(jobs or worker_count(len(here)), len(here)) if len(here) > 2 else 1
-    _work = units
+    # Each task carries its unit's inputs (pickled when it goes to a worker,
+    # freed after the unit); workers forked before lint when ``pool`` is given.
     rendering: Iterator[tuple[int, dict[str, bytes]]]
     if workers > 1 and pool is not None:
-        # Workers forked before lint (see ``generate``): each task carries its
-        # unit's inputs, pickled, and they are freed after the unit.
-        rendering = pool.imap_unordered(_render_task, [(i, units[i].render, units[i].inputs, settings) for i in here])
-    elif workers > 1:
-        rendering = parallel(_render_one, here, workers, ordered=False)
+        rendering = pool.imap_unordered(_render_task, tasks(here))
     else:
-        rendering = parallel(_render_one, here, 1)
-    here_first = parallel(_render_one, local, 1)
+        rendering = parallel(_render_task, tasks(here), workers, ordered=False)
+    here_first = parallel(_render_task, tasks(local), 1)
     try:
         for index, files in itertools.chain(here_first, rendering, handed):  # the workers are busy meanwhile
             results[index] = files
@@ -263,7 +255,6 @@ def render(catalog_set: CatalogSet, kinds: Sequence[str], *, cache_dir: str | No
         for started in (here_first, rendering):
             if hasattr(started, "close"):
                 started.close()  # stops the workers now, whatever interrupted the loop (Ctrl-C, an error)
-        _work = None
         if bar is not None:
             bar.close()
     if stats is not None:

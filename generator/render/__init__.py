@@ -24,14 +24,12 @@ class Unit:
     only on ``inputs``, whose ``repr`` (with the evcat, template and tool
     versions) is the cache key. ``render`` is handed ``inputs`` and nothing
     else, so the key covers all a unit can read, by construction. Most units
-    are one catalog; indexes read every catalog. ``cached=False`` renders a
-    unit on every run."""
+    are one catalog; indexes read every catalog."""
 
     kind: str
     name: str
     inputs: tuple[Any, ...]
     render: Callable[[tuple[Any, ...]], dict[str, bytes]]  # called with ``inputs``, nothing else
-    cached: bool = True
     local: bool = False  # rendered in evcat's own process (an index: its inputs are every catalog)
 
 

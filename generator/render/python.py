@@ -22,6 +22,7 @@ import tempfile
 import warnings
 from dataclasses import dataclass, field
 from functools import cache
+from pathlib import Path
 from typing import Any
 
 from .. import __version__
@@ -190,14 +191,9 @@ def _datamodel_codegen(schema_text: str) -> str:
     except (OSError, UnicodeDecodeError):
         pass
     output = _run_datamodel_codegen(schema_text)
-    try:
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        temporary = f"{path}.{os.getpid()}.tmp"
-        with open(temporary, "w", encoding="utf-8", newline="") as handle:
-            handle.write(output)
-        os.replace(temporary, path)
-    except OSError:
-        pass  # a cache that cannot be written is only slower
+    from ..lint import _write_atomic  # the cache's one way to write an entry
+
+    _write_atomic(Path(path), output.encode("utf-8"))
     return output
 
 
