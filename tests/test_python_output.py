@@ -341,3 +341,23 @@ def test_generated_python_imports_nothing_unused(generated: Path) -> None:
     result = subprocess.run([find_ruff_bin(), "check", "--isolated", "--no-cache", "--select", "F401", str(generated)],
                             capture_output=True, text=True)
     assert result.returncode == 0, result.stdout
+
+
+def test_text_that_black_and_ruff_measure_differently_gets_blacks_layout() -> None:
+    """Found by the property test: U+2EE5E is wide for black, not for ruff, so
+    a line near 88 columns fits for one and not the other; such a module is
+    formatted by black too."""
+    import black
+
+    from generator.render.python import _ruff, _widths_may_differ, format_sources
+
+    value = '"' + "0" * 32 + "\U0002ee5e" + "0" * 5 + "\U00013447"
+    source = f"class Thing(BaseModel):\n    class_: Annotated[Literal['{value}'] | None, Field(alias=\"class\")] = None\n"
+    mode = black.Mode(target_versions={black.TargetVersion.PY311})
+    by_ruff = _ruff({"m.py": source})
+    assert by_ruff is not None and black.format_str(by_ruff["m.py"], mode=mode) != by_ruff["m.py"]  # the trap is real
+    formatted = format_sources({"m.py": source})["m.py"]
+    assert black.format_str(formatted, mode=mode) == formatted
+    # Dutch and Frisian text, typographic quotes and the euro sign stay with ruff alone.
+    assert not _widths_may_differ("Gemeente Súdwest-Fryslân, ‘€ 5’ — ĳ")
+    assert _widths_may_differ("😀") and _widths_may_differ("e\u0301")
