@@ -79,7 +79,7 @@ IRREGULAR_PAST = {
     "written": "write", "overridden": "override", "forgotten": "forget", "begot": "beget",
     "gone": "go", "went": "go", "broken": "break", "fallen": "fall", "risen": "rise", "thrown": "throw",
     "driven": "drive", "grown": "grow", "sought": "seek", "taught": "teach", "caught": "catch",
-    "brought": "bring", "thought": "think", "felt": "feel", "lit": "light", "sent": "send",
+    "brought": "bring", "thought": "think", "felt": "feel", "lit": "light",
 }
 _PRESENT_TO_PAST = {present: past for past, present in IRREGULAR_PAST.items()}
 _DOUBLE_FINAL = {"submit", "stop", "plan", "commit", "admit", "cancel", "transfer", "ship", "drop", "tag",
