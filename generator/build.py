@@ -132,7 +132,7 @@ def build(documents: list[Document]) -> Built:
             unique = index.names[(_normal(document.file), name)]
             path: Path = ("schemas", name)
             new_schema, used = rewritten(schema, document, path)
-            shared[unique] = SharedSchema(unique, name, document.file, new_schema, document.key_loc(path), path)
+            shared[unique] = SharedSchema(unique, name, document.file, new_schema, path)
             direct_uses[unique] = used
 
     def closure(start: set[str]) -> tuple[str, ...]:
@@ -231,13 +231,12 @@ def _events(document: Document, catalog_id: str, rewritten: Any, closure: Any) -
                 _str(spec.get("type")) or "String",
                 spec.get("required") is True,
                 _str(spec.get("description")),
-                document.key_loc(path + ("extensions", name)),
             )
             for name, spec in sorted(_dict(raw.get("extensions")).items())
             if isinstance(spec, dict)
         )
         examples = tuple(
-            Example(i, example, document.loc(path + ("examples", i)))
+            Example(i, example)
             for i, example in enumerate(_list(raw.get("examples")))
             if isinstance(example, dict)
         )
@@ -262,7 +261,6 @@ def _events(document: Document, catalog_id: str, rewritten: Any, closure: Any) -
             payload=payload,
             examples=examples,
             file=document.file,
-            location=document.loc(path),
             path=path,
         )
         yield event

@@ -28,7 +28,7 @@ from .workers import worker_count
 
 CATALOG_SUFFIXES = (".yaml", ".yml")
 _SKIP_DIRS = {".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv", "venv"}
-_CACHE_FORMAT = f"{__version__}-1"
+_CACHE_FORMAT = f"{__version__}-2"
 
 
 class UsageError(Exception):
@@ -208,7 +208,7 @@ def check(documents: Iterable[Document], cache: Cache | None = None) -> LintResu
     context = Context(built, by_file)
     if cache is not None:
         context.memo, context.memo_used = cache.memo, cache.memo_used
-    diagnostics.extend(run_rules(context))
+    diagnostics.extend(run_rules(context, worker_count(len(built.catalog_set.events))))
     return LintResult(by_file, built, sort_diagnostics(_apply_overrides(diagnostics, by_file)))
 
 

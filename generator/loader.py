@@ -19,6 +19,7 @@ Limits (documented in the README):
 from __future__ import annotations
 
 import codecs
+import marshal
 import threading
 from dataclasses import dataclass, field
 from typing import Any
@@ -40,6 +41,7 @@ _MAY_BE_TYPED = frozenset("yYnNtTfFoO-+0123456789.<~=")
 _STR_TAG = "tag:yaml.org,2002:str"
 _SEQ_TAG = "tag:yaml.org,2002:seq"
 _MAP_TAG = "tag:yaml.org,2002:map"
+_MERGE_TAG = "tag:yaml.org,2002:merge"
 
 
 class _Loader(_BaseLoader):  # type: ignore[misc,valid-type]
@@ -78,18 +80,36 @@ _constructor = SafeConstructor()
 
 @dataclass
 class Document:
-    """One YAML file as plain data, with the location of every node."""
+    """One YAML file as plain data, with the position of every node."""
 
     file: str
     value: Any = None
-    locations: dict[Path, tuple[int, int]] = field(default_factory=dict)
-    key_locations: dict[Path, tuple[int, int]] = field(default_factory=dict)
     # The text as written of scalars YAML did not read as strings (numbers,
     # booleans), so a message can say "quote it: '1.10'".
     scalar_text: dict[Path, str] = field(default_factory=dict)
     diagnostics: list[Diagnostic] = field(default_factory=list)
     # Content hash of the file (set by the cache), for memoised checks.
     digest: str = ""
+    # (value positions, key positions) by path, as 0-based (line, column):
+    # the two dicts, or their marshal bytes until a location is first asked
+    # for. Most are never asked for (a clean file needs none), and they are
+    # most of a parsed file: a cached or worker-parsed file keeps the bytes.
+    positions: tuple[dict[Path, tuple[int, int]], dict[Path, tuple[int, int]]] | bytes = field(
+        default_factory=lambda: ({}, {}), repr=False
+    )
+
+    @property
+    def locations(self) -> dict[Path, tuple[int, int]]:
+        return self._positions()[0]
+
+    @property
+    def key_locations(self) -> dict[Path, tuple[int, int]]:
+        return self._positions()[1]
+
+    def _positions(self) -> tuple[dict[Path, tuple[int, int]], dict[Path, tuple[int, int]]]:
+        if isinstance(self.positions, bytes):
+            self.positions = marshal.loads(self.positions)
+        return self.positions
 
     def to_data(self) -> tuple[Any, ...]:
         """Plain data for ``marshal`` (the parse cache)."""
@@ -98,19 +118,22 @@ class Document:
              tuple((r.file, r.line, r.column) for r in d.related))
             for d in self.diagnostics
         ]
-        return (self.value, self.locations, self.key_locations, self.scalar_text, diagnostics)
+        positions = self.positions if isinstance(self.positions, bytes) else marshal.dumps(self.positions)
+        return (self.value, positions, self.scalar_text, diagnostics)
 
     @classmethod
     def from_data(cls, file: str, data: tuple[Any, ...], digest: str = "") -> "Document":
-        value, locations, key_locations, scalar_text, diagnostics = data
+        value, positions, scalar_text, diagnostics = data
+        if not isinstance(positions, bytes):
+            raise TypeError("positions are marshal bytes")
         return cls(
-            file, value, locations, key_locations, scalar_text,
+            file, value, scalar_text,
             [
                 Diagnostic(rule, Severity(severity), message, Location(file, *position), suggestion,
                            tuple(Location(*r) for r in related))
                 for rule, severity, message, position, suggestion, related in diagnostics
             ],
-            digest,
+            digest, positions,
         )
 
     def loc(self, path: Path) -> Location:
@@ -121,14 +144,14 @@ class Document:
         """Location of the key that holds ``path`` (falls back to the value)."""
         if path in self.key_locations:
             line, column = self.key_locations[path]
-            return Location(self.file, line, column)
+            return Location(self.file, line + 1, column + 1)
         return self.loc(path)
 
     def _lookup(self, table: dict[Path, tuple[int, int]], path: Path) -> Location:
         while path and path not in table:
             path = path[:-1]
-        line, column = table.get(path, (1, 1))
-        return Location(self.file, line, column)
+        line, column = table.get(path, (0, 0))
+        return Location(self.file, line + 1, column + 1)
 
 
 class _Abort(Exception):
@@ -186,7 +209,8 @@ def load_text(text: str, display: str) -> Document:
         return document
     if root is None:
         return document
-    walker = _Walker(document)
+    # Without an anchor (&) there is no alias: the walk skips alias bookkeeping.
+    walker = _Walker(document, aliases="&" in text)
     try:
         document.value = walker.value(root, (), 0)
     except _Abort:
@@ -195,10 +219,13 @@ def load_text(text: str, display: str) -> Document:
 
 
 class _Walker:
-    def __init__(self, document: Document) -> None:
+    """Nodes -> plain values, recording 0-based positions by path."""
+
+    def __init__(self, document: Document, aliases: bool = True) -> None:
         self.document = document
         self.locations = document.locations
         self.key_locations = document.key_locations
+        self.aliases = aliases
         self.seen: set[int] = set()
         self.active: set[int] = set()
         self.alias_nodes = 0
@@ -206,11 +233,18 @@ class _Walker:
 
     def value(self, node: Node, path: Path, depth: int) -> Any:
         mark = node.start_mark
-        self.locations[path] = (mark.line + 1, mark.column + 1)
-        if isinstance(node, ScalarNode):
+        self.locations[path] = (mark.line, mark.column)
+        kind = node.__class__
+        if kind is ScalarNode:
             if self.in_alias:
                 self._count_alias_node(node)
+            if node.tag == _STR_TAG:
+                return node.value
             return self.scalar(node, path)
+        if not self.aliases:
+            if depth >= MAX_DEPTH:
+                self._abort(node, f"nesting is deeper than the limit of {MAX_DEPTH} levels")
+            return self.collection(node, path, depth)
         node_id = id(node)
         if node_id in self.active:
             self._abort(node, "an alias refers to a node that contains it (recursive alias)")
@@ -224,51 +258,64 @@ class _Walker:
             self._count_alias_node(node)
         self.active.add(node_id)
         try:
-            if isinstance(node, SequenceNode):
-                if node.tag not in (_TAG + "seq",):
-                    self._tag_error(node, path)
-                return [self.value(item, path + (index,), depth + 1) for index, item in enumerate(node.value)]
-            assert isinstance(node, MappingNode)
-            if node.tag != _TAG + "map":
-                self._tag_error(node, path)
-            return self.mapping(node, path, depth)
+            return self.collection(node, path, depth)
         finally:
             self.active.discard(node_id)
             if alias:
                 self.in_alias -= 1
 
+    def collection(self, node: Node, path: Path, depth: int) -> Any:
+        if node.__class__ is SequenceNode:
+            if node.tag != _SEQ_TAG:
+                self._tag_error(node, path)
+            return [self.value(item, path + (index,), depth + 1) for index, item in enumerate(node.value)]
+        assert isinstance(node, MappingNode)
+        if node.tag != _MAP_TAG:
+            self._tag_error(node, path)
+        return self.mapping(node, path, depth)
+
     def mapping(self, node: MappingNode, path: Path, depth: int) -> dict[str, Any]:
         result: dict[str, Any] = {}
-        explicit: set[str] = set()
+        # The keys written in this mapping: those of ``result`` until a merge
+        # key (<<) brings in others.
+        explicit: set[str] | None = None
+        key_locations = self.key_locations
         for key_node, value_node in node.value:
-            if key_node.tag == _TAG + "merge":
+            if key_node.tag == _MERGE_TAG:
+                if explicit is None:
+                    explicit = set(result)
                 self.merge(result, explicit, value_node, path, depth)
                 continue
-            if not isinstance(key_node, ScalarNode):
+            if key_node.__class__ is not ScalarNode:
                 self._type_error(key_node, path, "a mapping key must be a plain string, not a collection")
                 continue
             # Keys keep their text: `on:` or `1:` name a property "on" or "1"
             # (the JSON reading), never True or 1.
             key = key_node.value
-            key_mark = key_node.start_mark
             child = path + (key,)
-            if key in explicit:
-                first_line, first_column = self.key_locations[child]
-                self.document.diagnostics.append(
-                    Diagnostic(
-                        "CAT-DUPLICATE-KEY",
-                        Severity.ERROR,
-                        f"duplicate key '{key}' (first defined at line {first_line}); "
-                        "remove or rename one of them",
-                        Location(self.document.file, key_mark.line + 1, key_mark.column + 1),
-                        related=(Location(self.document.file, first_line, first_column),),
-                    )
-                )
+            if key in (result if explicit is None else explicit):
+                self._duplicate(key_node, child)
                 continue
-            explicit.add(key)
-            self.key_locations[child] = (key_mark.line + 1, key_mark.column + 1)
+            if explicit is not None:
+                explicit.add(key)
+            key_mark = key_node.start_mark
+            key_locations[child] = (key_mark.line, key_mark.column)
             result[key] = self.value(value_node, child, depth + 1)
         return result
+
+    def _duplicate(self, key_node: Node, child: Path) -> None:
+        first_line, first_column = self.key_locations[child]
+        key_mark = key_node.start_mark
+        self.document.diagnostics.append(
+            Diagnostic(
+                "CAT-DUPLICATE-KEY",
+                Severity.ERROR,
+                f"duplicate key '{child[-1]}' (first defined at line {first_line + 1}); "
+                "remove or rename one of them",
+                Location(self.document.file, key_mark.line + 1, key_mark.column + 1),
+                related=(Location(self.document.file, first_line + 1, first_column + 1),),
+            )
+        )
 
     def merge(self, result: dict[str, Any], explicit: set[str], node: Node, path: Path, depth: int) -> None:
         """YAML merge keys (``<<: *defaults``): explicit keys win."""

@@ -13,7 +13,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from .diagnostics import Location
 
 JSON = Any
 Profile = str  # "cloudevents" | "nlgov" | "normo"
@@ -50,7 +49,6 @@ class Extension:
     type: str
     required: bool = False
     description: str | None = None
-    location: Location | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)
@@ -61,7 +59,6 @@ class SharedSchema:
     declared_name: str
     file: str
     schema: JSON
-    location: Location | None = field(default=None, compare=False)
     # Where it sits in its file, e.g. ("schemas", "Address").
     path: tuple[str | int, ...] = field(default=(), compare=False)
 
@@ -94,7 +91,6 @@ class Payload:
 class Example:
     index: int
     values: Mapping[str, JSON]
-    location: Location | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)
@@ -121,7 +117,6 @@ class EventType:
     payload: Payload | None = None
     examples: tuple[Example, ...] = ()
     file: str = ""
-    location: Location | None = field(default=None, compare=False)
     # Where it sits in its file, e.g. ("events", 3).
     path: tuple[str | int, ...] = field(default=(), compare=False)
 

@@ -28,7 +28,7 @@ from .instance import CE_SIZE, EventChecker, Problem, pointer_text
 from .model import CatalogSet, EventType
 from .render.jsonschema import envelope_schema, payload_schema
 from .rules import RULES
-from .workers import run as parallel
+from .workers import run_shared as parallel
 from .workers import worker_count as workers_for
 
 EVENT_SUFFIXES = (".json", ".jsonl", ".ndjson")
@@ -263,12 +263,10 @@ def _compact(value: Any) -> bytes:
 
 # Below this many events, starting worker processes costs more than it saves.
 PARALLEL_MIN_EVENTS = 5_000
-_shared: tuple[FastValidator, list[Source]] | None = None
 
 
 def validate(catalog_set: CatalogSet, arguments: list[str]) -> Result:
     """Check every event; a broken file or event never stops the others."""
-    global _shared
     validator = FastValidator(catalog_set)
     sources = list(read_sources(arguments))
     collecting = gc.isenabled()
@@ -284,7 +282,6 @@ _TYPE_FIELD = re.compile(rb'"type"\s*:\s*"([^"\\]*)"')
 
 
 def _validate(validator: FastValidator, sources: list[Source]) -> Result:
-    global _shared
     workers = min(workers_for(len(sources)), 8)
     if len(sources) < PARALLEL_MIN_EVENTS or workers < 2:
         return _check_range(validator, sources, list(range(len(sources))))
@@ -299,11 +296,7 @@ def _validate(validator: FastValidator, sources: list[Source]) -> Result:
         buckets[zlib.crc32(name) % len(buckets)].append(position)
     # fork: workers share the events and the catalog copy-on-write; only
     # positions go out and (few) diagnostics come back.
-    _shared = (validator, sources)
-    try:
-        parts = list(parallel(_check_shared, [bucket for bucket in buckets if bucket], workers))
-    finally:
-        _shared = None
+    parts = list(parallel(_check_shared, (validator, sources), [bucket for bucket in buckets if bucket], workers))
     result = Result()
     ordered: list[tuple[int, Diagnostic]] = []
     for part in parts:
@@ -314,9 +307,8 @@ def _validate(validator: FastValidator, sources: list[Source]) -> Result:
     return result
 
 
-def _check_shared(positions: list[int]) -> Result:
-    assert _shared is not None
-    validator, sources = _shared
+def _check_shared(shared: tuple[FastValidator, list[Source]], positions: list[int]) -> Result:
+    validator, sources = shared
     result = _check_range(validator, sources, positions)
     result.diagnostics = []  # the ordered copy travels back
     return result

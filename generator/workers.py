@@ -35,27 +35,88 @@ def _ignore_interrupts() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
-def run(function: Callable[[Item], Result], items: Iterable[Item], workers: int, *, ordered: bool = True,
-        chunksize: int = 1) -> Iterator[Result]:
-    """``map(function, items)`` in ``workers`` forked processes (in this one when
-    ``workers`` < 2). ``ordered=False`` yields results as they finish."""
+# What ``run_shared`` hands its workers, (function, shared): set while they
+# fork, so they inherit it (copy-on-write) instead of receiving it pickled.
+_shared: tuple[Callable[[Any, Any], Any], Any] | None = None
+
+
+def _call_shared(item: Any) -> Any:
+    assert _shared is not None
+    function, shared = _shared
+    return function(shared, item)
+
+
+def run_shared(function: Callable[[Any, Item], Result], shared: Any, items: Iterable[Item], workers: int, *,
+               ordered: bool = True) -> Iterator[Result]:
+    """``function(shared, item)`` for every item, in ``workers`` forked processes.
+
+    ``function`` and ``shared`` (a catalog model, a validator) reach the
+    workers by fork and are never pickled; only the items and the results
+    are. Like ``run``, the workers start now.
+    """
+    global _shared
     work = list(items)
     if workers < 2 or len(work) < 2:
-        yield from map(function, work)
-        return
+        return (function(shared, item) for item in work)
+    previous, _shared = _shared, (function, shared)
+    try:
+        return run(_call_shared, work, workers, ordered=ordered)
+    finally:
+        _shared = previous  # the workers have their copy
+
+
+def run(function: Callable[[Item], Result], items: Iterable[Item], workers: int, *, ordered: bool = True,
+        chunksize: int = 1) -> Iterator[Result]:
+    """``map(function, items)`` in ``workers`` forked processes (lazily in this
+    one when ``workers`` < 2). The workers start now, so this process can do
+    other work before it takes the results; ``ordered=False`` yields them as
+    they finish. Closing the iterator stops the workers."""
+    work = list(items)
+    if workers < 2 or len(work) < 2:
+        return (function(item) for item in work)
     # Objects that exist now move to the permanent generation: the workers'
     # garbage collector then leaves them alone instead of writing to every
     # page they sit on, so those pages stay shared with this process (the
     # memory of a large run, counted once instead of once per worker).
     gc.freeze()
-    pool = get_context("fork").Pool(workers, initializer=_ignore_interrupts)
     try:
-        mapper: Any = pool.imap if ordered else pool.imap_unordered
-        yield from mapper(function, work, chunksize)
-        pool.close()
+        pool = get_context("fork").Pool(workers, initializer=_ignore_interrupts)
     except BaseException:
-        pool.terminate()
+        gc.unfreeze()
         raise
-    finally:
+    mapper: Any = pool.imap if ordered else pool.imap_unordered
+    return Running(pool, mapper(function, work, chunksize))
+
+
+class Running(Iterator[Result]):
+    """The results of work running in a pool; the pool is stopped when they
+    are all taken, when taking one fails, or on ``close()`` (even if none
+    was taken)."""
+
+    def __init__(self, pool: Any, results: Iterator[Result]) -> None:
+        self._pool = pool
+        self._results = results
+
+    def __next__(self) -> Result:
+        try:
+            return next(self._results)
+        except StopIteration:
+            self._stop(finished=True)
+            raise
+        except BaseException:
+            self._stop(finished=False)
+            raise
+
+    def close(self) -> None:
+        self._stop(finished=False)
+
+    def _stop(self, finished: bool) -> None:
+        pool, self._pool = self._pool, None
+        if pool is None:
+            return
+        if finished:
+            pool.close()
+        else:
+            pool.terminate()
         pool.join()
         gc.unfreeze()

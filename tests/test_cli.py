@@ -122,6 +122,21 @@ def test_change_in_a_referenced_file_reaches_the_memoised_example_check(tmp_path
     assert [d.rule for d in lint(str(tmp_path), str(cache)).diagnostics] == ["CAT-EXAMPLE"]
 
 
+def test_warm_cache_keeps_a_payload_that_breaks_the_meta_schema(tmp_path: Path) -> None:
+    """The memo of the compile check keeps that the payload did not compile, so
+    the warm run reports the meta-schema error too (it once crashed here)."""
+    broken = catalog_text(events=(
+        "  - type: nl.test.thing-happened\n    dataversion: 1.0.0\n    title: Thing\n    description: D.\n"
+        "    data:\n      type: object\n      description: P.\n      minProperties: -1\n"
+        "    examples:\n      - data: {}\n"
+    ))
+    (tmp_path / "c.yaml").write_text(broken)
+    cache = tmp_path / ".cache"
+    cold = lint(str(tmp_path), str(cache)).diagnostics
+    assert [(d.rule, d.location.line) for d in cold] == [("CAT-SCHEMA", 20)]
+    assert lint(str(tmp_path), str(cache)).diagnostics == cold
+
+
 def test_format_schema_is_shipped_and_current() -> None:
     shipped = json.loads((ROOT / "generator" / "data" / "catalog.schema.json").read_text())
     assert shipped == catalog_json_schema(), "regenerate: python -m generator schema > generator/data/catalog.schema.json"

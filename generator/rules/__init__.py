@@ -18,6 +18,7 @@ from ..diagnostics import Diagnostic, Location, Severity
 from ..loader import Document, Path
 from ..model import EventType, SharedSchema
 from ..schemawalk import subschemas
+from ..workers import run_shared as parallel
 
 ALL = frozenset({"cloudevents", "nlgov", "normo"})
 NLGOV = frozenset({"nlgov", "normo"})
@@ -46,29 +47,45 @@ class Context:
     memo: dict[str, Any] = field(default_factory=dict)
     memo_used: dict[str, Any] = field(default_factory=dict)
 
-    def memoized(self, rule_id: str, event: EventType, compute: Callable[[], Iterable[Diagnostic]]) -> list[Diagnostic]:
-        """``compute()`` for ``event``, reused while its file and the files of
-        the shared schemas it uses are unchanged."""
+    def memoized(
+        self, rule_id: str, event: EventType, compute: Callable[[], tuple[Iterable[Diagnostic], Any]]
+    ) -> tuple[list[Diagnostic], Any]:
+        """``compute()`` for ``event``: its diagnostics and a state the rule
+        needs on a memo hit too (plain data), reused while its file and the
+        files of the shared schemas it uses are unchanged."""
+        key = self.memo_key(rule_id, event)
+        if key is None:
+            diagnostics, state = compute()
+            return list(diagnostics), state
+        stored = self.memo.get(key)
+        if stored is None:
+            diagnostics, state = compute()
+            stored = (
+                [
+                    (d.rule, int(d.severity), d.message, d.location.file, d.location.line, d.location.column, d.suggestion)
+                    for d in diagnostics
+                ],
+                state,
+            )
+        self.memo_used[key] = stored
+        rows, state = stored
+        return [
+            Diagnostic(rule, Severity(severity), message, Location(file, line, column), suggestion)
+            for rule, severity, message, file, line, column, suggestion in rows
+        ], state
+
+    def memo_key(self, rule_id: str, event: EventType) -> str | None:
+        """The fingerprint of ``rule_id``'s memoised check of ``event``: the
+        content of its file and of the files of the shared schemas it uses
+        (None when a document has no content hash, as in tests)."""
         files = {event.file}
         if event.payload is not None:
             shared = self.built.catalog_set.schemas
             files.update(shared[name].file for name in event.payload.uses)
         digests = [self.documents[file].digest for file in sorted(files)]
         if not all(digests):
-            return list(compute())
-        key = hashlib.sha256(repr((rule_id, event.path, digests)).encode()).hexdigest()
-        stored = self.memo.get(key)
-        if stored is None:
-            diagnostics = list(compute())
-            stored = [
-                (d.rule, int(d.severity), d.message, d.location.file, d.location.line, d.location.column, d.suggestion)
-                for d in diagnostics
-            ]
-        self.memo_used[key] = stored
-        return [
-            Diagnostic(rule, Severity(severity), message, Location(file, line, column), suggestion)
-            for rule, severity, message, file, line, column, suggestion in stored
-        ]
+            return None
+        return hashlib.sha256(repr((rule_id, event.path, digests)).encode()).hexdigest()
 
     def loc(self, file: str, path: Path) -> Location:
         return self.documents[file].loc(path)
@@ -106,6 +123,9 @@ SetCheck = Callable[[Context], Iterable[Diagnostic]]
 @dataclass
 class _Checks:
     event: list[tuple[Rule, EventCheck]] = field(default_factory=list)
+    # Event checks that are memoised (``Context.memoized``) and cost enough
+    # to spread over worker processes (``_start_costly``).
+    costly: list[tuple[Rule, EventCheck]] = field(default_factory=list)
     file: list[tuple[Rule, FileCheck]] = field(default_factory=list)
     whole: list[tuple[Rule, SetCheck]] = field(default_factory=list)
 
@@ -124,9 +144,17 @@ def declare(rule_id: str, severity: Severity, profiles: frozenset[str], summary:
     return Rule(rule_id, severity, profiles, summary, fixed)
 
 
-def event_rule(rule_id: str, severity: Severity, profiles: frozenset[str], summary: str) -> Callable[[EventCheck], EventCheck]:
+def event_rule(
+    rule_id: str, severity: Severity, profiles: frozenset[str], summary: str, *, costly: bool = False
+) -> Callable[[EventCheck], EventCheck]:
+    """A check of one event. ``costly``: it is memoised under ``rule_id`` and
+    worth running in worker processes on a large catalog (``_start_costly``)."""
+
     def register(check: EventCheck) -> EventCheck:
-        CHECKS.event.append((declare(rule_id, severity, profiles, summary), check))
+        rule = declare(rule_id, severity, profiles, summary)
+        CHECKS.event.append((rule, check))
+        if costly:
+            CHECKS.costly.append((rule, check))
         return check
 
     return register
@@ -152,7 +180,10 @@ def set_rule(
     return register
 
 
-def run_rules(context: Context) -> Iterator[Diagnostic]:
+def run_rules(context: Context, workers: int = 1) -> Iterator[Diagnostic]:
+    """Every rule over the directory. With ``workers`` > 1 and enough to do,
+    the costly event checks run in worker processes meanwhile (``_start_costly``)."""
+    costly = _start_costly(context, workers)
     for document in context.documents.values():
         if not isinstance(document.value, dict):
             continue
@@ -160,13 +191,64 @@ def run_rules(context: Context) -> Iterator[Diagnostic]:
         for rule, file_check in CHECKS.file:
             if profile in rule.profiles:
                 yield from file_check(document, context)
-    for catalog in context.built.catalog_set.catalogs:
-        for event in catalog.events:
-            for rule, event_check in CHECKS.event:
-                if event.profile in rule.profiles:
-                    yield from event_check(event, context)
+    events = context.built.catalog_set.events
+    for event in events:
+        for rule, event_check in CHECKS.event:
+            if event.profile in rule.profiles and (rule, event_check) not in CHECKS.costly:
+                yield from event_check(event, context)
+    fresh: dict[str, Any] = {}
+    for results in costly:
+        fresh.update(results)
+    if fresh:  # a new dict: the one read from the cache stays as it was read (lint.Cache.save_memo)
+        context.memo = {**context.memo, **fresh}
+    # After the others: a costly check may leave state for a later one of the
+    # same event (a payload that does not compile has no examples to check).
+    for event in events:
+        for rule, event_check in CHECKS.costly:
+            if event.profile in rule.profiles:
+                yield from event_check(event, context)
     for _, set_check in CHECKS.whole:
         yield from set_check(context)
+
+
+# Below this many events to check, starting workers costs more than it saves.
+COSTLY_MIN_EVENTS = 200
+
+
+def _start_costly(context: Context, workers: int) -> Iterator[dict[str, Any]]:
+    """Start the costly event checks (compiling payload schemas, checking
+    examples) of the events the memo lacks on ``workers`` processes; their
+    results are memo entries, which the checks then find in ``context.memo``.
+    The outcome is the one of running them here: a memoised check depends
+    only on its event and the files it reads."""
+    if workers < 2:
+        return iter(())
+    events = context.built.catalog_set.events
+    pending = [
+        position
+        for position, event in enumerate(events)
+        if any(
+            event.profile in rule.profiles and (key := context.memo_key(rule.id, event)) is not None and key not in context.memo
+            for rule, _ in CHECKS.costly
+        )
+    ]
+    if len(pending) < COSTLY_MIN_EVENTS:
+        return iter(())
+    slices = [pending[start::workers * 4] for start in range(workers * 4)]
+    return parallel(_costly_slice, context, slices, workers, ordered=False)
+
+
+def _costly_slice(context: Context, positions: list[int]) -> dict[str, Any]:
+    """In a worker: the costly checks of the events at ``positions``; hands back their memo entries."""
+    context.memo_used = {}
+    events = context.built.catalog_set.events
+    for position in positions:
+        event = events[position]
+        for rule, check in CHECKS.costly:
+            if event.profile in rule.profiles:
+                for _ in check(event, context):
+                    pass
+    return context.memo_used
 
 
 @dataclass(frozen=True)

@@ -158,27 +158,31 @@ def _short(message: str) -> str:
     return message.splitlines()[0] if message else message
 
 
-@event_rule("CAT-SCHEMA", E, ALL, "data and schemas entries are valid JSON Schema 2020-12.")
+@event_rule("CAT-SCHEMA", E, ALL, "data and schemas entries are valid JSON Schema 2020-12.", costly=True)
 def payload_schema_compiles(event: EventType, context: Context) -> Iterator[Diagnostic]:
     if event.payload is None or _unresolved(event, context):
         return
-    yield from context.memoized("CAT-SCHEMA", event, lambda: _compile(event, context))
-    if event.key not in context.cache.setdefault("payload-broken", {}):
+    diagnostics, broken = context.memoized("CAT-SCHEMA", event, lambda: _compile(event, context))
+    yield from diagnostics
+    if broken:
+        context.cache.setdefault("payload-broken", {})[event.key] = True
+    else:
         valid = context.cache.setdefault("meta-valid", set())
         valid.update((part.file, part.path) for part in _event_parts(event, context))
 
 
-def _compile(event: EventType, context: Context) -> Iterator[Diagnostic]:
+def _compile(event: EventType, context: Context) -> tuple[list[Diagnostic], bool]:
+    """(diagnostics, whether the payload failed to compile)."""
     try:
         _checker(context).validator(event)
     except (jsonschema_rs.ValidationError, jsonschema_rs.ReferencingError, ValueError) as error:
-        context.cache.setdefault("payload-broken", {})[event.key] = True
         parts = _event_parts(event, context)
-        if not any(meta_errors(context, part) for part in parts):
-            # The meta-schema passed, compiling did not (e.g. a pattern the regex engine rejects).
-            yield context.report(
-                "CAT-SCHEMA", f"the payload schema does not compile: {_short(str(error))}", context.event_loc(event, "data")
-            )
+        if any(meta_errors(context, part) for part in parts):
+            return [], True  # the set rule reports the meta-schema errors, where they are
+        # The meta-schema passed, compiling did not (e.g. a pattern the regex engine rejects).
+        message = f"the payload schema does not compile: {_short(str(error))}"
+        return [context.report("CAT-SCHEMA", message, context.event_loc(event, "data"))], True
+    return [], False
 
 
 def _event_parts(event: EventType, context: Context) -> list[PayloadPart]:
@@ -239,11 +243,12 @@ def completed_example(event: EventType, values: dict[str, Any]) -> dict[str, Any
     return full
 
 
-@event_rule("CAT-EXAMPLE", E, ALL, "An example validates against its event (envelope + payload).")
+@event_rule("CAT-EXAMPLE", E, ALL, "An example validates against its event (envelope + payload).", costly=True)
 def examples_valid(event: EventType, context: Context) -> Iterator[Diagnostic]:
     if not event.examples or (event.payload is not None and _unresolved(event, context)):
         return
-    yield from context.memoized("CAT-EXAMPLE", event, lambda: _check_examples(event, context))
+    diagnostics, _ = context.memoized("CAT-EXAMPLE", event, lambda: (list(_check_examples(event, context)), None))
+    yield from diagnostics
 
 
 def _check_examples(event: EventType, context: Context) -> Iterator[Diagnostic]:
@@ -280,12 +285,13 @@ def _strip_pointer(problem: Problem) -> str:
 @set_rule("CAT-DUPLICATE-EVENT", E, "(type, dataversion) is unique in the catalog directory.", fixed=True)
 def duplicate_events(context: Context) -> Iterator[Diagnostic]:
     first: dict[tuple[str, str | None], EventType] = {}
-    for event in sorted(context.built.catalog_set.events, key=lambda e: (e.file, e.location)):
+    # (file, path): the order of the files, then of the events in each.
+    for event in sorted(context.built.catalog_set.events, key=lambda e: (e.file, e.path)):
         if not event.type:
             continue
         if event.key in first:
             other = first[event.key]
-            where = other.location
+            where = context.event_loc(other)
             version = f" dataversion {event.dataversion}" if event.dataversion else ""
             yield context.report(
                 "CAT-DUPLICATE-EVENT",

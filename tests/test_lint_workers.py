@@ -1,0 +1,77 @@
+"""Lint on all cores (issue 8): the costly event checks (compiling payload
+schemas, checking examples) run in worker processes while evcat runs the
+other rules. The outcome is the one of a serial run, and what the workers
+computed reaches the memo on disk."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from generator import rules
+from generator.lint import lint
+from generator.rules import catalog as catalog_rules
+
+from .conftest import ROOT, catalog_text
+
+EVENT = (
+    "  - type: nl.test.{name}\n    dataversion: 1.0.0\n    title: T {name}\n    description: D.\n"
+    "    data:\n      type: object\n      description: P.\n"
+    "      properties:\n        code: {{{schema}, description: A code.}}\n"
+    "    examples:\n      - data: {{code: {example}}}\n"
+)
+
+
+@pytest.fixture
+def directory(tmp_path: Path) -> Path:
+    """The shipped catalogs plus events of every outcome of the costly checks."""
+    target = tmp_path / "catalog"
+    shutil.copytree(ROOT / "catalog", target)
+    events = "".join([
+        EVENT.format(name="meta-broken", schema="type: string, minLength: -1", example="abc"),
+        EVENT.format(name="regex-broken", schema="type: string, pattern: '['", example="abc"),
+        EVENT.format(name="example-wrong", schema="type: string", example="5"),
+        EVENT.format(name="example-wrong-type", schema="type: integer", example="abc"),
+        *(EVENT.format(name=f"fine-{n}", schema="type: string", example="abc") for n in range(6)),
+    ])
+    (target / "costly.yaml").write_text(catalog_text(catalog_id="costly", events=events), encoding="utf-8")
+    return target
+
+
+def test_costly_checks_in_workers_give_the_serial_outcome(
+    directory: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("EVCAT_JOBS", "1")
+    serial = lint(str(directory), None).diagnostics
+    assert [d.message.split(":")[0] for d in serial if d.rule == "CAT-SCHEMA"] == ["not a valid JSON Schema 2020-12"] * 2
+    assert sum(d.rule == "CAT-EXAMPLE" for d in serial) == 2
+
+    # Workers for any number of events; note which processes ran the checks.
+    monkeypatch.setenv("EVCAT_JOBS", "2")
+    monkeypatch.setattr(rules, "COSTLY_MIN_EVENTS", 1)
+    ran = tmp_path / "ran"
+    ran.mkdir()
+    checks = rules._costly_slice
+
+    def noted(context: Any, positions: list[int]) -> dict[str, Any]:
+        (ran / str(os.getpid())).touch()
+        return checks(context, positions)
+
+    monkeypatch.setattr(rules, "_costly_slice", noted)
+    cache = tmp_path / "cache"
+    parallel = lint(str(directory), str(cache)).diagnostics
+    assert parallel == serial
+    pids = {int(path.name) for path in ran.iterdir()}
+    assert pids and os.getpid() not in pids
+
+    # What the workers computed was saved: a warm run computes nothing again.
+    def refuse(*_: Any) -> Any:
+        raise AssertionError("a memoised check ran again")
+
+    monkeypatch.setattr(catalog_rules, "_compile", refuse)
+    monkeypatch.setattr(catalog_rules, "_check_examples", refuse)
+    assert lint(str(directory), str(cache)).diagnostics == serial
