@@ -126,6 +126,8 @@ class _Checks:
     # Event checks that are memoised (``Context.memoized``) and cost enough
     # to spread over worker processes (``_start_costly``).
     costly: list[tuple[Rule, EventCheck]] = field(default_factory=list)
+    # Set checks that run after the costly event checks.
+    late: list[tuple[Rule, SetCheck]] = field(default_factory=list)
     file: list[tuple[Rule, FileCheck]] = field(default_factory=list)
     whole: list[tuple[Rule, SetCheck]] = field(default_factory=list)
 
@@ -169,12 +171,15 @@ def file_rule(rule_id: str, severity: Severity, profiles: frozenset[str], summar
 
 
 def set_rule(
-    rule_id: str, severity: Severity, summary: str, *, fixed: bool = False, profiles: frozenset[str] = ALL
+    rule_id: str, severity: Severity, summary: str, *, fixed: bool = False, profiles: frozenset[str] = ALL,
+    after_costly: bool = False,
 ) -> Callable[[SetCheck], SetCheck]:
-    """A check over the whole directory; it runs once (all profiles' parts alike)."""
+    """A check over the whole directory; it runs once (all profiles' parts alike).
+    ``after_costly``: it reads what the costly event checks leave in ``Context.cache``."""
 
     def register(check: SetCheck) -> SetCheck:
-        CHECKS.whole.append((declare(rule_id, severity, profiles, summary, fixed=fixed), check))
+        rule = declare(rule_id, severity, profiles, summary, fixed=fixed)
+        (CHECKS.late if after_costly else CHECKS.whole).append((rule, check))
         return check
 
     return register
@@ -192,22 +197,26 @@ def run_rules(context: Context, workers: int = 1) -> Iterator[Diagnostic]:
             if profile in rule.profiles:
                 yield from file_check(document, context)
     events = context.built.catalog_set.events
+    cheap = [entry for entry in CHECKS.event if entry not in CHECKS.costly]
     for event in events:
-        for rule, event_check in CHECKS.event:
-            if event.profile in rule.profiles and (rule, event_check) not in CHECKS.costly:
+        for rule, event_check in cheap:
+            if event.profile in rule.profiles:
                 yield from event_check(event, context)
+    for _, set_check in CHECKS.whole:
+        yield from set_check(context)
     fresh: dict[str, Any] = {}
     for results in costly:
         fresh.update(results)
     if fresh:  # a new dict: the one read from the cache stays as it was read (lint.Cache.save_memo)
         context.memo = {**context.memo, **fresh}
-    # After the others: a costly check may leave state for a later one of the
-    # same event (a payload that does not compile has no examples to check).
+    # Last: a costly check may leave state for a later one of the same event
+    # (a payload that does not compile has no examples to check) or for a
+    # late set check.
     for event in events:
         for rule, event_check in CHECKS.costly:
             if event.profile in rule.profiles:
                 yield from event_check(event, context)
-    for _, set_check in CHECKS.whole:
+    for _, set_check in CHECKS.late:
         yield from set_check(context)
 
 

@@ -142,7 +142,7 @@ def meta_errors(context: Context, part: PayloadPart) -> list[tuple[Path, str]]:
     return errors
 
 
-@set_rule("CAT-SCHEMA", E, "data and schemas entries are valid JSON Schema 2020-12.", fixed=True)
+@set_rule("CAT-SCHEMA", E, "data and schemas entries are valid JSON Schema 2020-12.", fixed=True, after_costly=True)
 def payload_schema_valid(context: Context) -> Iterator[Diagnostic]:
     # Runs after the event rules: a part that compiled inside an event's
     # bundled schema has passed the meta-schema there already.
