@@ -163,13 +163,14 @@ class Progress:
             self.stream.flush()
 
 
-Task = tuple[int, Callable[[tuple[Any, ...]], dict[str, bytes]], tuple[Any, ...], tuple[str, Any]]
+Task = tuple[int, Callable[[tuple[Any, ...]], dict[str, bytes]], tuple[Any, ...], tuple[str, Any, str | None]]
 
 
 def _render_task(task: Task) -> tuple[int, dict[str, bytes]]:
     """In a worker or the warm helper: everything comes with the task."""
-    index, function, inputs, (formatter, model_cache) = task
+    index, function, inputs, (formatter, model_cache, bytecode) = task
     python.formatter, python.model_cache = formatter, model_cache
+    template_module.use_bytecode_cache(bytecode)
     return index, function(inputs)
 
 
@@ -222,7 +223,8 @@ def render(catalog_set: CatalogSet, kinds: Sequence[str], *, cache_dir: str | No
     to_helper = [i for i in pending if units[i].kind == "python"] if helper is not None else []
     if len(to_helper) > HELPER_MAX_UNITS:
         to_helper = []
-    settings = (python.formatter, python.model_cache)
+    template_module.use_bytecode_cache(str(Path(cache_dir) / "templates") if cache_dir else None)
+    settings = (python.formatter, python.model_cache, template_module.bytecode_cache_dir())
 
 
     def tasks(indexes: list[int]) -> list[Task]:

@@ -20,7 +20,7 @@ import signal
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
 MANIFEST = ".evcat-manifest.json"
 
@@ -45,10 +45,10 @@ def _checked(out: Path, relative: str) -> Path:
     no ``..``, no backslash, and no symlinked directory on the way that leads
     out. (The file itself may be a symlink: ``os.replace`` replaces the link,
     it never writes through it.)"""
-    posix = PurePosixPath(relative)
-    if posix.is_absolute() or ".." in posix.parts or "\\" in relative or not posix.parts or posix.name in ("", "."):
+    parts = [part for part in relative.split("/") if part not in ("", ".")]
+    if relative.startswith("/") or ".." in parts or "\\" in relative or not parts or relative.endswith(("/", "/.")):
         raise OutputError(f"refusing to write '{relative}': outputs stay inside {out}")
-    if not _inside(str(out), str(posix.parent)):
+    if not _inside(str(out), "/".join(parts[:-1])):
         raise OutputError(f"refusing to write '{relative}': it resolves outside {out}")
     return out / relative
 
