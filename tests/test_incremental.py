@@ -21,6 +21,7 @@ from generator.cli import main
 from generator.generate import Progress, RenderCache, RenderStats, generate, render
 from generator.lint import lint
 from generator.render import docs
+from generator.render import templates as template_module
 
 from .conftest import ROOT, catalog_text
 from .test_generate import snapshot
@@ -69,8 +70,11 @@ def test_a_damaged_cache_is_ignored(catalog: Path, tmp_path: Path) -> None:
     generate(str(catalog), str(tmp_path / "a"), KINDS, cache_dir=str(cache))
     entries = sorted((cache / "render").rglob("*.marshal"))
     assert entries
-    for number, entry in enumerate(entries):
+    compiled = sorted((cache / "templates").iterdir())  # jinja2's compiled templates
+    assert compiled
+    for number, entry in enumerate([*entries, *compiled]):
         entry.write_bytes([b"", b"\x00garbage", b"\xe9" * 100][number % 3])
+    template_module._environment.cache_clear()  # as in a new process: the templates load from the cache
     result = generate(str(catalog), str(tmp_path / "b"), KINDS, cache_dir=str(cache))
     assert result.stats is not None and result.stats.rendered == result.stats.units
     assert snapshot(tmp_path / "a") == snapshot(tmp_path / "b")
@@ -84,8 +88,6 @@ def test_a_changed_template_changes_the_key(catalog: Path, tmp_path: Path, monke
     templates.mkdir(parents=True)
     (templates / "event.html.jinja").write_text("{{ page.type }}\n")
     generate_module._salt.cache_clear()
-    from generator.render import templates as template_module
-
     template_module.use_templates(str(tmp_path / "templates"))
     try:
         assert RenderCache(str(tmp_path)).key(unit) != before
