@@ -32,7 +32,8 @@ from typing import Any, TextIO
 from . import __version__
 from .build import build
 from .diagnostics import Diagnostic, Location, Severity
-from .lint import LintResult, UsageError, _read_marshal, _write_atomic, display_path, find_catalog_files, lint
+from .cachefile import read_marshal, write_atomic
+from .lint import LintResult, UsageError, display_path, find_catalog_files, lint
 from .loader import Document
 from .model import CatalogSet
 from .render import Unit, asyncapi, docs, jsonschema, python
@@ -102,13 +103,13 @@ class RenderCache:
         return self.root / key[:2] / f"{key}.marshal"
 
     def get(self, key: str) -> dict[str, bytes] | None:
-        value = _read_marshal(self._path(key))
+        value = read_marshal(self._path(key))
         if isinstance(value, dict) and all(isinstance(k, str) and isinstance(v, bytes) for k, v in value.items()):
             return value
         return None
 
     def put(self, key: str, files: dict[str, bytes]) -> None:
-        _write_atomic(self._path(key), marshal.dumps(files))
+        write_atomic(self._path(key), marshal.dumps(files))
 
 
 @cache
@@ -335,11 +336,11 @@ def _record(run_key: str, cache_dir: str, result: LintResult, kinds: Sequence[st
     ]
     if any(d.extra for d in result.diagnostics):
         return  # structured details are not kept: such a run is simply not recorded
-    _write_atomic(_record_path(run_key, cache_dir), marshal.dumps((list(result.documents), diagnostics, list(kinds), keys)))
+    write_atomic(_record_path(run_key, cache_dir), marshal.dumps((list(result.documents), diagnostics, list(kinds), keys)))
 
 
 def _replay(run_key: str, cache_dir: str) -> tuple[LintResult, dict[str, dict[str, bytes]], RenderStats] | None:
-    record = _read_marshal(_record_path(run_key, cache_dir))
+    record = read_marshal(_record_path(run_key, cache_dir))
     try:
         files, stored, kinds, keys = record
         keys = [(str(kind), str(key)) for kind, key in keys]

@@ -18,6 +18,7 @@ from pathlib import Path as FsPath
 
 from . import __version__
 from .build import Built, build
+from .cachefile import read_marshal, write_atomic
 from .diagnostics import Diagnostic, Severity, sort_diagnostics
 from .format import check_structure
 from .loader import MAX_EVENTS, MAX_FILE_BYTES, Document, load_bytes
@@ -83,7 +84,7 @@ class Cache:
         self.memo: dict[str, Any] = {}
         self.memo_used: dict[str, Any] = {}
         if self.root is not None:
-            self.memo = _read_marshal(self.root / "checks.marshal") or {}
+            self.memo = read_marshal(self.root / "checks.marshal") or {}
 
     def load_all(self, paths: list[str]) -> dict[str, Document]:
         """Every file, from the cache where it holds it; the rest parsed,
@@ -117,7 +118,7 @@ class Cache:
     def _cached(self, display: str, digest: str) -> Document | None:
         if self.root is None:
             return None
-        data = _read_marshal(self._entry(digest))
+        data = read_marshal(self._entry(digest))
         if data is None:
             return None
         try:
@@ -128,7 +129,7 @@ class Cache:
     def save_memo(self) -> None:
         """Keep what this run used (the memo never grows without bound)."""
         if self.root is not None and self.memo_used != self.memo:
-            _write_atomic(self.root / "checks.marshal", marshal.dumps(self.memo_used))
+            write_atomic(self.root / "checks.marshal", marshal.dumps(self.memo_used))
 
 
 # Below this much YAML, starting worker processes costs more than it saves.
@@ -140,7 +141,7 @@ def _parse(item: tuple[str, bytes, str, str | None]) -> tuple[str, bytes, str]:
     display, raw, digest, entry = item
     packed = marshal.dumps(load_bytes(raw, display).to_data())
     if entry is not None:
-        _write_atomic(FsPath(entry), packed)
+        write_atomic(FsPath(entry), packed)
     return display, packed, digest
 
 
@@ -150,25 +151,6 @@ def _parse_all(items: list[tuple[str, bytes, str]], entries: dict[str, str | Non
     if sum(len(raw) for _, raw, _ in items) < PARALLEL_MIN_BYTES:
         workers = 1
     return list(parallel(_parse, work, workers, chunksize=max(1, len(work) // (workers * 4))))
-
-
-def _read_marshal(path: FsPath) -> Any:
-    try:
-        # marshal.loads on the bytes: marshal.load on a file object reads in
-        # small pieces and is ten times slower.
-        return marshal.loads(path.read_bytes())
-    except (OSError, EOFError, ValueError, TypeError):
-        return None
-
-
-def _write_atomic(path: FsPath, content: bytes) -> None:
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        temporary.write_bytes(content)
-        os.replace(temporary, path)
-    except OSError:
-        pass  # a cache that cannot be written is only slower
 
 
 def _unreadable(display: str, error: OSError) -> Document:

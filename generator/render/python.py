@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import __version__
+from ..cachefile import write_atomic
 from ..model import Catalog, CatalogSet, EventType
 from ..naming import python_class_name, python_field_name, python_package_name, to_pascal
 from ..schemawalk import LIST_OF_SCHEMAS, MAP_OF_SCHEMAS, ONE_SCHEMA
@@ -192,9 +193,7 @@ def _datamodel_codegen(schema_text: str) -> str:
     except (OSError, UnicodeDecodeError):
         pass
     output = _run_datamodel_codegen(schema_text)
-    from ..lint import _write_atomic  # the cache's one way to write an entry
-
-    _write_atomic(Path(path), output.encode("utf-8"))
+    write_atomic(Path(path), output.encode("utf-8"))
     return output
 
 
