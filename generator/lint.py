@@ -11,21 +11,21 @@ import gc
 import hashlib
 import os
 import marshal
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
-from typing import Any
 from pathlib import Path as FsPath
+from typing import TYPE_CHECKING, Any
 
 from . import __version__
-from .build import Built, build
 from .cachefile import read_marshal, write_atomic
 from .diagnostics import Diagnostic, Severity, sort_diagnostics
-from .format import check_structure
 from .loader import MAX_EVENTS, MAX_FILE_BYTES, Document, load_bytes
-from .model import CatalogSet
-from .rules import RULES, Context, run_rules
 from .workers import run as parallel
 from .workers import worker_count
+
+if TYPE_CHECKING:
+    from .build import Built
+    from .model import CatalogSet
 
 CATALOG_SUFFIXES = (".yaml", ".yml")
 _SKIP_DIRS = {".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv", "venv"}
@@ -86,9 +86,10 @@ class Cache:
         if self.root is not None:
             self.memo = read_marshal(self.root / "checks.marshal") or {}
 
-    def load_all(self, paths: list[str]) -> dict[str, Document]:
+    def load_all(self, paths: list[str], meanwhile: Callable[[], object] | None = None) -> dict[str, Document]:
         """Every file, from the cache where it holds it; the rest parsed,
-        on all cores when there is enough work."""
+        on all cores when there is enough work (``meanwhile()`` runs here
+        while the workers parse)."""
         documents: dict[str, Document] = {}
         misses: list[tuple[str, bytes, str]] = []
         for path in paths:
@@ -107,7 +108,10 @@ class Cache:
                 documents[display] = Document(display)  # keeps the order; filled below
                 misses.append((display, raw, digest))
         entries = {digest: str(self._entry(digest)) if self.root is not None else None for _, _, digest in misses}
-        for display, packed, digest in _parse_all(misses, entries):
+        parsed = _parse_all(misses, entries)  # the workers start now
+        if meanwhile is not None:
+            meanwhile()
+        for display, packed, digest in parsed:
             documents[display] = Document.from_data(display, marshal.loads(packed), digest)
         return documents
 
@@ -145,12 +149,12 @@ def _parse(item: tuple[str, bytes, str, str | None]) -> tuple[str, bytes, str]:
     return display, packed, digest
 
 
-def _parse_all(items: list[tuple[str, bytes, str]], entries: dict[str, str | None]) -> list[tuple[str, bytes, str]]:
+def _parse_all(items: list[tuple[str, bytes, str]], entries: dict[str, str | None]) -> Iterator[tuple[str, bytes, str]]:
     work = [(display, raw, digest, entries[digest]) for display, raw, digest in items]
     workers = worker_count(len(work))
     if sum(len(raw) for _, raw, _ in items) < PARALLEL_MIN_BYTES:
         workers = 1
-    return list(parallel(_parse, work, workers, chunksize=max(1, len(work) // (workers * 4))))
+    return parallel(_parse, work, workers, chunksize=max(1, len(work) // (workers * 4)))
 
 
 def _unreadable(display: str, error: OSError) -> Document:
@@ -167,7 +171,7 @@ def lint(root: str, cache_dir: str | None = None) -> LintResult:
     gc.disable()
     try:
         cache = Cache(cache_dir)
-        documents = cache.load_all(files)
+        documents = cache.load_all(files, meanwhile=_rule_engine)
         result = check(documents.values(), cache)
         cache.save_memo()
     finally:
@@ -176,7 +180,17 @@ def lint(root: str, cache_dir: str | None = None) -> LintResult:
     return result
 
 
+def _rule_engine() -> None:
+    """Import the checking stages (a tenth of a second: jsonschema-rs, the
+    format, the rules), done while the workers parse: they need only the loader."""
+    from . import build, format, rules  # noqa: F401
+
+
 def check(documents: Iterable[Document], cache: Cache | None = None) -> LintResult:
+    from .build import build
+    from .format import check_structure
+    from .rules import Context, run_rules
+
     by_file = {document.file: document for document in documents}
     diagnostics: list[Diagnostic] = []
     for document in by_file.values():
@@ -215,6 +229,8 @@ def _event_limit(documents: dict[str, Document]) -> Diagnostic | None:
 
 def _apply_overrides(diagnostics: list[Diagnostic], documents: dict[str, Document]) -> list[Diagnostic]:
     """A catalog's ``rules:`` map changes severities in its own file, or turns rules off."""
+    from .rules import RULES
+
     overrides: dict[str, dict[str, str]] = {}
     for file, document in documents.items():
         value = document.value.get("rules") if isinstance(document.value, dict) else None

@@ -33,32 +33,38 @@ KEYWORDS = frozenset(
 )
 
 
+# For membership tests (a tuple is searched one item at a time).
+_MAPS = frozenset(MAP_OF_SCHEMAS)
+_ONES = frozenset(ONE_SCHEMA)
+_LISTS = frozenset(LIST_OF_SCHEMAS)
+
+
 def subschemas(schema: Any, path: Path = ()) -> Iterator[tuple[Path, dict[str, Any]]]:
-    """Every schema object in ``schema`` (itself included), with its path."""
-    stack = [(path, schema)]
-    while stack:
-        current_path, current = stack.pop()
-        if not isinstance(current, dict):
-            continue
-        yield current_path, current
-        children = list(_children(current, current_path))
-        stack.extend(reversed(children))
+    """Every schema object in ``schema`` (itself included), with its path,
+    parents before children, in document order."""
+    found: list[tuple[Path, dict[str, Any]]] = []
+    _collect(schema, path, found)
+    return iter(found)
 
 
-def _children(schema: dict[str, Any], path: Path) -> Iterator[tuple[Path, Any]]:
+def _collect(schema: Any, path: Path, found: list[tuple[Path, dict[str, Any]]]) -> None:
+    if not isinstance(schema, dict):
+        return
+    found.append((path, schema))
     for keyword, value in schema.items():
-        if keyword in MAP_OF_SCHEMAS and isinstance(value, dict):
-            for name, child in value.items():
-                yield path + (keyword, name), child
-        elif keyword in ONE_SCHEMA:
+        if keyword in _MAPS:
+            if isinstance(value, dict):
+                for name, child in value.items():
+                    _collect(child, path + (keyword, name), found)
+        elif keyword in _ONES:
             if isinstance(value, list):  # draft-04..2019-09 tuple form of items
                 for index, child in enumerate(value):
-                    yield path + (keyword, index), child
+                    _collect(child, path + (keyword, index), found)
             else:
-                yield path + (keyword,), value
-        elif keyword in LIST_OF_SCHEMAS and isinstance(value, list):
+                _collect(value, path + (keyword,), found)
+        elif keyword in _LISTS and isinstance(value, list):
             for index, child in enumerate(value):
-                yield path + (keyword, index), child
+                _collect(child, path + (keyword, index), found)
 
 
 def rewrite_refs(schema: Any, replace: Callable[[str, Path], str | None], path: Path = ()) -> Any:
@@ -72,11 +78,11 @@ def rewrite_refs(schema: Any, replace: Callable[[str, Path], str | None], path: 
     for keyword, value in schema.items():
         if keyword == "$ref" and isinstance(value, str):
             new = replace(value, path + (keyword,)) or value
-        elif keyword in MAP_OF_SCHEMAS and isinstance(value, dict):
+        elif keyword in _MAPS and isinstance(value, dict):
             new = _rewrite_map(value, replace, path + (keyword,))
-        elif keyword in ONE_SCHEMA and isinstance(value, list) or keyword in LIST_OF_SCHEMAS and isinstance(value, list):
+        elif keyword in _ONES and isinstance(value, list) or keyword in _LISTS and isinstance(value, list):
             new = _rewrite_list(value, replace, path + (keyword,))
-        elif keyword in ONE_SCHEMA:
+        elif keyword in _ONES:
             new = rewrite_refs(value, replace, path + (keyword,))
         else:
             continue
