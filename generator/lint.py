@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 
 CATALOG_SUFFIXES = (".yaml", ".yml")
 _SKIP_DIRS = {".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv", "venv"}
-_CACHE_FORMAT = f"{__version__}-2"
+_CACHE_FORMAT = f"{__version__}-3"
 
 
 class UsageError(Exception):
@@ -101,7 +101,7 @@ class Cache:
                 documents[display] = _unreadable(display, error)
                 continue
             digest = hashlib.sha256(f"{_CACHE_FORMAT}\0{display}\0".encode() + raw).hexdigest()
-            cached = self._cached(display, digest)
+            cached = self._cached(display, digest, raw)
             if cached is not None:
                 documents[display] = cached
             else:
@@ -111,22 +111,23 @@ class Cache:
         parsed = _parse_all(misses, entries)  # the workers start now
         if meanwhile is not None:
             meanwhile()
+        sources = {display: raw for display, raw, _ in misses}
         for display, packed, digest in parsed:
-            documents[display] = Document.from_data(display, marshal.loads(packed), digest)
+            documents[display] = Document.from_data(display, marshal.loads(packed), digest, sources[display])
         return documents
 
     def _entry(self, digest: str) -> FsPath:
         assert self.root is not None
         return self.root / "parsed" / digest[:2] / f"{digest}.marshal"
 
-    def _cached(self, display: str, digest: str) -> Document | None:
+    def _cached(self, display: str, digest: str, raw: bytes) -> Document | None:
         if self.root is None:
             return None
         data = read_marshal(self._entry(digest))
         if data is None:
             return None
         try:
-            return Document.from_data(display, data, digest)
+            return Document.from_data(display, data, digest, raw)
         except (TypeError, ValueError):
             return None  # an entry of another shape: parse again
 
@@ -141,9 +142,10 @@ PARALLEL_MIN_BYTES = 512 * 1024
 
 
 def _parse(item: tuple[str, bytes, str, str | None]) -> tuple[str, bytes, str]:
-    """Parse one file; write its cache entry; hand back marshal bytes (cheap to move)."""
+    """Parse one file (positions are found later, if ever asked for); write
+    its cache entry; hand back marshal bytes (cheap to move)."""
     display, raw, digest, entry = item
-    packed = marshal.dumps(load_bytes(raw, display).to_data())
+    packed = marshal.dumps(load_bytes(raw, display, positions=False).to_data())
     if entry is not None:
         write_atomic(FsPath(entry), packed)
     return display, packed, digest

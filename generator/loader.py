@@ -19,7 +19,6 @@ Limits (documented in the README):
 from __future__ import annotations
 
 import codecs
-import marshal
 import threading
 from dataclasses import dataclass, field
 from typing import Any
@@ -90,13 +89,15 @@ class Document:
     diagnostics: list[Diagnostic] = field(default_factory=list)
     # Content hash of the file (set by the cache), for memoised checks.
     digest: str = ""
-    # (value positions, key positions) by path, as 0-based (line, column):
-    # the two dicts, or their marshal bytes until a location is first asked
-    # for. Most are never asked for (a clean file needs none), and they are
-    # most of a parsed file: a cached or worker-parsed file keeps the bytes.
-    positions: tuple[dict[Path, tuple[int, int]], dict[Path, tuple[int, int]]] | bytes = field(
+    # (value positions, key positions) by path, as 0-based (line, column).
+    # None: not recorded; they are found again from ``source`` when a
+    # location is first asked for. A clean file never needs one, and
+    # recording them is a third of the walk and most of a parsed file.
+    positions: tuple[dict[Path, tuple[int, int]], dict[Path, tuple[int, int]]] | None = field(
         default_factory=lambda: ({}, {}), repr=False
     )
+    # The file's bytes, when positions are found on demand.
+    source: bytes | None = field(default=None, repr=False)
 
     @property
     def locations(self) -> dict[Path, tuple[int, int]]:
@@ -107,25 +108,25 @@ class Document:
         return self._positions()[1]
 
     def _positions(self) -> tuple[dict[Path, tuple[int, int]], dict[Path, tuple[int, int]]]:
-        if isinstance(self.positions, bytes):
-            self.positions = marshal.loads(self.positions)
+        if self.positions is None:
+            # The same walk of the same bytes, recording positions this time.
+            again = load_bytes(self.source, self.file) if self.source is not None else None
+            self.positions = again.positions if again is not None and again.positions is not None else ({}, {})
         return self.positions
 
     def to_data(self) -> tuple[Any, ...]:
-        """Plain data for ``marshal`` (the parse cache)."""
+        """Plain data for ``marshal`` (the parse cache), without positions
+        (``from_data`` takes the file's bytes to find them on demand)."""
         diagnostics = [
             (d.rule, int(d.severity), d.message, (d.location.line, d.location.column), d.suggestion,
              tuple((r.file, r.line, r.column) for r in d.related))
             for d in self.diagnostics
         ]
-        positions = self.positions if isinstance(self.positions, bytes) else marshal.dumps(self.positions)
-        return (self.value, positions, self.scalar_text, diagnostics)
+        return (self.value, self.scalar_text, diagnostics)
 
     @classmethod
-    def from_data(cls, file: str, data: tuple[Any, ...], digest: str = "") -> "Document":
-        value, positions, scalar_text, diagnostics = data
-        if not isinstance(positions, bytes):
-            raise TypeError("positions are marshal bytes")
+    def from_data(cls, file: str, data: tuple[Any, ...], digest: str = "", source: bytes | None = None) -> "Document":
+        value, scalar_text, diagnostics = data
         return cls(
             file, value, scalar_text,
             [
@@ -133,7 +134,7 @@ class Document:
                            tuple(Location(*r) for r in related))
                 for rule, severity, message, position, suggestion, related in diagnostics
             ],
-            digest, positions,
+            digest, None, source,
         )
 
     def loc(self, path: Path) -> Location:
@@ -168,7 +169,9 @@ def load_file(path: str, display: str | None = None) -> Document:
     return load_bytes(raw, display)
 
 
-def load_bytes(raw: bytes, display: str) -> Document:
+def load_bytes(raw: bytes, display: str, *, positions: bool = True) -> Document:
+    """``raw`` parsed; ``positions=False`` records no positions but keeps
+    ``raw`` to find them when first asked for."""
     if len(raw) > MAX_FILE_BYTES:
         return _failed(
             display,
@@ -178,10 +181,13 @@ def load_bytes(raw: bytes, display: str) -> Document:
     text, error = _decode(raw)
     if error:
         return _failed(display, error[0], error[1], error[2])
-    return load_text(text, display)
+    document = load_text(text, display, positions=positions)
+    if not positions:
+        document.positions, document.source = None, raw
+    return document
 
 
-def load_text(text: str, display: str) -> Document:
+def load_text(text: str, display: str, *, positions: bool = True) -> Document:
     document = Document(display)
     bound = _depth_bound(text)
     if bound > _THREAD_COMPOSE_BOUND:
@@ -210,7 +216,7 @@ def load_text(text: str, display: str) -> Document:
     if root is None:
         return document
     # Without an anchor (&) there is no alias: the walk skips alias bookkeeping.
-    walker = _Walker(document, aliases="&" in text)
+    walker = _Walker(document, aliases="&" in text, positions=positions)
     try:
         document.value = walker.value(root, (), 0)
     except _Abort:
@@ -221,10 +227,11 @@ def load_text(text: str, display: str) -> Document:
 class _Walker:
     """Nodes -> plain values, recording 0-based positions by path."""
 
-    def __init__(self, document: Document, aliases: bool = True) -> None:
+    def __init__(self, document: Document, aliases: bool = True, positions: bool = True) -> None:
         self.document = document
-        self.locations = document.locations
-        self.key_locations = document.key_locations
+        self.record = positions
+        self.locations = document.locations if positions else {}
+        self.key_locations = document.key_locations if positions else {}
         self.aliases = aliases
         self.seen: set[int] = set()
         self.active: set[int] = set()
@@ -232,8 +239,9 @@ class _Walker:
         self.in_alias = 0
 
     def value(self, node: Node, path: Path, depth: int) -> Any:
-        mark = node.start_mark
-        self.locations[path] = (mark.line, mark.column)
+        if self.record:
+            mark = node.start_mark
+            self.locations[path] = (mark.line, mark.column)
         kind = node.__class__
         if kind is ScalarNode:
             if self.in_alias:
@@ -294,26 +302,26 @@ class _Walker:
             key = key_node.value
             child = path + (key,)
             if key in (result if explicit is None else explicit):
-                self._duplicate(key_node, child)
+                self._duplicate(node, key_node, key)
                 continue
             if explicit is not None:
                 explicit.add(key)
-            key_mark = key_node.start_mark
-            key_locations[child] = (key_mark.line, key_mark.column)
+            if self.record:
+                key_mark = key_node.start_mark
+                key_locations[child] = (key_mark.line, key_mark.column)
             result[key] = self.value(value_node, child, depth + 1)
         return result
 
-    def _duplicate(self, key_node: Node, child: Path) -> None:
-        first_line, first_column = self.key_locations[child]
+    def _duplicate(self, node: MappingNode, key_node: Node, key: str) -> None:
+        first = next(k.start_mark for k, _ in node.value if k.__class__ is ScalarNode and k.value == key)
         key_mark = key_node.start_mark
         self.document.diagnostics.append(
             Diagnostic(
                 "CAT-DUPLICATE-KEY",
                 Severity.ERROR,
-                f"duplicate key '{child[-1]}' (first defined at line {first_line + 1}); "
-                "remove or rename one of them",
+                f"duplicate key '{key}' (first defined at line {first.line + 1}); remove or rename one of them",
                 Location(self.document.file, key_mark.line + 1, key_mark.column + 1),
-                related=(Location(self.document.file, first_line + 1, first_column + 1),),
+                related=(Location(self.document.file, first.line + 1, first.column + 1),),
             )
         )
 
