@@ -75,3 +75,20 @@ def test_costly_checks_in_workers_give_the_serial_outcome(
     monkeypatch.setattr(catalog_rules, "_compile", refuse)
     monkeypatch.setattr(catalog_rules, "_check_examples", refuse)
     assert lint(str(directory), str(cache)).diagnostics == serial
+
+
+def test_positions_found_on_demand_are_the_recorded_ones() -> None:
+    """Lint parses without recording positions and finds them again from the
+    file's bytes when a diagnostic asks; both ways give the same table."""
+    from generator.loader import load_bytes
+
+    files = sorted((ROOT / "catalog").rglob("*.yaml")) + sorted((ROOT / "tests" / "catalogs").rglob("*.yaml"))
+    assert len(files) >= 4
+    duplicate = b"catalog: x\nevents:\n  - type: a\n    type: b\n<<: {title: t}\nanchors: &a [1, *a]\n"
+    for name, raw in [*((str(f), f.read_bytes()) for f in files), ("duplicate.yaml", duplicate)]:
+        eager = load_bytes(raw, name)
+        lazy = load_bytes(raw, name, positions=False)
+        assert lazy.positions is None and lazy.value == eager.value
+        assert lazy.diagnostics == eager.diagnostics
+        assert (lazy.locations, lazy.key_locations) == (eager.locations, eager.key_locations)
+        assert eager.locations, name
