@@ -124,7 +124,7 @@ SetCheck = Callable[[Context], Iterable[Diagnostic]]
 class _Checks:
     event: list[tuple[Rule, EventCheck]] = field(default_factory=list)
     # Event checks that are memoised (``Context.memoized``) and cost enough
-    # to spread over worker processes (``_start_costly``).
+    # to spread over worker processes (``_start_costly``); not in ``event``.
     costly: list[tuple[Rule, EventCheck]] = field(default_factory=list)
     # Set checks that run after the costly event checks.
     late: list[tuple[Rule, SetCheck]] = field(default_factory=list)
@@ -153,10 +153,7 @@ def event_rule(
     worth running in worker processes on a large catalog (``_start_costly``)."""
 
     def register(check: EventCheck) -> EventCheck:
-        rule = declare(rule_id, severity, profiles, summary)
-        CHECKS.event.append((rule, check))
-        if costly:
-            CHECKS.costly.append((rule, check))
+        (CHECKS.costly if costly else CHECKS.event).append((declare(rule_id, severity, profiles, summary), check))
         return check
 
     return register
@@ -197,9 +194,8 @@ def run_rules(context: Context, workers: int = 1) -> Iterator[Diagnostic]:
             if profile in rule.profiles:
                 yield from file_check(document, context)
     events = context.built.catalog_set.events
-    cheap = [entry for entry in CHECKS.event if entry not in CHECKS.costly]
     for event in events:
-        for rule, event_check in cheap:
+        for rule, event_check in CHECKS.event:
             if event.profile in rule.profiles:
                 yield from event_check(event, context)
     for _, set_check in CHECKS.whole:
