@@ -149,7 +149,7 @@ def test_failure_while_rendering_leaves_out_unchanged(catalog: Path, tmp_path: P
 
 def test_ctrl_c_while_generating_a_large_catalog_leaves_out_unchanged(tmp_path: Path) -> None:
     big = tmp_path / "big"
-    subprocess.run([sys.executable, str(ROOT / "bench" / "synth.py"), str(big), "--events", "200"], check=True,
+    subprocess.run([sys.executable, str(ROOT / "bench" / "synth.py"), str(big), "--events", "1000"], check=True,
                    capture_output=True)
     out = tmp_path / "out"
     assert main(["generate", str(ROOT / "catalog"), "-o", str(out), "--no-cache"]) == 0
@@ -159,7 +159,8 @@ def test_ctrl_c_while_generating_a_large_catalog_leaves_out_unchanged(tmp_path: 
         [sys.executable, "-m", "generator", "generate", str(big), "-o", str(out), "--no-cache"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True, cwd=ROOT,
     )
-    time.sleep(2.0)  # linted, rendering in worker processes
+    time.sleep(2.0)  # linted, rendering in worker processes (a cold run takes 6 s or more)
+    assert process.poll() is None, "the run finished before Ctrl-C: the test needs a bigger catalog"
     os.killpg(process.pid, signal.SIGINT)  # what a terminal's Ctrl-C does: the whole process group
     stdout, stderr = process.communicate(timeout=60)
     assert process.returncode == 130, stderr
