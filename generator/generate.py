@@ -82,21 +82,26 @@ class RenderCache:
     def __init__(self, directory: str, formatter: str = "ruff") -> None:
         self.root = Path(directory) / "render"
         self.salt = f"{_salt()}\0formatter={formatter}"
-        self._reprs: dict[int, tuple[object, str]] = {}
+        self._digests: dict[int, tuple[object, str]] = {}
 
     def key(self, unit: Unit) -> str:
-        material = f"{self.salt}\0{unit.kind}\0{unit.name}\0{self._repr(unit.inputs)}"
+        material = f"{self.salt}\0{unit.kind}\0{unit.name}\0{self._digest(unit.inputs)}"
         return hashlib.sha256(material.encode("utf-8", "surrogatepass")).hexdigest()
 
-    def _repr(self, value: object) -> str:
-        """``repr(value)``, each catalog or schema written out once per run
-        (units of every kind share them)."""
-        if isinstance(value, tuple):
-            return "(" + ", ".join(self._repr(item) for item in value) + ",)"
-        known = self._reprs.get(id(value))
+    def _digest(self, value: object) -> str:
+        """The hash of ``repr(value)``; a tuple's made of its items' hashes.
+        Each value is hashed once per run: units of every kind share the
+        catalogs and schemas, the docs pages of every catalog share the
+        tuple of all catalog titles, and an index holds every catalog."""
+        known = self._digests.get(id(value))
         if known is None or known[0] is not value:
-            known = (value, repr(value))  # the object is kept, so its id cannot be reused
-            self._reprs[id(value)] = known
+            if isinstance(value, tuple):
+                text = "(" + ",".join(self._digest(item) for item in value) + ")"
+            else:
+                text = repr(value)
+            digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+            known = (value, digest)  # the value is kept, so its id cannot be reused
+            self._digests[id(value)] = known
         return known[1]
 
     def _path(self, key: str) -> Path:
