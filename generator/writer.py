@@ -40,7 +40,7 @@ class WriteReport:
         return bool(self.written or self.deleted)
 
 
-def _checked(out: Path, relative: str) -> Path:
+def _checked(out: str, relative: str) -> str:
     """``out/relative``, refused unless it stays inside OUT: no absolute path,
     no ``..``, no backslash, and no symlinked directory on the way that leads
     out. (The file itself may be a symlink: ``os.replace`` replaces the link,
@@ -48,9 +48,9 @@ def _checked(out: Path, relative: str) -> Path:
     parts = [part for part in relative.split("/") if part not in ("", ".")]
     if relative.startswith("/") or ".." in parts or "\\" in relative or not parts or relative.endswith(("/", "/.")):
         raise OutputError(f"refusing to write '{relative}': outputs stay inside {out}")
-    if not _inside(str(out), "/".join(parts[:-1])):
+    if not _inside(out, "/".join(parts[:-1])):
         raise OutputError(f"refusing to write '{relative}': it resolves outside {out}")
-    return out / relative
+    return os.path.join(out, relative)  # a string: pathlib would cost a fifth of a second at 21,000 files
 
 
 @lru_cache(maxsize=65536)
@@ -85,25 +85,26 @@ def plan(out: Path, outputs: Mapping[str, Mapping[str, bytes]]) -> WriteReport:
     report = WriteReport()
     _inside.cache_clear()  # directories are resolved afresh on every run
     previous = read_manifest(out)
+    root = str(out)
     directories: dict[str, bool] = {}  # does OUT/dir exist? (a cold run reads nothing)
     for kind, files in outputs.items():
         for relative, content in sorted(files.items()):
-            target = _checked(out, relative)
+            target = _checked(root, relative)
             parent = os.path.dirname(relative)
             if parent not in directories:
-                directories[parent] = os.path.isdir(os.path.join(out, parent))
+                directories[parent] = os.path.isdir(os.path.join(root, parent))
             try:
                 same = directories[parent] and _read(target) == content
             except OSError:
                 same = False
             (report.unchanged if same else report.written).append(relative)
         for relative in sorted(set(previous.get(kind, ())) - set(files)):
-            if _checked(out, relative).exists():
+            if os.path.exists(_checked(root, relative)):
                 report.deleted.append(relative)
     return report
 
 
-def _read(path: Path) -> bytes:
+def _read(path: str) -> bytes:
     with open(path, "rb") as handle:
         return handle.read()
 
@@ -116,7 +117,7 @@ def write(out: Path, outputs: Mapping[str, Mapping[str, bytes]], version: str) -
     made: set[Path] = set()
     try:
         for relative in report.written:
-            target = _checked(out, relative)
+            target = Path(_checked(str(out), relative))
             if target.parent not in made:
                 target.parent.mkdir(parents=True, exist_ok=True)
                 made.add(target.parent)
@@ -142,7 +143,7 @@ def write(out: Path, outputs: Mapping[str, Mapping[str, bytes]], version: str) -
         for temporary, target in temporaries:
             os.replace(temporary, target)
         for relative in report.deleted:
-            target = _checked(out, relative)
+            target = Path(_checked(str(out), relative))
             with contextlib.suppress(FileNotFoundError):
                 target.unlink()
             _remove_empty_parents(target.parent, out)
