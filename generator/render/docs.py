@@ -252,7 +252,7 @@ def http_request(wire: dict[str, Any], path: str) -> str:
 
 def type_views(catalog_set: CatalogSet, only: Catalog | None = None, *, full: bool = True) -> list[TypeView]:
     """The event types of ``only`` (or of every catalog); ``full=False`` leaves
-    out the payload tables, examples and changes (the index needs none)."""
+    out the attribute and payload tables, examples and changes (the index needs none)."""
     views: dict[tuple[str, str], TypeView] = {}
     shared = dict(catalog_set.schemas)
     catalogs = {catalog.id: catalog for catalog in catalog_set.catalogs}
@@ -273,7 +273,7 @@ def type_views(catalog_set: CatalogSet, only: Catalog | None = None, *, full: bo
             VersionView(
                 event,
                 anchor=f"v{event.dataversion}" if event.dataversion else "notification",
-                attributes=attributes(event),
+                attributes=attributes(event) if full else [],
                 rows=payload_rows(event.payload.schema, shared) if event.payload is not None and full else [],
                 example_json=example_json,
                 example_http=example_http,
