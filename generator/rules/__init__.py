@@ -46,6 +46,7 @@ class Context:
     # Results of expensive checks from earlier runs, by fingerprint (lint.Cache).
     memo: dict[str, Any] = field(default_factory=dict)
     memo_used: dict[str, Any] = field(default_factory=dict)
+    _memo_keys: dict[tuple[str, str, Path], str | None] = field(default_factory=dict)
 
     def memoized(
         self, rule_id: str, event: EventType, compute: Callable[[], tuple[Iterable[Diagnostic], Any]]
@@ -77,7 +78,14 @@ class Context:
     def memo_key(self, rule_id: str, event: EventType) -> str | None:
         """The fingerprint of ``rule_id``'s memoised check of ``event``: the
         content of its file and of the files of the shared schemas it uses
-        (None when a document has no content hash, as in tests)."""
+        (None when a document has no content hash, as in tests). Worked out
+        once per run (``_start_costly`` asks before the check does)."""
+        known = (rule_id, event.file, event.path)
+        if known not in self._memo_keys:
+            self._memo_keys[known] = self._fingerprint(rule_id, event)
+        return self._memo_keys[known]
+
+    def _fingerprint(self, rule_id: str, event: EventType) -> str | None:
         files = {event.file}
         if event.payload is not None:
             shared = self.built.catalog_set.schemas
