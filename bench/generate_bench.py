@@ -213,9 +213,14 @@ def main() -> int:
     }
     if results["peer"]:
         verdicts["generate cold / peer"] = (median("cold")[0] / median("peer")[0], 0.5)
+    # The time targets are set for 1,000 types; at other sizes only memory has one.
+    targets = set(verdicts) if arguments.events == 1000 else {"generate cold peak (MiB)"}
     print()
     failed = False
     for label, (value, limit) in verdicts.items():
+        if label not in targets:
+            print(f"{label:34} {value:8.2f}  (the target of {limit:g} is for 1,000 types)")
+            continue
         ok = value <= limit
         failed |= not ok
         print(f"{label:34} {value:8.2f}  (target <= {limit:g})  {'ok' if ok else 'MISSED'}")
