@@ -159,8 +159,11 @@ def _lint(arguments: argparse.Namespace) -> int:
 WATCH_INTERVAL = 0.25  # seconds between looks at the files
 
 
-def _watched(catalog: str) -> dict[str, tuple[int, int]]:
-    """(mtime, size) of every catalog file and template: a new, saved or deleted file shows."""
+def _watched(catalog: str) -> dict[str, tuple[int, ...]]:
+    """The stat of every catalog file and template: a new, saved or deleted
+    file shows. Size, inode and change time as well as the modification time,
+    so a save within one tick of a coarse clock shows too (an editor that
+    writes a new file and renames it over the old one gives a new inode)."""
     from .lint import find_catalog_files
     from .render.templates import template_dirs
 
@@ -177,7 +180,7 @@ def _watched(catalog: str) -> dict[str, tuple[int, int]]:
             info = os.stat(name)
         except OSError:
             continue
-        state[name] = (info.st_mtime_ns, info.st_size)
+        state[name] = (info.st_mtime_ns, info.st_ctime_ns, info.st_size, info.st_ino)
     return state
 
 
