@@ -46,7 +46,7 @@ class Context:
     # Results of expensive checks from earlier runs, by fingerprint (lint.Cache).
     memo: dict[str, Any] = field(default_factory=dict)
     memo_used: dict[str, Any] = field(default_factory=dict)
-    _memo_keys: dict[tuple[str, str, Path], str | None] = field(default_factory=dict)
+    _memo_keys: dict[tuple[str, str, Path], str | None] = field(default_factory=dict, init=False, repr=False)
 
     def memoized(
         self, rule_id: str, event: EventType, compute: Callable[[], tuple[Iterable[Diagnostic], Any]]
