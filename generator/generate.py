@@ -89,7 +89,7 @@ class RenderCache:
         return hashlib.sha256(material.encode("utf-8", "surrogatepass")).hexdigest()
 
     def _digest(self, value: object) -> str:
-        """The hash of ``repr(value)``; a tuple's made of its items' hashes.
+        """The hash of ``repr(value)``, or for a tuple the hash of its items' hashes.
         Each value is hashed once per run: units of every kind share the
         catalogs and schemas, the docs pages of every catalog share the
         tuple of all catalog titles, and an index holds every catalog."""

@@ -112,12 +112,13 @@ def _read(path: str) -> bytes:
 def write(out: Path, outputs: Mapping[str, Mapping[str, bytes]], version: str) -> WriteReport:
     """Write ``outputs`` ({kind: {relative path: bytes}}) into ``out``, all or nothing."""
     report = plan(out, outputs)
+    root = str(out)
     contents = {relative: content for files in outputs.values() for relative, content in files.items()}
     temporaries: list[tuple[Path, Path]] = []
     made: set[Path] = set()
     try:
         for relative in report.written:
-            target = Path(_checked(str(out), relative))
+            target = Path(_checked(root, relative))
             if target.parent not in made:
                 target.parent.mkdir(parents=True, exist_ok=True)
                 made.add(target.parent)
@@ -143,7 +144,7 @@ def write(out: Path, outputs: Mapping[str, Mapping[str, bytes]], version: str) -
         for temporary, target in temporaries:
             os.replace(temporary, target)
         for relative in report.deleted:
-            target = Path(_checked(str(out), relative))
+            target = Path(_checked(root, relative))
             with contextlib.suppress(FileNotFoundError):
                 target.unlink()
             _remove_empty_parents(target.parent, out)
