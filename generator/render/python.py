@@ -6,7 +6,11 @@
   other events or their order.
 - ``events.py``: one envelope class per (type, dataversion), from the jinja2
   template ``templates/python/events.py.jinja``.
-- ``_cloudevents.py``: the JSON format and the HTTP binding (template).
+- the runtime (``generator/runtime/*.py``): the JSON format, the HTTP binding
+  and the other modules of evcat's runtime, copied verbatim (real modules,
+  tested in place, already black-formatted at the generated packages' width).
+- ``pyproject.toml``: the package's name, version and extras, so
+  ``pip install out/python/<package>[extra]`` works.
 - ``__init__.py``: ``EVENTS``, ``parse_event``, ``to_http``, ``from_http`` ...
 """
 
@@ -30,6 +34,7 @@ from .. import __version__
 from ..cachefile import write_atomic
 from ..model import Catalog, CatalogSet, EventType
 from ..naming import python_class_name, python_field_name, python_package_name, to_pascal
+from ..runtime import EXTRAS, REQUIRES, runtime_files
 from ..schemawalk import LIST_OF_SCHEMAS, MAP_OF_SCHEMAS, ONE_SCHEMA
 from . import Unit, catalog_inputs, event_order, partial_set, render_all
 from .templates import environment
@@ -303,12 +308,15 @@ def render_catalog(catalog: Catalog, catalog_set: CatalogSet) -> dict[str, str]:
     context = {"catalog": catalog, "package": package, "version": __version__, "events": views,
                "imports": _event_imports(views)}
     sources = {
-        "_cloudevents.py": env.get_template("python/_cloudevents.py.jinja").render(context),
         "events.py": env.get_template("python/events.py.jinja").render(context),
         "__init__.py": env.get_template("python/__init__.py.jinja").render(context),
     }
     sources["models.py"] = models_source(catalog, catalog_set, data_names)
     formatted = format_sources(sources)
+    formatted.update(runtime_files())
+    formatted["pyproject.toml"] = env.get_template("python/pyproject.toml.jinja").render(
+        {**context, "requires": REQUIRES, "extras": sorted(EXTRAS.items())}
+    )
     formatted["py.typed"] = ""
     return {f"python/{package}/{name}": text for name, text in formatted.items()}
 

@@ -61,6 +61,14 @@ def md_cell(text: str | None) -> str:
     return " ".join(md_text(text).split()).replace("|", "\\|")
 
 
+_TOML_ESCAPES = {**{code: f"\\u{code:04x}" for code in [*range(0x00, 0x20), 0x7F]}, 0x22: '\\"', 0x5C: "\\\\"}
+
+
+def toml_string(text: str | None) -> str:
+    """A TOML basic string (TOML 1.0 "String"): quotes, backslashes and control characters escaped."""
+    return '"' + (text or "").translate(_TOML_ESCAPES) + '"'
+
+
 def template_dirs() -> list[Path]:
     """Where templates are looked up, first match wins: a user's directory,
     then a checkout's own templates/ (an editable install may hold an older
@@ -130,4 +138,5 @@ def _environment(directories: tuple[Path, ...], bytecode: str | None) -> jinja2.
     env.filters["py"] = repr
     env.filters["md_text"] = md_text
     env.filters["md_cell"] = md_cell
+    env.filters["toml"] = toml_string
     return env
