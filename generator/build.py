@@ -30,10 +30,12 @@ from .model import (
     Server,
     SharedSchema,
 )
+from . import profiles
 from .naming import did_you_mean, to_pascal
+from .profiles import Profile
 from .schemawalk import rewrite_refs
 
-DEFAULT_PROFILE = "nlgov"
+DEFAULT_PROFILE = profiles.DEFAULT.name
 _REF = re.compile(r"^(?P<file>[^#]*)#/schemas/(?P<name>[^/]+)$")
 
 
@@ -55,9 +57,9 @@ def _list(value: Any) -> list[Any]:
     return value if isinstance(value, list) else []
 
 
-def file_profile(document: Document) -> str:
-    profile = _dict(document.value).get("profile")
-    return profile if profile in ("cloudevents", "nlgov", "normo") else DEFAULT_PROFILE
+def file_profile(document: Document) -> Profile:
+    """The profile a file chose (``profile:``); the default for anything else."""
+    return profiles.get(_dict(document.value).get("profile"))
 
 
 class _SchemaIndex:

@@ -317,6 +317,6 @@ def _list_rules() -> int:
     from .rules import RULES
 
     for rule in sorted(RULES.values(), key=lambda r: r.id):
-        profiles = ",".join(sorted(rule.profiles))
+        profiles = ",".join(rule.profile_names)
         print(f"{rule.id:26} {str(rule.severity):8} {profiles:24} {rule.summary}")
     return 0

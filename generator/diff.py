@@ -18,6 +18,7 @@ from typing import Any
 
 from .formats import semver_key
 from .model import CatalogSet, EventType, SharedSchema
+from .profiles import Profile
 
 UPPER = ("maxLength", "maximum", "exclusiveMaximum", "maxItems", "maxProperties", "maxContains")
 LOWER = ("minLength", "minimum", "exclusiveMinimum", "minItems", "minProperties", "minContains")
@@ -261,20 +262,20 @@ class EventReport:
         return data
 
 
-def version_verdict(profile: str, old: EventType, new: EventType, changes: list[Change]) -> list[str]:
+def version_verdict(profile: Profile, old: EventType, new: EventType, changes: list[Change]) -> list[str]:
     """The versioning rules of the profile for a change from ``old`` to ``new``."""
     needed = required_bump(changes)
     if needed is None:
         return []
     breaking = needed == "major"
-    if profile == "nlgov" and breaking and old.type == new.type:
+    if profile.versioning == "type" and breaking and old.type == new.type:
         return [f"breaking change without a new type: NL GOV §3.3.4 asks for a new type (e.g. {new.type}.v2) published beside the old one"]
     if old.dataversion == new.dataversion:
         return [f"dataversion {new.dataversion} changed in place ({needed} change); publish it as a new dataversion"] if needed != "patch" else []
-    if profile != "nlgov" or not breaking:
+    if profile.versioning != "type" or not breaking:
         actual = actual_bump(old.dataversion, new.dataversion)
         if _RANK[actual] < _RANK[needed]:
-            source = "Het Normo ID07, semver" if profile == "normo" else "semver"
+            source = profile.versioning_source
             return [f"{old.dataversion} -> {new.dataversion} is a {actual or 'no'} bump, but the change needs a {needed} one ({source})"]
     return []
 

@@ -9,40 +9,21 @@ import re
 
 import jsonschema_rs
 
+from .vocabulary import URI, URI_REFERENCE, is_json_media_type, is_media_type, is_rfc3339  # noqa: F401  (re-exported)
+
 _URI = jsonschema_rs.Draft202012Validator({"format": "uri"}, validate_formats=True)
 _URI_REFERENCE = jsonschema_rs.Draft202012Validator({"format": "uri-reference"}, validate_formats=True)
-_DATE_TIME = jsonschema_rs.Draft202012Validator({"format": "date-time"}, validate_formats=True)
 
-# RFC 2046 / RFC 9110 §8.3.1: type "/" subtype *( OWS ";" OWS parameter ).
-_TOKEN = r"[!#$%&'*+.^_`|~0-9A-Za-z-]+"
-_MEDIA_TYPE = re.compile(
-    rf"^{_TOKEN}/{_TOKEN}(\s*;\s*{_TOKEN}=({_TOKEN}|\"([^\"\\\\]|\\\\.)*\"))*$"
-)
 SEMVER = re.compile(r"^(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)$")
-# Het Normo ID06: yyyy-mm-ddThh:mm:ss.ffffffZ, in UTC.
-NORMO_TIME = re.compile(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{6}Z$")
 
 
 def is_uri(value: str) -> bool:
-    """An absolute URI (RFC 3986 §4.3)."""
-    return _URI.is_valid(value)
+    """An absolute URI (RFC 3986 §4.3): the vocabulary's grammar, and jsonschema-rs's format check."""
+    return URI.match(value) is not None and _URI.is_valid(value)
 
 
 def is_uri_reference(value: str) -> bool:
-    return _URI_REFERENCE.is_valid(value)
-
-
-def is_rfc3339(value: str) -> bool:
-    return _DATE_TIME.is_valid(value)
-
-
-def is_media_type(value: str) -> bool:
-    return bool(_MEDIA_TYPE.match(value))
-
-
-def is_json_media_type(value: str) -> bool:
-    essence = value.split(";", 1)[0].strip().lower()
-    return essence == "application/json" or essence.endswith("+json")
+    return URI_REFERENCE.match(value) is not None and _URI_REFERENCE.is_valid(value)
 
 
 def is_semver(value: str) -> bool:

@@ -1,39 +1,30 @@
-"""Checks of event instances: catalog examples now, `evcat validate` later.
+"""The detailed checker of event instances: catalog examples and `evcat validate`.
 
 One place for every "(instances)" rule of rules.md, applied to a JSON event
-in structured mode (CloudEvents JSON format). Each problem carries the JSON
+in structured mode (CloudEvents JSON format). It maps the event type's
+``ContextAttribute``s (model.py) and its ``Profile`` (profiles.py) onto
+checks, with the grammars of the CloudEvents vocabulary (vocabulary.py), so
+its verdict is the verdict of the envelope schema (envelope.py) and of the
+generated ``parse_event`` (contract §4.1). Each problem carries the JSON
 pointer of the offending value, as a tuple of keys and indexes.
 Sources: CloudEvents 1.0.2 §3 (context attributes, type system), the JSON
-format §2-3, the sequence extension, Het Normo ID06, ID09, ID11.
+format §2-3, the sequence extension, Het Normo ID05-ID11.
 """
 
 from __future__ import annotations
 
-import base64
-import binascii
 import json
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import jsonschema_rs
 
-from .formats import NORMO_TIME, is_media_type, is_rfc3339, is_uri, is_uri_reference
-from .model import CatalogSet, EventType
-
-INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
-CE_SIZE = 64 * 1024  # CloudEvents 1.0.2 §"Size Limits"; NL GOV §5
-NORMO_SIZE_MAX = 256 * 1024  # Het Normo ID09
-_ATTRIBUTE_NAME = re.compile(r"^[a-z0-9]+$")
-# Control characters, noncharacters and lone surrogates (CloudEvents 1.0.2 §3.2, String).
-_BAD_CHARS = re.compile("[\x00-\x1f\x7f-\x9f\ufdd0-\ufdef\ufffe\uffff\ud800-\udfff]")
-_INTEGER = re.compile(r"^[+-]?[0-9]+$")
-CORE_STRING = ("id", "source", "specversion", "type")
-CORE_OPTIONAL = ("datacontenttype", "dataschema", "subject", "time")
-# The NL GOV profile's optional extensions (dataref, sequence/sequencetype) are
-# part of every profile's vocabulary here; the catalog says which an event uses.
-KNOWN_EXTENSIONS = ("dataref", "sequence", "sequencetype", "dataversion")
+from . import profiles, vocabulary
+from .formats import is_uri, is_uri_reference
+from .model import CatalogSet, ContextAttribute, EventType
+from .profiles import Profile
+from .vocabulary import INT32_MAX, INT32_MIN
 
 Pointer = tuple[str | int, ...]
 
@@ -43,8 +34,10 @@ class Problem:
     rule: str
     pointer: Pointer
     message: str
-    # An attribute the event leaves out (a partial catalog example may).
-    absent: bool = False
+
+
+def _quoted(value: Any) -> str:
+    return f"'{value}'" if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
 
 
 def pointer_text(pointer: Pointer) -> str:
@@ -63,8 +56,9 @@ class EventChecker:
             self.by_key.setdefault(event.key, event)
             self.by_type.setdefault(event.type, []).append(event)
         self._validators: dict[tuple[str, str | None], Any] = {}
-        profiles = {catalog.profile for catalog in catalog_set.catalogs}
-        self.default_profile = profiles.pop() if len(profiles) == 1 else "cloudevents"
+        names = {catalog.profile.name for catalog in catalog_set.catalogs}
+        # An event of no known type is checked under the catalogs' profile when they share one.
+        self.default_profile = profiles.get(names.pop()) if len(names) == 1 else profiles.CLOUDEVENTS
 
     def find(self, event: Mapping[str, Any]) -> tuple[EventType | None, Problem | None]:
         """The catalog entry for an instance (contract §5)."""
@@ -83,7 +77,7 @@ class EventChecker:
             return None, Problem(
                 "CE-UNKNOWN-EVENT",
                 ("dataversion",),
-                f"the catalog has no dataversion '{dataversion}' of '{event_type}' (it has {known})",
+                f"the catalog has no dataversion {_quoted(dataversion)} of '{event_type}' (it has {known})",
             )
         if len(candidates) == 1:
             return candidates[0], None
@@ -110,17 +104,18 @@ class EventChecker:
             if problem:
                 problems.append(problem)
         profile = entry.profile if entry else self.default_profile
-        problems += _check_envelope(event, entry, profile)
+        problems += check_envelope(event, entry, profile)
         if entry is not None:
             problems += self._check_data(event, entry)
         if wire_size is None:
-            wire_size = len(json.dumps(event, separators=(",", ":"), ensure_ascii=False).encode())
-        problems += _check_size(wire_size, profile)
+            wire_size = len(json.dumps(event, separators=(",", ":"), ensure_ascii=False).encode("utf-8", "surrogatepass"))
+        problems += check_size(wire_size, profile)
         return problems
 
     def _check_data(self, event: dict[str, Any], entry: EventType) -> list[Problem]:
-        has_data = "data" in event and event["data"] is not None
-        has_base64 = "data_base64" in event and event["data_base64"] is not None
+        # JSON format §3.1; contract §5: data the catalog defines travels as JSON in `data`.
+        has_data = event.get("data") is not None
+        has_base64 = event.get("data_base64") is not None
         if has_data and has_base64:
             return [Problem("CE-DATA-BOTH", ("data_base64",), "an event carries either 'data' or 'data_base64', not both")]
         if entry.payload is None:
@@ -128,159 +123,149 @@ class EventChecker:
                 where = "data" if has_data else "data_base64"
                 return [Problem("CE-DATA-UNEXPECTED", (where,), f"'{entry.type}' is a notification without data; remove '{where}'")]
             return []
-        if not has_data and not has_base64:
-            return [Problem("CE-DATA-MISSING", (), f"'{entry.type}' {entry.dataversion} carries data; the event has none")]
-        data, pointer = event.get("data"), ("data",)
         if has_base64:
-            pointer = ("data_base64",)
-            try:
-                data = json.loads(base64.b64decode(event["data_base64"], validate=True))
-            except (ValueError, TypeError, binascii.Error):
-                return [Problem("CE-DATA-SCHEMA", pointer, "data_base64 does not hold base64-encoded JSON")]
+            return [Problem("CE-DATA-MISSING", ("data_base64",), f"'{entry.type}' {entry.dataversion} carries JSON data: send it as 'data', not 'data_base64'")]
+        if not has_data:
+            return [Problem("CE-DATA-MISSING", (), f"'{entry.type}' {entry.dataversion} carries data; the event has none")]
         problems = []
-        for error in self.validator(entry).iter_errors(data):
-            where = pointer + tuple(error.instance_path)
+        for error in self.validator(entry).iter_errors(event["data"]):
+            where = ("data",) + tuple(error.instance_path)
             problems.append(Problem("CE-DATA-SCHEMA", where, f"{pointer_text(where)}: {error.message}"))
             if len(problems) >= 20:
                 break
         return problems
 
 
-def _check_envelope(event: dict[str, Any], entry: EventType | None, profile: str) -> list[Problem]:
+def check_envelope(event: dict[str, Any], entry: EventType | None, profile: Profile) -> list[Problem]:
+    """The context attributes of ``event``: the declared ones by their
+    ``ContextAttribute``, the others as undeclared extensions."""
     problems: list[Problem] = []
-    for name in CORE_STRING:
-        value = event.get(name)
-        if value is None:
-            problems.append(Problem("CE-REQUIRED", (name,) if name in event else (), f"the required attribute '{name}' is missing"))
-        elif not isinstance(value, str) or not value:
-            problems.append(Problem("CE-REQUIRED", (name,), f"'{name}' must be a non-empty string"))
-    specversion = event.get("specversion")
-    if isinstance(specversion, str) and specversion and specversion != "1.0":
-        rule = "NLGOV-SPECVERSION" if profile in ("nlgov", "normo") else "CE-REQUIRED"
-        problems.append(Problem(rule, ("specversion",), f"specversion must be '1.0', not '{specversion}'"))
-    source = event.get("source")
-    if isinstance(source, str) and source and not is_uri_reference(source):
-        problems.append(Problem("CE-SOURCE-URI", ("source",), f"source '{source}' is not a URI-reference (RFC 3986)"))
-    declared = {extension.name: extension for extension in entry.extensions} if entry else {}
+    attributes = entry.attribute_map if entry is not None else _UNKNOWN_EVENT_ATTRIBUTES[profile.name]
     for name, value in event.items():
-        if name in ("data", "data_base64"):
+        if name in vocabulary.DATA_MEMBERS:
             continue
-        if not _ATTRIBUTE_NAME.match(name):
-            problems.append(Problem("CE-ATTR-NAME", (name,), f"attribute name '{name}' must consist of a-z and 0-9 only"))
+        if not vocabulary.ATTRIBUTE_NAME.match(name):
+            problems.append(Problem("CE-ATTR-NAME", (name,), f"attribute name {json.dumps(name, ensure_ascii=False)} must consist of a-z and 0-9 only"))
             continue
-        if value is None or name in CORE_STRING:
-            continue  # null means unset (JSON format §2.4)
-        if isinstance(value, str) and _BAD_CHARS.search(value):
-            problems.append(Problem("CE-STRING-CHARS", (name,), f"'{name}' holds a control character, a noncharacter or a lone surrogate"))
-        if name in CORE_OPTIONAL:
-            problems += _check_core_optional(name, value, profile)
-        elif name in declared:
-            problems += _check_typed(name, value, declared[name].type)
-        elif name in KNOWN_EXTENSIONS:
-            if not isinstance(value, str) or not value:
-                problems.append(Problem("CE-ATTR-TYPE", (name,), f"'{name}' must be a non-empty string"))
-            elif name == "dataref" and not is_uri_reference(value):
-                problems.append(Problem("CE-ATTR-TYPE", (name,), f"dataref '{value}' is not a URI-reference"))
-        else:
-            if isinstance(value, (dict, list)) or (isinstance(value, float) and not value.is_integer()):
-                problems.append(Problem("CE-ATTR-TYPE", (name,), f"'{name}' has a value no CloudEvents type can hold"))
-            elif isinstance(value, int) and not isinstance(value, bool) and not INT32_MIN <= value <= INT32_MAX:
-                problems.append(Problem("CE-INTEGER-RANGE", (name,), f"'{name}' = {value} is outside the signed 32-bit range"))
-            if entry is not None:
-                problems.append(Problem("CE-EXTENSION-UNDECLARED", (name,), f"the catalog does not declare the extension attribute '{name}' for '{entry.type}'"))
-    if entry is not None:
-        for extension in entry.extensions:
-            if extension.required and event.get(extension.name) is None:
-                problems.append(Problem("CE-REQUIRED", (), f"the required extension attribute '{extension.name}' is missing", absent=True))
-        if entry.sequencetype:
-            if event.get("sequence") is None:
-                problems.append(Problem("CE-SEQUENCE", (), f"'{entry.type}' carries 'sequence' ({entry.sequencetype}); it is missing", absent=True))
-            else:
-                problems += _check_sequence(event, entry.sequencetype)
-        if profile == "normo" and entry.has_data:
-            if event.get("dataversion") is None:
-                problems.append(Problem("NORMO-DATAVERSION", (), "Het Normo ID07: an event with data carries 'dataversion'"))
-            if event.get("datacontenttype") is None:
-                problems.append(Problem("NORMO-CONTENTTYPE", (), "Het Normo ID05: an event with data carries 'datacontenttype'"))
-    elif isinstance(event.get("sequencetype"), str):
-        problems += _check_sequence(event, event["sequencetype"])
-    if profile == "normo":
-        time = event.get("time")
-        if time is None:
-            problems.append(Problem("NORMO-TIME", (), "Het Normo ID06: 'time' is required"))
-        elif isinstance(time, str) and is_rfc3339(time) and not NORMO_TIME.match(time):
-            problems.append(Problem("NORMO-TIME", ("time",), f"Het Normo ID06: time '{time}' must be UTC as yyyy-mm-ddThh:mm:ss.ffffffZ"))
+        attribute = attributes.get(name)
+        if attribute is not None:
+            problems += _check_attribute(attribute, value, profile)
+        elif value is not None:  # null means unset (JSON format §2.4)
+            problems += _check_undeclared(name, value, entry)
+    for attribute in attributes.values():
+        if attribute.required and event.get(attribute.name) is None:
+            problems.append(_missing(attribute, attribute.name in event, profile))
     return problems
 
 
-def _check_core_optional(name: str, value: Any, profile: str) -> list[Problem]:
+def _missing(attribute: ContextAttribute, sent_null: bool, profile: Profile) -> Problem:
+    pointer = (attribute.name,) if sent_null else ()
+    for name, rule, message in profile.required_with_data:
+        if name == attribute.name:
+            return Problem(rule, pointer, message)
+    if attribute.name == "time" and profile.time_required:
+        return Problem(profile.time_rule, pointer, f"'time' is required ({profile.time_form})")
+    kind = "extension attribute" if attribute.extension else "attribute"
+    return Problem(attribute.rule or "CE-REQUIRED", pointer, f"the required {kind} '{attribute.name}' is missing")
+
+
+def _check_attribute(attribute: ContextAttribute, value: Any, profile: Profile) -> list[Problem]:
+    """One declared attribute against its CloudEvents type (§3.2) and its constraints."""
+    name = attribute.name
+    pointer = (name,)
+    if value is None:
+        return []  # unset; a required one is reported as missing
+    if attribute.type == "Boolean":
+        return [] if isinstance(value, bool) else [Problem("CE-ATTR-TYPE", pointer, f"'{name}' must be a Boolean (true or false)")]
+    if attribute.type == "Integer":
+        return _check_integer(name, value)
     if not isinstance(value, str):
-        rule = {"time": "CE-TIME", "datacontenttype": "CE-CONTENTTYPE", "dataschema": "CE-DATASCHEMA-URI"}.get(name, "CE-REQUIRED")
-        return [Problem(rule, (name,), f"'{name}' must be a string")]
-    if name == "time" and not is_rfc3339(value):
-        return [Problem("CE-TIME", (name,), f"time '{value}' is not an RFC 3339 timestamp")]
-    if name == "datacontenttype" and not is_media_type(value):
-        return [Problem("CE-CONTENTTYPE", (name,), f"datacontenttype '{value}' is not an RFC 2046 media type")]
-    if name == "dataschema" and not is_uri(value):
-        return [Problem("CE-DATASCHEMA-URI", (name,), f"dataschema '{value}' is not an absolute URI")]
-    if name == "subject" and not value:
-        rule = "NORMO-SUBJECT" if profile == "normo" else "CE-REQUIRED"
-        return [Problem(rule, (name,), "subject, when present, must be a non-empty string")]
+        rule = {"time": "CE-TIME", "datacontenttype": "CE-CONTENTTYPE", "dataschema": "CE-DATASCHEMA-URI",
+                "source": "CE-REQUIRED", "id": "CE-REQUIRED", "specversion": "CE-REQUIRED", "type": "CE-REQUIRED",
+                "sequence": "CE-SEQUENCE"}.get(name, "CE-ATTR-TYPE")
+        return [Problem(rule, pointer, f"'{name}' must be a string")]
+    if attribute.non_empty and not value:
+        rule = {"subject": profile.subject_rule, "sequence": "CE-SEQUENCE"}.get(name, "CE-REQUIRED")
+        return [Problem(rule, pointer, f"'{name}' must be a non-empty string")]
+    if vocabulary.has_bad_chars(value):
+        return [Problem("CE-STRING-CHARS", pointer, f"'{name}' holds a control character, a noncharacter or a lone surrogate")]
+    if attribute.fixed is not None and value != attribute.fixed:
+        if name == "specversion":
+            return [Problem(profile.specversion_rule, pointer, f"specversion must be '1.0', not {json.dumps(value, ensure_ascii=False)}")]
+        return [Problem("CE-ATTR-TYPE", pointer, f"'{name}' must be {json.dumps(attribute.fixed, ensure_ascii=False)}")]
+    if attribute.type == "Timestamp":
+        if not vocabulary.is_rfc3339(value):
+            return [Problem("CE-TIME", pointer, f"{name} {json.dumps(value, ensure_ascii=False)} is not an RFC 3339 timestamp")]
+        if attribute.pattern is not None and name == "time" and not profile_time_matches(profile, value):
+            return [Problem(profile.time_rule, pointer, f"time {json.dumps(value, ensure_ascii=False)} must be {profile.time_form}")]
+        return []
+    if attribute.media_type and not vocabulary.is_media_type(value):
+        return [Problem("CE-CONTENTTYPE", pointer, f"datacontenttype {json.dumps(value, ensure_ascii=False)} is not an RFC 2046 media type")]
+    if attribute.type == "URI" and not is_uri(value):
+        rule = "CE-DATASCHEMA-URI" if name == "dataschema" else "CE-ATTR-TYPE"
+        return [Problem(rule, pointer, f"{name} {json.dumps(value, ensure_ascii=False)} is not an absolute URI (RFC 3986)")]
+    if attribute.type == "URI-reference" and not is_uri_reference(value):
+        rule = "CE-SOURCE-URI" if name == "source" else "CE-ATTR-TYPE"
+        return [Problem(rule, pointer, f"{name} {json.dumps(value, ensure_ascii=False)} is not a URI-reference (RFC 3986)")]
+    if attribute.type == "Binary" and not _BASE64.match(value):
+        return [Problem("CE-ATTR-TYPE", pointer, f"'{name}' must be Binary: base64 (RFC 4648 §4) with padding")]
+    if name == "sequence" and attribute.pattern is not None:
+        if not vocabulary.INTEGER_STRING.match(value) or not INT32_MIN <= int(value) <= INT32_MAX:
+            return [Problem("CE-SEQUENCE", pointer, f"sequence {json.dumps(value)} must be a string-encoded signed 32-bit integer (sequencetype Integer)")]
     return []
 
 
-def _check_typed(name: str, value: Any, type_name: str) -> list[Problem]:
-    """CloudEvents 1.0.2 §3.2 type system, in the JSON format's representation."""
-    if type_name == "Boolean":
-        ok = isinstance(value, bool)
-    elif type_name == "Integer":
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or (isinstance(value, float) and not value.is_integer()):
-            return [Problem("CE-ATTR-TYPE", (name,), f"'{name}' must be an Integer (a JSON number without fraction)")]
-        if not INT32_MIN <= value <= INT32_MAX:
-            return [Problem("CE-INTEGER-RANGE", (name,), f"'{name}' = {value:g} is outside the signed 32-bit range")]
-        return []
-    elif not isinstance(value, str):
-        ok = False
-    elif type_name == "Binary":
-        ok = _is_base64(value)
-    elif type_name == "URI":
-        ok = is_uri(value)
-    elif type_name == "URI-reference":
-        ok = is_uri_reference(value)
-    elif type_name == "Timestamp":
-        if not is_rfc3339(value):
-            return [Problem("CE-TIME", (name,), f"'{name}' = '{value}' is not an RFC 3339 timestamp")]
-        ok = True
-    else:
-        ok = True
-    return [] if ok else [Problem("CE-ATTR-TYPE", (name,), f"'{name}' must be a {type_name}")]
+_BASE64 = __import__("re").compile(vocabulary.BASE64_PATTERN[:-1] + r"\Z")
 
 
-def _check_sequence(event: dict[str, Any], sequencetype: str) -> list[Problem]:
-    if sequencetype.lower() != "integer":
-        return []
-    sequence = event.get("sequence")
-    if sequence is None:
-        return []
-    if not isinstance(sequence, str) or not _INTEGER.match(sequence) or not INT32_MIN <= int(sequence) <= INT32_MAX:
-        return [Problem("CE-SEQUENCE", ("sequence",), f"sequence {json.dumps(sequence)} must be a string-encoded signed 32-bit integer (sequencetype Integer)")]
+def profile_time_matches(profile: Profile, value: str) -> bool:
+    return profile.time_pattern is None or vocabulary.NORMO_TIME.match(value) is not None
+
+
+def _check_integer(name: str, value: Any) -> list[Problem]:
+    # JSON format §2.2: Integer is a JSON number without a fractional part (1.0 counts, as in JSON Schema).
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or (isinstance(value, float) and not value.is_integer()):
+        return [Problem("CE-ATTR-TYPE", (name,), f"'{name}' must be an Integer (a JSON number without fraction)")]
+    if not INT32_MIN <= value <= INT32_MAX:
+        return [Problem("CE-INTEGER-RANGE", (name,), f"'{name}' = {int(value)} is outside the signed 32-bit range")]
     return []
 
 
-def _check_size(size: int, profile: str) -> list[Problem]:
-    if profile == "normo":
-        if size > NORMO_SIZE_MAX:
-            return [Problem("NORMO-SIZE-MAX", (), f"the event is {size} bytes; Het Normo ID09 allows at most {NORMO_SIZE_MAX}")]
-        if size > CE_SIZE:
-            return [Problem("NORMO-SIZE-ADVISED", (), f"the event is {size} bytes; Het Normo ID09 advises at most {CE_SIZE}: point to data with dataref")]
-    elif size > CE_SIZE:
-        return [Problem("CE-SIZE", (), f"the event is {size} bytes; intermediaries need only forward {CE_SIZE}: point to data with dataref")]
+def _check_undeclared(name: str, value: Any, entry: EventType | None) -> list[Problem]:
+    """An extension the catalog does not declare (contract §5): valid name, a CloudEvents-typed value."""
+    problems: list[Problem] = []
+    if isinstance(value, str):
+        if vocabulary.has_bad_chars(value):
+            problems.append(Problem("CE-STRING-CHARS", (name,), f"'{name}' holds a control character, a noncharacter or a lone surrogate"))
+    elif isinstance(value, (int, float)) and not isinstance(value, bool):
+        problems += _check_integer(name, value)
+    elif not isinstance(value, bool):
+        problems.append(Problem("CE-ATTR-TYPE", (name,), f"'{name}' has a value no CloudEvents type can hold"))
+    if entry is not None:
+        problems.append(Problem("CE-EXTENSION-UNDECLARED", (name,), f"the catalog does not declare the extension attribute '{name}' for '{entry.type}'"))
+    return problems
+
+
+def _unknown_event_attributes(profile: Profile) -> dict[str, ContextAttribute]:
+    """The core attributes, for an event whose type the catalog does not know."""
+    return {
+        "specversion": ContextAttribute("specversion", "String", True, fixed=vocabulary.SPECVERSION),
+        "id": ContextAttribute("id", "String", True, non_empty=True),
+        "source": ContextAttribute("source", "URI-reference", True, non_empty=True),
+        "type": ContextAttribute("type", "String", True, non_empty=True),
+        "time": ContextAttribute("time", "Timestamp", profile.time_required, pattern=profile.time_pattern),
+        "subject": ContextAttribute("subject", "String", False, non_empty=True),
+        "datacontenttype": ContextAttribute("datacontenttype", "String", False, media_type=True),
+        "dataschema": ContextAttribute("dataschema", "URI", False),
+    }
+
+
+_UNKNOWN_EVENT_ATTRIBUTES = {name: _unknown_event_attributes(profile) for name, profile in profiles.PROFILES.items()}
+
+
+def check_size(size: int, profile: Profile) -> list[Problem]:
+    """CloudEvents 1.0.2 §Size Limits, Het Normo ID09: the first limit exceeded, largest first."""
+    for limit in profile.sizes:
+        if size > limit.bytes:
+            return [Problem(limit.rule, (), f"the event is {size} bytes; {limit.message.format(limit=limit.bytes)}")]
     return []
-
-
-def _is_base64(value: str) -> bool:
-    try:
-        base64.b64decode(value, validate=True)
-    except (binascii.Error, ValueError):
-        return False
-    return True

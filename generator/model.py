@@ -11,11 +11,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
+from . import vocabulary
+from .profiles import Profile
 
 JSON = Any
-Profile = str  # "cloudevents" | "nlgov" | "normo"
 
 
 @dataclass(frozen=True)
@@ -94,6 +96,27 @@ class Example:
 
 
 @dataclass(frozen=True)
+class ContextAttribute:
+    """One context attribute of an event type under its profile (CloudEvents 1.0.2 §3).
+
+    Worked out once per event type (``EventType.attributes``); every output
+    maps these: the Python annotation, the JSON Schema, the ``ce-`` header,
+    the docs row and the instance check."""
+
+    name: str  # on the wire
+    type: str  # CloudEvents type (vocabulary.TYPES)
+    required: bool  # must be on the wire
+    fixed: str | None = None  # the only value it may have (specversion, type, dataversion, sequencetype)
+    default: str | None = None  # the catalog's value, set when a program constructs an event
+    meaning: str | None = None  # what the catalog says it means
+    pattern: str | None = None  # an exact form (JSON Schema pattern): Het Normo time, Integer sequence
+    non_empty: bool = False
+    media_type: bool = False  # datacontenttype: RFC 2046 grammar
+    extension: bool = False  # an extension attribute (not a core one)
+    rule: str | None = None  # the rule broken by a missing required value (default CE-REQUIRED)
+
+
+@dataclass(frozen=True)
 class EventType:
     """One (type, dataversion) entry of a catalog."""
 
@@ -127,6 +150,85 @@ class EventType:
     @property
     def has_data(self) -> bool:
         return self.payload is not None
+
+    @cached_property
+    def attributes(self) -> tuple[ContextAttribute, ...]:
+        """The context attributes of this event type under its profile, in wire order."""
+        return context_attributes(self)
+
+    @cached_property
+    def attribute_map(self) -> dict[str, ContextAttribute]:
+        return {attribute.name: attribute for attribute in self.attributes}
+
+    def complete_example(self, values: Mapping[str, JSON]) -> dict[str, JSON]:
+        """A catalog example (a partial event) filled up to a full structured-mode
+        event: what a program constructing it would send. Fills the attributes
+        with a fixed or catalog value, ``id``, and ``time`` where the profile
+        requires it; required extensions and ``sequence`` must be in the example."""
+        full: dict[str, JSON] = {}
+        for attribute in self.attributes:
+            if attribute.fixed is not None and attribute.name != "sequencetype":
+                full[attribute.name] = attribute.fixed
+            elif attribute.name == "id":
+                full["id"] = EXAMPLE_ID
+            elif attribute.name == "time" and attribute.required:
+                full["time"] = EXAMPLE_TIME
+            elif attribute.default is not None and attribute.name in ("source", "datacontenttype"):
+                full[attribute.name] = attribute.default
+        full.update(values)
+        return full
+
+
+EXAMPLE_ID = "example"
+EXAMPLE_TIME = "2024-01-01T00:00:00.000000Z"
+
+
+def context_attributes(event: EventType) -> tuple[ContextAttribute, ...]:
+    """CloudEvents 1.0.2 §3.1 core attributes, the catalog's documented
+    extensions and its own, under the event's profile (contract §5)."""
+    profile = event.profile
+    with_data = {name: rule for name, rule, _ in profile.required_with_data} if event.has_data else {}
+    attributes = [
+        ContextAttribute("specversion", "String", True, fixed=vocabulary.SPECVERSION, meaning="CloudEvents specification version."),
+        ContextAttribute("type", "String", True, fixed=event.type, meaning="The CloudEvents type."),
+    ]
+    if event.dataversion is not None:
+        # NL GOV dataversion extension: optional on the wire unless the profile requires it (Het Normo ID07).
+        attributes.append(
+            ContextAttribute("dataversion", "String", "dataversion" in with_data, fixed=event.dataversion,
+                             meaning="Version of the payload.", extension=True, rule=with_data.get("dataversion"))
+        )
+    attributes += [
+        ContextAttribute("id", "String", True, meaning=event.id or "Identifies the event.", non_empty=True),
+        ContextAttribute("source", "URI-reference", True, default=event.source, meaning="Where the event comes from.", non_empty=True),
+    ]
+    attributes.append(
+        ContextAttribute("time", "Timestamp", profile.time_required, meaning=event.time, pattern=profile.time_pattern,
+                         rule=profile.time_rule if profile.time_required else None)
+    )
+    attributes.append(ContextAttribute("subject", "String", False, meaning=event.subject, non_empty=True))
+    attributes.append(
+        ContextAttribute("datacontenttype", "String", "datacontenttype" in with_data,
+                         default=event.datacontenttype if event.has_data else None, meaning="Media type of data.",
+                         media_type=True, rule=with_data.get("datacontenttype"))
+    )
+    attributes.append(ContextAttribute("dataschema", "URI", False, default=event.dataschema, meaning="Schema of data."))
+    if event.dataref:
+        attributes.append(ContextAttribute("dataref", "URI-reference", False, meaning=event.dataref, extension=True))
+    if event.sequencetype:
+        integer = event.sequencetype.lower() == "integer"
+        attributes.append(
+            ContextAttribute("sequence", "String", True, meaning=f"Position in the sequence ({event.sequencetype}).",
+                             pattern=r"^[+-]?[0-9]+$" if integer else None, non_empty=True, extension=True,
+                             rule="CE-SEQUENCE")
+        )
+        attributes.append(ContextAttribute("sequencetype", "String", False, fixed=event.sequencetype, extension=True))
+    for extension in event.extensions:
+        attributes.append(
+            ContextAttribute(extension.name, extension.type if extension.type in vocabulary.TYPES else "String",
+                             extension.required, meaning=extension.description, extension=True)
+        )
+    return tuple(attributes)
 
 
 @dataclass(frozen=True)

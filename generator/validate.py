@@ -1,9 +1,10 @@
 """`evcat validate`: check event instances against the catalog.
 
 Each event goes through a fast path first: jsonschema-rs validators of the
-envelope schemas that `evcat generate` writes (render/jsonschema.py),
-compiled once per (type, dataversion), plus the few checks a schema cannot
-express (undeclared extensions, string characters, int32 sequence, size).
+envelope schemas that `evcat generate` writes (envelope.py, the one
+builder), compiled once per envelope shape, plus the payload's own validator
+and the checks a schema cannot express (undeclared extensions, int32
+sequence, size).
 Only an event that fails goes through ``instance.EventChecker``, which names
 the precise rule and the JSON pointer of the offending value.
 """
@@ -23,20 +24,16 @@ from typing import Any
 import jsonschema_rs
 import orjson
 
+from . import vocabulary
 from .diagnostics import Diagnostic, Location
-from .instance import CE_SIZE, EventChecker, Problem, pointer_text
+from .envelope import envelope_schema
+from .instance import EventChecker, Problem, pointer_text
 from .model import CatalogSet, EventType
-from .render.jsonschema import envelope_schema, payload_schema
 from .rules import RULES
 from .workers import run_shared as parallel
 from .workers import worker_count as workers_for
 
 EVENT_SUFFIXES = (".json", ".jsonl", ".ndjson")
-_BAD_CHARS = re.compile("[\x00-\x1f\x7f-\x9f\ufdd0-\ufdef\ufffe\uffff\ud800-\udfff]")
-_CORE = frozenset(
-    {"specversion", "id", "source", "type", "datacontenttype", "dataschema", "subject", "time", "data",
-     "data_base64", "dataversion", "dataref", "sequence", "sequencetype"}
-)
 
 
 @dataclass(slots=True)
@@ -90,19 +87,20 @@ class FastValidator:
         """
         key = entry.key
         if key not in self._envelopes:
-            schema = _strip_annotations(envelope_schema(entry))
+            schema = _strip_annotations(envelope_schema(entry, payload=False))
             properties = schema["properties"]
             properties["type"] = {"type": "string"}
             if "dataversion" in properties:
-                properties["dataversion"] = {"type": "string"}
-            properties.pop("data", None)
-            schema["required"] = [name for name in schema["required"] if name != "data"]
+                properties["dataversion"] = {"anyOf": [{"type": "string"}, {"type": "null"}]}
+            if entry.payload is not None:
+                properties.pop("data", None)
+                schema["required"] = [name for name in schema["required"] if name != "data"]
             shape = json.dumps(schema, sort_keys=True)
             if shape not in self._shapes:
                 self._shapes[shape] = jsonschema_rs.Draft202012Validator(schema, validate_formats=True)
             self._envelopes[key] = self._shapes[shape]
             self._payloads[key] = self.checker.validator(entry) if entry.payload is not None else None
-            self._declared[key] = _CORE | {extension.name for extension in entry.extensions}
+            self._declared[key] = frozenset(entry.attribute_map) | frozenset(vocabulary.DATA_MEMBERS)
         return self._envelopes[key]
 
     def check(self, event: Any, wire_size: int) -> list[Problem]:
@@ -110,7 +108,7 @@ class FastValidator:
             entry, problem = self.checker.find(event)
             if entry is not None and problem is None and self._quick(event, entry, wire_size):
                 declared = self._declared[entry.key]
-                undeclared = [name for name in event if name not in declared]
+                undeclared = [name for name, value in event.items() if name not in declared and value is not None]
                 return [
                     Problem("CE-EXTENSION-UNDECLARED", (name,), f"the catalog does not declare the extension attribute '{name}' for '{entry.type}'")
                     for name in undeclared
@@ -126,20 +124,11 @@ class FastValidator:
         return problems
 
     def _full(self, entry: EventType) -> Any:
-        """The whole envelope schema with the payload inlined (for error reports only)."""
-        schema = envelope_schema(entry)
-        if entry.payload is not None:
-            payload = payload_schema(entry, self.catalog_set)
-            defs = payload.pop("$defs", None) if isinstance(payload, dict) else None
-            if isinstance(payload, dict):
-                payload = {k: v for k, v in payload.items() if k not in ("$schema", "$id")}
-            schema["properties"]["data"] = payload
-            if defs:
-                schema["$defs"] = defs
-        return jsonschema_rs.Draft202012Validator(schema, validate_formats=True)
+        """The whole self-contained envelope schema (for error reports only)."""
+        return jsonschema_rs.Draft202012Validator(envelope_schema(entry, self.catalog_set.schemas), validate_formats=True)
 
     def _quick(self, event: dict[str, Any], entry: EventType, wire_size: int) -> bool:
-        if wire_size > CE_SIZE:
+        if any(wire_size > limit.bytes for limit in entry.profile.sizes):
             return False
         envelope = self.envelope(entry)
         payload = self._payloads[entry.key]
@@ -151,9 +140,6 @@ class FastValidator:
             if data is None or not payload.is_valid(data):
                 return False
             if not envelope.is_valid({name: value for name, value in event.items() if name != "data"}):
-                return False
-        for value in event.values():
-            if isinstance(value, str) and _BAD_CHARS.search(value):
                 return False
         sequence = event.get("sequence")
         if isinstance(sequence, str) and entry.sequencetype and entry.sequencetype.lower() == "integer":

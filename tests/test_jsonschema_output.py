@@ -12,7 +12,6 @@ from referencing import Registry, Resource
 
 from generator.generate import render
 from generator.lint import lint
-from generator.rules.catalog import completed_example
 
 from .conftest import ROOT
 
@@ -63,7 +62,7 @@ def _examples() -> list[tuple[str, dict[str, Any]]]:
     cases = []
     for event in CATALOG.catalog_set.events:
         for example in event.examples:
-            full = completed_example(event, dict(example.values))
+            full = event.complete_example(example.values)
             for extension in event.extensions:  # examples may leave required extensions out
                 if extension.required and extension.name not in full:
                     full[extension.name] = "x" if extension.type == "String" else "https://example.nl/x"

@@ -20,7 +20,6 @@ from generator.generate import render
 from generator.lint import lint
 from generator.model import EventType
 from generator.naming import python_package_name
-from generator.rules.catalog import completed_example
 
 from .goldens import CATALOGS
 
@@ -48,7 +47,7 @@ def _all_examples() -> list[tuple[str, EventType, dict[str, Any]]]:
     for directory in CATALOGS.values():
         for event in lint(str(directory)).catalog_set.events:
             for example in event.examples:
-                full = completed_example(event, dict(example.values))
+                full = event.complete_example(example.values)
                 for extension in event.extensions:
                     if extension.required and extension.name not in full:
                         full[extension.name] = 7 if extension.type == "Integer" else "x" if extension.type == "String" else "https://example.nl/x"

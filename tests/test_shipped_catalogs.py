@@ -22,7 +22,7 @@ def test_evcat_lint_catalog_exits_0_with_no_findings() -> None:
 
 
 def test_both_profiles_are_shipped() -> None:
-    profiles = {catalog.profile for catalog in lint(str(ROOT / "catalog")).catalog_set.catalogs}
+    profiles = {catalog.profile.name for catalog in lint(str(ROOT / "catalog")).catalog_set.catalogs}
     assert {"nlgov", "normo"} <= profiles
 
 

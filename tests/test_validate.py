@@ -10,7 +10,6 @@ from typing import Any
 import pytest
 
 from generator.lint import lint
-from generator.rules.catalog import completed_example
 from generator.validate import FastValidator, validate
 
 from .conftest import ROOT, run_evcat
@@ -23,7 +22,7 @@ NLGOV = lint(str(CATALOGS["nlgov"])).catalog_set
 
 def full_event(catalog_set: Any, event_type: str, dataversion: str | None) -> dict[str, Any]:
     event = next(e for e in catalog_set.events if e.type == event_type and e.dataversion == dataversion)
-    full = completed_example(event, dict(event.examples[0].values))
+    full = event.complete_example(event.examples[0].values)
     for extension in event.extensions:
         if extension.required and extension.name not in full:
             full[extension.name] = "8716871000002"

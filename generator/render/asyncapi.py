@@ -20,17 +20,12 @@ import yaml
 
 from ..model import Catalog, CatalogSet, EventType, SharedSchema
 from ..naming import safe_file_name
-from ..rules.catalog import completed_example
 from . import Unit, catalog_inputs, event_order, partial_set, render_all
-from .jsonschema import TYPE_SCHEMAS, envelope_schema
+from ..envelope import envelope_schema
+from ..vocabulary import TYPES
 
 ASYNCAPI_VERSION = "3.1.0"
 CONTENT_TYPE = "application/cloudevents+json"
-PROFILE_NAMES = {
-    "cloudevents": "Checked against CloudEvents 1.0.2.",
-    "nlgov": "Checked against the NL GOV profile for CloudEvents 1.1.",
-    "normo": "Checked against the Het Normo Event Data Specification 1.1.",
-}
 _ID = re.compile(r"[^A-Za-z0-9_.-]+")
 
 
@@ -73,7 +68,7 @@ def to_draft07(schema: Any, shared_names: dict[str, str]) -> Any:
 
 
 def _message(event: EventType, catalog_set: CatalogSet, shared_names: dict[str, str]) -> dict[str, Any]:
-    envelope = envelope_schema(event)
+    envelope = envelope_schema(event, payload=False)
     if event.payload is not None:
         envelope["properties"]["data"] = event.payload.schema
     payload = to_draft07(envelope, shared_names)
@@ -89,7 +84,7 @@ def _message(event: EventType, catalog_set: CatalogSet, shared_names: dict[str, 
     message["traits"] = [{"$ref": f"#/components/messageTraits/{message_id(event)}.binary"}]
     examples = [
         {"name": f"example-{example.index + 1}", "summary": f"Example {example.index + 1} of {event.title}",
-         "payload": completed_example(event, dict(example.values))}
+         "payload": event.complete_example(example.values)}
         for example in event.examples
     ]
     if examples:
@@ -114,7 +109,7 @@ def _binary_trait(event: EventType) -> dict[str, Any]:
     if event.dataversion:
         properties["ce-dataversion"] = {"const": event.dataversion}
     properties["ce-time"] = {"type": "string", "format": "date-time"}
-    if event.profile == "normo":
+    if event.profile.time_required:
         required.append("ce-time")
     if event.subject:
         properties["ce-subject"] = {"type": "string", "description": event.subject}
@@ -126,7 +121,7 @@ def _binary_trait(event: EventType) -> dict[str, Any]:
     for extension in event.extensions:
         header = {"type": "string"}
         if extension.type in ("URI", "URI-reference", "Timestamp"):
-            header["format"] = TYPE_SCHEMAS[extension.type]["format"]
+            header["format"] = TYPES[extension.type].json_schema["format"]
         if extension.description:
             header["description"] = extension.description
         properties[f"ce-{extension.name}"] = header
@@ -153,7 +148,7 @@ def document(catalog: Catalog, catalog_set: CatalogSet) -> dict[str, Any]:
         info["description"] = catalog.description
     contact = catalog.producer.contact
     info["tags"] = [
-        {"name": f"profile:{catalog.profile}", "description": PROFILE_NAMES[catalog.profile]},
+        {"name": f"profile:{catalog.profile.name}", "description": catalog.profile.checked_against},
         {"name": f"catalog:{catalog.id}"},
     ]
     if contact:

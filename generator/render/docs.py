@@ -21,16 +21,12 @@ from ..diff import Change, diff_events
 from ..formats import semver_key
 from ..model import Catalog, CatalogSet, EventType, SharedSchema
 from ..naming import safe_file_name
-from ..rules.catalog import completed_example
 from . import Unit, catalog_inputs, event_dir, partial_set, render_all
+from ..profiles import PROFILES
 from .asyncapi import message_id
 from .templates import environment
 
-PROFILE_NAMES = {
-    "cloudevents": "CloudEvents 1.0.2",
-    "nlgov": "NL GOV profile for CloudEvents 1.1",
-    "normo": "Het Normo Event Data Specification 1.1",
-}
+PROFILE_NAMES = {profile: profile.title for profile in PROFILES.values()}
 _HEADER_SAFE = "".join(chr(c) for c in range(0x21, 0x7F) if chr(c) not in '"%')
 
 
@@ -210,29 +206,22 @@ def _target_name(node: Any) -> str | None:
 
 
 def attributes(event: EventType) -> list[Attribute]:
-    normo = event.profile == "normo"
-    rows = [
-        Attribute("specversion", "String", "required", "Always 1.0."),
-        Attribute("type", "String", "required", event.type),
-        Attribute("source", "URI-reference", "required", event.source),
-        Attribute("id", "String", "required", event.id or "Identifies the event."),
-        Attribute("time", "Timestamp", "required" if normo else "optional",
-                  (event.time or "When the event happened.") + (" Format: yyyy-mm-ddThh:mm:ss.ffffffZ, UTC." if normo else "")),
-    ]
-    if event.dataversion:
-        rows.append(Attribute("dataversion", "String", "required" if normo or event.has_data else "optional", event.dataversion))
-    if event.subject:
-        rows.append(Attribute("subject", "String", "optional", event.subject))
-    if event.has_data:
-        rows.append(Attribute("datacontenttype", "String", "required" if normo else "optional", event.datacontenttype or "application/json"))
-    if event.dataschema:
-        rows.append(Attribute("dataschema", "URI", "optional", event.dataschema))
-    if event.dataref:
-        rows.append(Attribute("dataref", "URI-reference", "optional", event.dataref))
-    if event.sequencetype:
-        rows.append(Attribute("sequence", "String", "required", f"Position in the sequence; sequencetype {event.sequencetype}."))
-    for extension in event.extensions:
-        rows.append(Attribute(extension.name, extension.type, "required" if extension.required else "optional", extension.description or "Extension attribute."))
+    """The context attribute table: the event type's ``ContextAttribute``s, as rows."""
+    rows = []
+    for attribute in event.attributes:
+        if attribute.name in ("subject", "dataschema") and not (attribute.meaning and attribute.name == "subject" and event.subject or attribute.default):
+            continue  # optional core attributes the catalog does not use
+        if attribute.name == "datacontenttype" and not event.has_data:
+            continue
+        if attribute.fixed is not None:
+            text = attribute.fixed if attribute.name != "specversion" else "Always 1.0."
+        else:
+            text = attribute.meaning or attribute.default or ("When the event happened." if attribute.name == "time" else "Extension attribute.")
+            if attribute.name == "datacontenttype":
+                text = attribute.default or "application/json"
+            if attribute.name == "time" and event.profile.time_required:
+                text += f" Format: {event.profile.time_form}."
+        rows.append(Attribute(attribute.name, attribute.type, "required" if attribute.required else "optional", text))
     return rows
 
 
@@ -265,7 +254,7 @@ def type_views(catalog_set: CatalogSet, only: Catalog | None = None, *, full: bo
         folder = event_dir(event)
         example_json = example_http = None
         if event.examples and full:
-            wire = completed_example(event, dict(event.examples[0].values))
+            wire = event.complete_example(event.examples[0].values)
             example_json = json.dumps(wire, indent=2, ensure_ascii=False)
             server = catalog.servers[0] if catalog.servers else None
             example_http = http_request(wire, (server.pathname if server and server.pathname else "/"))

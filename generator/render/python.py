@@ -32,23 +32,13 @@ from typing import Any
 
 from .. import __version__
 from ..cachefile import write_atomic
-from ..model import Catalog, CatalogSet, EventType
+from .. import vocabulary
+from ..model import Catalog, CatalogSet, ContextAttribute, EventType
 from ..naming import python_class_name, python_field_name, python_package_name, to_pascal
 from ..runtime import EXTRAS, REQUIRES, runtime_files
 from ..schemawalk import LIST_OF_SCHEMAS, MAP_OF_SCHEMAS, ONE_SCHEMA
 from . import Unit, catalog_inputs, event_order, partial_set, render_all
 from .templates import environment
-
-TYPE_ANNOTATIONS = {
-    "Boolean": "bool",
-    "Integer": "Int32",
-    "String": "String",
-    "Binary": "Base64Binary",
-    "URI": "Uri",
-    "URI-reference": "UriReference",
-    "Timestamp": "Timestamp",
-}
-
 
 @dataclass
 class FieldView:
@@ -241,44 +231,52 @@ def _run_datamodel_codegen(schema_text: str) -> str:
 
 
 def _event_view(event: EventType, class_name: str, data_class: str) -> EventView:
-    normo = event.profile == "normo"
+    """The envelope class: the event type's ``ContextAttribute``s as pydantic fields."""
     view = EventView(event, class_name, data_class if event.has_data else None)
-    fields = view.fields
-    fields.append(FieldView("type", f"Literal[{event.type!r}]", repr(event.type), "The CloudEvents type."))
-    if event.dataversion is not None:
-        fields.append(FieldView("dataversion", f"Literal[{event.dataversion!r}]", repr(event.dataversion), "Version of the payload."))
-    fields.append(FieldView("id", "NonEmptyString", "Field(default_factory=new_id)", event.id))
-    fields.append(FieldView("source", "UriReference", repr(event.source), "Where the event comes from."))
-    if normo:
-        fields.append(FieldView("time", "NormoTimestamp", "Field(default_factory=now)", event.time))
-    else:
-        fields.append(FieldView("time", "Timestamp | None", "Field(default_factory=now)", event.time))
-    if event.subject:
-        fields.append(FieldView("subject", "NonEmptyString | None", "None", event.subject))
-    if event.has_data:
-        default = repr(event.datacontenttype) if event.datacontenttype else "None"
-        fields.append(FieldView("datacontenttype", "MediaType | None", default, "Media type of data."))
-    if event.dataschema:
-        fields.append(FieldView("dataschema", "Uri | None", repr(event.dataschema), "Schema of data."))
-    if event.dataref:
-        fields.append(FieldView("dataref", "UriReference | None", "None", event.dataref))
-    if event.sequencetype:
-        fields.append(FieldView("sequence", "SequenceString", None, f"Position in the sequence ({event.sequencetype})."))
-        fields.append(FieldView("sequencetype", f"Literal[{event.sequencetype!r}]", repr(event.sequencetype), None))
-    for extension in event.extensions:
-        python_name = python_field_name(extension.name)
-        annotation = TYPE_ANNOTATIONS.get(extension.type, "String")
-        if not extension.required:
-            annotation += " | None"
-        if python_name != extension.name:
-            annotation = f"Annotated[{annotation}, Field(alias={extension.name!r})]"
-        default = None if extension.required else "None"
-        fields.append(FieldView(python_name, annotation, default, extension.description))
-        view.attribute_types[extension.name] = extension.type
+    for attribute in event.attributes:
+        field_view = _field(event, attribute)
+        if field_view is not None:
+            view.fields.append(field_view)
+        if attribute.extension and attribute.name not in ("dataversion", "dataref", "sequence", "sequencetype"):
+            view.attribute_types[attribute.name] = attribute.type
     if view.data_class:
-        fields.append(FieldView("data", f"models.{view.data_class}", None, "The payload."))
-    # Required fields first is not needed for keyword-only pydantic models.
+        view.fields.append(FieldView("data", f"models.{view.data_class}", None, "The payload."))
     return view
+
+
+def _field(event: EventType, attribute: ContextAttribute) -> FieldView | None:
+    """One context attribute as a field; None where the base class's field serves."""
+    name = attribute.name
+    if name == "specversion":
+        return None  # CloudEvent declares it
+    if attribute.fixed is not None and name != "sequencetype":
+        return FieldView(name, f"Literal[{attribute.fixed!r}]", repr(attribute.fixed), attribute.meaning)
+    if name == "id":
+        return FieldView("id", "NonEmptyString", "Field(default_factory=new_id)", event.id)
+    if name == "source":
+        return FieldView("source", "UriReference", repr(attribute.default), attribute.meaning)
+    if name == "time":
+        annotation = "NormoTimestamp" if attribute.pattern else "Timestamp | None"
+        return FieldView("time", annotation, "Field(default_factory=now)", attribute.meaning)
+    if name == "subject":
+        return FieldView("subject", "NonEmptyString | None", "None", attribute.meaning) if event.subject else None
+    if name == "datacontenttype":
+        return FieldView(name, "MediaType | None", repr(attribute.default), attribute.meaning) if event.has_data else None
+    if name == "dataschema":
+        return FieldView(name, "Uri | None", repr(attribute.default), attribute.meaning) if attribute.default else None
+    if name == "dataref":
+        return FieldView(name, "UriReference | None", "None", attribute.meaning)
+    if name == "sequence":
+        return FieldView(name, "SequenceString", None, attribute.meaning)
+    if name == "sequencetype":
+        return FieldView(name, f"Literal[{attribute.fixed!r}]", repr(attribute.fixed), None)
+    python_name = python_field_name(name)
+    annotation = vocabulary.TYPES[attribute.type].python
+    if not attribute.required:
+        annotation += " | None"
+    if python_name != name:
+        annotation = f"Annotated[{annotation}, Field(alias={name!r})]"
+    return FieldView(python_name, annotation, None if attribute.required else "None", attribute.meaning)
 
 
 _RUNTIME_NAMES = ("Base64Binary", "Int32", "MediaType", "NonEmptyString", "NormoTimestamp", "SequenceString",

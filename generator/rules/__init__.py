@@ -17,11 +17,14 @@ from ..build import Built, file_profile
 from ..diagnostics import Diagnostic, Location, Severity
 from ..loader import Document, Path
 from ..model import EventType, SharedSchema
+from ..profiles import PROFILES, Profile
 from ..schemawalk import subschemas
 from ..workers import run_shared as parallel
 
-ALL = frozenset({"cloudevents", "nlgov", "normo"})
-NLGOV = frozenset({"nlgov", "normo"})
+# Rule families: a rule belongs to one, and applies under every profile whose
+# ``families`` include it, unless that profile ``replaces`` it (profiles.py).
+ALL = frozenset({"cloudevents"})
+NLGOV = frozenset({"nlgov"})
 NORMO = frozenset({"normo"})
 
 
@@ -33,6 +36,14 @@ class Rule:
     summary: str
     # Rules that guard what generation relies on cannot be turned off.
     fixed: bool = False
+
+    def applies(self, profile: Profile) -> bool:
+        return profile.applies(self.profiles, self.id)
+
+    @property
+    def profile_names(self) -> tuple[str, ...]:
+        """The profiles this rule applies under (for listings)."""
+        return tuple(name for name, profile in PROFILES.items() if self.applies(profile))
 
 
 @dataclass
@@ -108,7 +119,7 @@ class Context:
     def has(self, file: str, path: Path) -> bool:
         return path in self.documents[file].locations
 
-    def profile(self, file: str) -> str:
+    def profile(self, file: str) -> Profile:
         return file_profile(self.documents[file])
 
     def report(
@@ -199,12 +210,12 @@ def run_rules(context: Context, workers: int = 1) -> Iterator[Diagnostic]:
             continue
         profile = context.profile(document.file)
         for rule, file_check in CHECKS.file:
-            if profile in rule.profiles:
+            if rule.applies(profile):
                 yield from file_check(document, context)
     events = context.built.catalog_set.events
     for event in events:
         for rule, event_check in CHECKS.event:
-            if event.profile in rule.profiles:
+            if rule.applies(event.profile):
                 yield from event_check(event, context)
     for _, set_check in CHECKS.whole:
         yield from set_check(context)
@@ -218,7 +229,7 @@ def run_rules(context: Context, workers: int = 1) -> Iterator[Diagnostic]:
     # late set check.
     for event in events:
         for rule, event_check in CHECKS.costly:
-            if event.profile in rule.profiles:
+            if rule.applies(event.profile):
                 yield from event_check(event, context)
     for _, set_check in CHECKS.late:
         yield from set_check(context)
@@ -241,7 +252,7 @@ def _start_costly(context: Context, workers: int) -> Iterator[dict[str, Any]]:
         position
         for position, event in enumerate(events)
         if any(
-            event.profile in rule.profiles and (key := context.memo_key(rule.id, event)) is not None and key not in context.memo
+            rule.applies(event.profile) and (key := context.memo_key(rule.id, event)) is not None and key not in context.memo
             for rule, _ in CHECKS.costly
         )
     ]
@@ -258,7 +269,7 @@ def _costly_slice(context: Context, positions: list[int]) -> dict[str, Any]:
     for position in positions:
         event = events[position]
         for rule, check in CHECKS.costly:
-            if event.profile in rule.profiles:
+            if rule.applies(event.profile):
                 for _ in check(event, context):
                     pass
     return context.memo_used

@@ -16,7 +16,7 @@ from . import NLGOV, Context, declare, event_rule, file_rule
 from .cloudevents import content_types, reverse_dns_problem, sources
 
 E, W = Severity.ERROR, Severity.WARNING
-NLGOV_ONLY = frozenset({"nlgov"})
+NLGOV_ONLY = NLGOV  # rules normo replaces (profiles.NORMO.replaces)
 _VERSION_LIKE = re.compile(r"^v?[0-9]+([._-]?[0-9]+)*$|-v[0-9]+$")
 _VERSION_LABEL = re.compile(r"^v[1-9][0-9]*$")
 

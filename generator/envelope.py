@@ -1,0 +1,159 @@
+"""The JSON Schema of an event type's payload and of its whole envelope.
+
+The one builder of envelope schemas: ``render/jsonschema.py`` writes them,
+``evcat validate`` compiles them for its fast path and ``render/asyncapi.py``
+embeds them. It maps the event type's ``ContextAttribute``s (model.py) with
+the CloudEvents vocabulary (vocabulary.py), so the schema gives the verdict
+of the detailed checker (instance.py) and of the generated ``parse_event``
+(contract §4.1). Grammars are spelled as patterns as well as formats, so a
+validator's own reading of ``format`` cannot change the verdict; anchored
+patterns are paired with ``vocabulary.NO_BAD_CHARS``, which rules out the
+trailing newline that Python's ``$`` would let through.
+
+Sources: CloudEvents 1.0.2 §3 and the JSON format §2-3; contract §4.1, §5.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from . import vocabulary
+from .model import ContextAttribute, EventType, SharedSchema
+
+DRAFT = "https://json-schema.org/draft/2020-12/schema"
+PAYLOAD_DEF = "data"  # the payload's key under $defs in event.schema.json
+
+
+def payload_id(event: EventType) -> str:
+    if event.dataschema:
+        return event.dataschema
+    return f"urn:evcat:{event.catalog_id}:{event.type}:{event.dataversion}:data"
+
+
+def envelope_id(event: EventType) -> str:
+    return f"urn:evcat:{event.catalog_id}:{event.type}:{event.dataversion or 'notification'}:event"
+
+
+def payload_schema(event: EventType, shared: Mapping[str, SharedSchema]) -> dict[str, Any]:
+    """data.schema.json: the payload on its own, shared schemas under ``$defs``."""
+    assert event.payload is not None
+    bundled = event.payload.bundled(shared)
+    schema: dict[str, Any] = {"$schema": DRAFT, "$id": payload_id(event)}
+    if isinstance(bundled, dict):
+        schema.setdefault("title", f"{event.title} ({event.dataversion}) data")
+        schema.update({key: value for key, value in bundled.items() if key not in ("$schema", "$id")})
+    else:  # a boolean schema
+        schema["allOf"] = [bundled]
+    return schema
+
+
+def attribute_schema(attribute: ContextAttribute) -> dict[str, Any]:
+    """One context attribute's value, in the JSON format's representation (§2.2)."""
+    if attribute.fixed is not None:
+        schema: dict[str, Any] = {"const": attribute.fixed}
+    else:
+        schema = dict(vocabulary.TYPES[attribute.type].json_schema)
+    if schema.get("type") == "string" or "const" in schema:
+        if attribute.non_empty and "const" not in schema:
+            schema["minLength"] = 1
+        if attribute.type == "Timestamp":
+            schema["pattern"] = attribute.pattern or vocabulary.RFC3339_SCHEMA_PATTERN
+        elif attribute.type == "URI":
+            schema["pattern"] = vocabulary.URI_SCHEMA_PATTERN
+        elif attribute.type == "URI-reference":
+            schema["pattern"] = vocabulary.URI_REFERENCE_SCHEMA_PATTERN
+        elif attribute.media_type:
+            schema["pattern"] = vocabulary.MEDIA_TYPE_SCHEMA_PATTERN
+        elif attribute.pattern is not None:
+            schema["pattern"] = attribute.pattern
+        if "const" not in schema:
+            schema.update(vocabulary.NO_BAD_CHARS)
+    if attribute.name == "sequence" and attribute.pattern is not None:
+        schema["maxLength"] = 11  # a sign and ten digits; the int32 range is the checker's (CE-SEQUENCE)
+    if attribute.meaning and attribute.fixed is None:
+        schema["description"] = attribute.meaning
+    if attribute.default is not None and "const" not in schema:
+        schema["examples"] = [attribute.default]
+    if not attribute.required:
+        # JSON format §2.4: null for an optional attribute means unset.
+        return {"anyOf": [schema, {"type": "null"}]}
+    return schema
+
+
+# Undeclared extension attributes (contract §5): valid names, CloudEvents-typed values.
+UNDECLARED_VALUE: dict[str, Any] = {
+    "anyOf": [
+        {"type": "string", **vocabulary.NO_BAD_CHARS},
+        {"type": ["boolean", "null"]},
+        {"type": "integer", "minimum": vocabulary.INT32_MIN, "maximum": vocabulary.INT32_MAX},
+    ]
+}
+ATTRIBUTE_NAMES: dict[str, Any] = {
+    "anyOf": [
+        {"minLength": 1, "not": {"pattern": "[^a-z0-9]"}},  # CloudEvents 1.0.2 §2, with no anchor to misread
+        {"enum": list(vocabulary.DATA_MEMBERS)},
+    ]
+}
+
+
+def envelope_schema(event: EventType, shared: Mapping[str, SharedSchema] | None = None, *, payload: bool = True) -> dict[str, Any]:
+    """event.schema.json: the whole structured-mode event, self-contained
+    (the payload and the shared schemas it uses under ``$defs``). With
+    ``payload=False`` the ``data`` member is left to a separate validator
+    (``evcat validate``'s fast path) and only its presence is checked."""
+    properties: dict[str, Any] = {}
+    required: list[str] = []
+    for attribute in event.attributes:
+        properties[attribute.name] = attribute_schema(attribute)
+        if attribute.required:
+            required.append(attribute.name)
+    envelope: dict[str, Any] = {
+        "$schema": DRAFT,
+        "$id": envelope_id(event),
+        "title": f"{event.title} ({event.type} {event.dataversion or ''})".replace(" )", ")"),
+        "type": "object",
+        "properties": properties,
+        "required": required,
+        "propertyNames": ATTRIBUTE_NAMES,
+        "additionalProperties": UNDECLARED_VALUE,
+    }
+    if event.description:
+        envelope["description"] = event.description
+    if event.payload is not None:
+        # Contract §5: data the catalog defines travels as JSON in `data`, never as `data_base64`.
+        if payload:
+            defs, key = _payload_defs(event, shared or {})
+            properties["data"] = {"$ref": f"#/$defs/{key}"}
+            envelope["$defs"] = defs
+        else:
+            properties["data"] = {"not": {"type": "null"}}
+        properties["data_base64"] = False
+        required.append("data")
+    else:
+        properties["data"] = False
+        properties["data_base64"] = False
+    if event.deprecated:
+        envelope["deprecated"] = True
+    return envelope
+
+
+def _payload_defs(event: EventType, shared: Mapping[str, SharedSchema]) -> tuple[dict[str, Any], str]:
+    """The payload under ``$defs/data`` and the shared schemas it uses beside it,
+    so its ``#/$defs/<Name>`` references resolve inside the envelope document."""
+    assert event.payload is not None
+    schema = event.payload.schema
+    defs: dict[str, Any] = {}
+    if isinstance(schema, dict):
+        root = {key: value for key, value in schema.items() if key not in ("$schema", "$id", "$defs")}
+        defs.update(schema.get("$defs", {}) if isinstance(schema.get("$defs"), dict) else {})
+    else:
+        root = {"allOf": [schema]}
+    root.setdefault("title", f"{event.title} ({event.dataversion}) data")
+    for name in event.payload.uses:
+        defs[name] = shared[name].schema
+    key = PAYLOAD_DEF
+    while key in defs:  # a shared schema of that name: the payload gets another
+        key += "_"
+    defs[key] = root
+    return dict(sorted(defs.items())), key

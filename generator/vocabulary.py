@@ -1,0 +1,144 @@
+"""The CloudEvents vocabulary: attribute names, the type system and the grammars.
+
+The one home of what CloudEvents 1.0.2 itself fixes. Every renderer, the
+instance checker, ``evcat validate``'s fast path and lint map from here; the
+generated runtime (``generator/runtime/_cloudevents.py``) carries its own
+copies of the grammars (it needs only pydantic), and a test checks both
+against the same corpus (tests/test_vocabulary.py).
+
+Sources: CloudEvents 1.0.2 §2 (naming, ``[a-z0-9]`` and 20 characters),
+§3.1 (required and optional context attributes), §3.2 (type system),
+JSON event format §2-3, the sequence, dataref and NL GOV ``dataversion``
+extensions.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+SPECVERSION = "1.0"
+
+# §3.1.1 REQUIRED attributes, all of type String (or URI-reference for source).
+REQUIRED_CORE: tuple[str, ...] = ("id", "source", "specversion", "type")
+# §3.1.2 OPTIONAL attributes.
+OPTIONAL_CORE: tuple[str, ...] = ("datacontenttype", "dataschema", "subject", "time")
+# JSON format §3.1: the event's data, as JSON or as base64.
+DATA_MEMBERS: tuple[str, ...] = ("data", "data_base64")
+# Documented extensions the catalog format knows (dataref, sequence, NL GOV dataversion).
+KNOWN_EXTENSIONS: tuple[str, ...] = ("dataref", "sequence", "sequencetype", "dataversion")
+# Names an extension may not reuse (rules.md CE-ATTR-RESERVED).
+RESERVED = frozenset(REQUIRED_CORE + OPTIONAL_CORE + DATA_MEMBERS + KNOWN_EXTENSIONS)
+
+# §2 Naming: lower-case ASCII letters and digits; SHOULD be at most 20 characters.
+ATTRIBUTE_NAME = re.compile(r"^[a-z0-9]+$")
+ATTRIBUTE_NAME_SOFT_MAX = 20
+
+# §3.2 Integer: a signed 32-bit integer.
+INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
+
+# §3.2 String: no control characters (U+0000-U+001F, U+007F-U+009F),
+# noncharacters (U+FDD0-U+FDEF, U+xFFFE/U+xFFFF of every plane) or lone
+# surrogates. Compiled with the same text in the runtime (a test compares).
+_ASTRAL_NONCHARACTERS = "".join(chr(plane * 0x10000 + low) for plane in range(1, 17) for low in (0xFFFE, 0xFFFF))
+# As regex text every engine reads alike: \\uXXXX escapes for the BMP (ECMA-262,
+# Python, Rust), the astral noncharacters as literal characters.
+BAD_STRING_CHARS = "[\\u0000-\\u001f\\u007f-\\u009f\\ufdd0-\\ufdef\\ufffe\\uffff" + _ASTRAL_NONCHARACTERS + "]"
+BAD_STRING = re.compile(BAD_STRING_CHARS[:-1] + "\\ud800-\\udfff]")  # and lone surrogates (Python strings can hold them)
+# JSON Schema for "holds none of them" (an unanchored search: no ``$`` involved).
+NO_BAD_CHARS: dict[str, Any] = {"not": {"pattern": BAD_STRING_CHARS}}
+
+# RFC 2046 / RFC 9110 §8.3.1: type "/" subtype *( OWS ";" OWS parameter ).
+TOKEN = r"[!#$%&'*+.^_`|~0-9A-Za-z-]+"
+# In JSON Schema patterns ``$`` is the end of the input (ECMA-262); Python's
+# ``$`` also matches before a final newline, so schemas pair each anchored
+# pattern with ``not: {pattern: <control characters>}`` (``NO_BAD_CHARS``)
+# and evcat's own checks use ``\Z``.
+MEDIA_TYPE_SCHEMA_PATTERN = rf'^{TOKEN}/{TOKEN}(?:[ \t]*;[ \t]*{TOKEN}=(?:{TOKEN}|"(?:[^"\\]|\\.)*"))*$'
+MEDIA_TYPE = re.compile(MEDIA_TYPE_SCHEMA_PATTERN[:-1] + r"\Z")
+
+# RFC 3339 §5.6 date-time (seconds and an offset required; 'T'/'Z' in either case).
+# Leap seconds (:60) and the year 0000 are left out: JSON Schema validators
+# disagree on them (the ``jsonschema`` package rejects both, jsonschema-rs
+# accepts both), and one verdict matters more (contract §4.1).
+_YEAR = r"(?:[1-9][0-9]{3}|0[1-9][0-9]{2}|00[1-9][0-9]|000[1-9])"
+RFC3339_SCHEMA_PATTERN = (
+    rf"^{_YEAR}-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12][0-9]|3[01])[Tt](?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9]"
+    r"(?:\.[0-9]+)?(?:[Zz]|[+-](?:[01][0-9]|2[0-3]):[0-5][0-9])$"
+)
+RFC3339 = re.compile(RFC3339_SCHEMA_PATTERN[:-1] + r"\Z")
+# Het Normo ID06: yyyy-mm-ddThh:mm:ss.ffffffZ, in UTC.
+NORMO_TIME_SCHEMA_PATTERN = rf"^{_YEAR}-[0-9]{{2}}-[0-9]{{2}}T[0-9]{{2}}:[0-9]{{2}}:[0-9]{{2}}\.[0-9]{{6}}Z$"
+NORMO_TIME = re.compile(NORMO_TIME_SCHEMA_PATTERN[:-1] + r"\Z")
+
+# RFC 3986 appendix A as a regular expression (ECMA-262 and Python alike;
+# anchored with ``$``, so schemas pair it with ``NO_BAD_CHARS``).
+_UNRESERVED = r"A-Za-z0-9\-._~"
+_SUB_DELIMS = r"!$&'()*+,;="
+_PCT = r"%[0-9A-Fa-f]{2}"
+_PCHAR = rf"(?:[{_UNRESERVED}{_SUB_DELIMS}:@]|{_PCT})"
+_SCHEME = r"[A-Za-z][A-Za-z0-9+\-.]*"
+_USERINFO = rf"(?:[{_UNRESERVED}{_SUB_DELIMS}:]|{_PCT})*"
+_IP_LITERAL = r"\[[0-9A-Fa-f:.vV]+\]"
+_REG_NAME = rf"(?:[{_UNRESERVED}{_SUB_DELIMS}]|{_PCT})*"
+_AUTHORITY = rf"(?:{_USERINFO}@)?(?:{_IP_LITERAL}|{_REG_NAME})(?::[0-9]*)?"
+_QUERY = rf"(?:{_PCHAR}|[/?])*"
+_HIER = rf"(?://{_AUTHORITY}(?:/{_PCHAR}*)*|/?(?:{_PCHAR}+(?:/{_PCHAR}*)*)?)"
+_RELATIVE = (
+    rf"(?://{_AUTHORITY}(?:/{_PCHAR}*)*|/(?:{_PCHAR}+(?:/{_PCHAR}*)*)?"
+    rf"|(?:(?:[{_UNRESERVED}{_SUB_DELIMS}@]|{_PCT})+(?:/{_PCHAR}*)*)?)"
+)
+URI_SCHEMA_PATTERN = rf"^{_SCHEME}:{_HIER}(?:\?{_QUERY})?(?:#{_QUERY})?$"
+URI_REFERENCE_SCHEMA_PATTERN = rf"^(?:{_SCHEME}:{_HIER}|{_RELATIVE})(?:\?{_QUERY})?(?:#{_QUERY})?$"
+URI = re.compile(URI_SCHEMA_PATTERN[:-1] + r"\Z")
+URI_REFERENCE = re.compile(URI_REFERENCE_SCHEMA_PATTERN[:-1] + r"\Z")
+
+# The sequence extension: with sequencetype Integer, a string-encoded int32.
+INTEGER_STRING = re.compile(r"^[+-]?[0-9]+\Z")
+
+
+@dataclass(frozen=True)
+class CEType:
+    """One type of the CloudEvents type system (§3.2) and how each output maps it."""
+
+    name: str
+    json_schema: dict[str, Any]  # in the JSON format's representation (JSON format §2.2)
+    python: str  # the annotation in generated code (names from the runtime)
+
+
+BASE64_PATTERN = r"^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$"
+
+TYPES: dict[str, CEType] = {
+    "Boolean": CEType("Boolean", {"type": "boolean"}, "bool"),
+    "Integer": CEType("Integer", {"type": "integer", "minimum": INT32_MIN, "maximum": INT32_MAX}, "Int32"),
+    "String": CEType("String", {"type": "string"}, "String"),
+    "Binary": CEType("Binary", {"type": "string", "contentEncoding": "base64", "pattern": BASE64_PATTERN}, "Base64Binary"),
+    "URI": CEType("URI", {"type": "string", "format": "uri"}, "Uri"),
+    "URI-reference": CEType("URI-reference", {"type": "string", "format": "uri-reference"}, "UriReference"),
+    "Timestamp": CEType("Timestamp", {"type": "string", "format": "date-time"}, "Timestamp"),
+}
+TYPE_NAMES: tuple[str, ...] = tuple(TYPES)
+
+
+def is_media_type(value: str) -> bool:
+    return bool(MEDIA_TYPE.match(value))
+
+
+def is_json_media_type(value: str) -> bool:
+    essence = value.split(";", 1)[0].strip().lower()
+    return essence == "application/json" or essence.endswith("+json")
+
+
+def is_rfc3339(value: str) -> bool:
+    """RFC 3339 §5.6 date-time, including the calendar (no 30 February)."""
+    if not RFC3339.match(value):
+        return False
+    from calendar import monthrange
+
+    year, month, day = int(value[0:4]), int(value[5:7]), int(value[8:10])
+    return day <= monthrange(year, month)[1]
+
+
+def has_bad_chars(value: str) -> bool:
+    return BAD_STRING.search(value) is not None
