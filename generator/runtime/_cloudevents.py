@@ -64,11 +64,11 @@ _AUTHORITY = rf"(?:{_USERINFO}@)?(?:{_IP_LITERAL}|{_REG_NAME})(?::[0-9]*)?"
 _QUERY = rf"(?:{_PCHAR}|[/?])*"
 _HIER = rf"(?://{_AUTHORITY}(?:/{_PCHAR}*)*|/?(?:{_PCHAR}+(?:/{_PCHAR}*)*)?)"
 _RELATIVE = rf"(?://{_AUTHORITY}(?:/{_PCHAR}*)*|/(?:{_PCHAR}+(?:/{_PCHAR}*)*)?|(?:(?:[{_UNRESERVED}{_SUB_DELIMS}@]|{_PCT})+(?:/{_PCHAR}*)*)?)"
-_URI = re.compile(rf"^{_SCHEME}:{_HIER}(?:\?{_QUERY})?(?:#{_QUERY})?$")
+_URI = re.compile(rf"^{_SCHEME}:{_HIER}(?:\?{_QUERY})?(?:#{_QUERY})?\Z")
 _URI_REFERENCE = re.compile(
-    rf"^(?:{_SCHEME}:{_HIER}|{_RELATIVE})(?:\?{_QUERY})?(?:#{_QUERY})?$"
+    rf"^(?:{_SCHEME}:{_HIER}|{_RELATIVE})(?:\?{_QUERY})?(?:#{_QUERY})?\Z"
 )
-_ATTRIBUTE_NAME = re.compile(r"^[a-z0-9]+$")
+_ATTRIBUTE_NAME = re.compile(r"^[a-z0-9]+\Z")
 # CloudEvents 1.0.2 §3.2 String: no control characters, noncharacters or lone surrogates.
 _BAD_CHARS = re.compile("[\x00-\x1f\x7f-\x9f\ufdd0-\ufdef\ufffe\uffff\ud800-\udfff]")
 
@@ -118,7 +118,7 @@ def _normo_time(value: datetime) -> str:
 
 # RFC 3339 §5.6 date-time: seconds and an offset are required.
 _RFC3339 = re.compile(
-    r"^[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt][0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?([Zz]|[+-][0-9]{2}:[0-9]{2})$"
+    r"^[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt][0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?([Zz]|[+-][0-9]{2}:[0-9]{2})\Z"
 )
 
 

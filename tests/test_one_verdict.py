@@ -1,0 +1,230 @@
+"""Contract §4.1, one verdict: evcat validate, the detailed checker, the event's
+event.schema.json alone (jsonschema with format assertion, jsonschema-rs,
+check-jsonschema) and the catalog example check agree (issue 15).
+
+The generated ``parse_event`` joins the differential comparison when the
+runtime follows §4.1 (tests/test_python_output.py covers it today).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import jsonschema_rs
+import pytest
+
+from generator import profiles, vocabulary
+from generator.envelope import envelope_schema
+from generator.instance import EventChecker
+from generator.lint import lint
+from generator.rules import RULES
+
+from .conftest import ROOT, catalog_text, run_evcat
+
+CATALOGS = [ROOT / "catalog", ROOT / "tests" / "catalogs" / "hostile", ROOT / "tests" / "catalogs" / "conformance"]
+
+
+def _errors(problems: list[Any]) -> list[Any]:
+    return [p for p in problems if RULES[p.rule].severity.name == "ERROR" and not p.rule.endswith("SIZE-ADVISED")]
+
+
+def _judges(catalog_dir: Path):
+    catalog_set = lint(str(catalog_dir), cache_dir=None).catalog_set
+    checker = EventChecker(catalog_set)
+    for event in catalog_set.events:
+        schema = envelope_schema(event, catalog_set.schemas)
+        python_judge = jsonschema.Draft202012Validator(schema, format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER)
+        rust_judge = jsonschema_rs.Draft202012Validator(schema, validate_formats=True)
+        yield event, checker, python_judge, rust_judge
+
+
+CONFORMANCE = ROOT.parent / "shared" / "conformance" / "cloudevents-json" / "valid-events.json"
+
+
+def _seeds(event: Any) -> list[tuple[int, dict[str, Any]]]:
+    """The catalog's examples, completed; for the conformance catalog the suite's valid events."""
+    seeds = [(example.index, event.complete_example(example.values)) for example in event.examples]
+    if event.type == "io.cloudevents.test" and CONFORMANCE.is_file():
+        cases = json.loads(CONFORMANCE.read_text(encoding="utf-8"))
+        for index, case in enumerate(cases.get("tests", [])):
+            value = case.get("event", case) if isinstance(case, dict) else case
+            if isinstance(value, dict) and "data" not in value and "data_base64" not in value:
+                seeds.append((1000 + index, value))
+    return seeds
+
+
+def _mutations(event: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """Named mutations of a valid event: each case listed in issue 15, and more."""
+    result: list[tuple[str, dict[str, Any]]] = [("as is", event)]
+    for name in list(event):
+        dropped = {k: v for k, v in event.items() if k != name}
+        result.append((f"drop {name}", dropped))
+        result.append((f"null {name}", {**event, name: None}))
+        if isinstance(event[name], str):
+            result.append((f"{name} + newline", {**event, name: event[name] + "\n"}))
+            result.append((f"{name} empty", {**event, name: ""}))
+            result.append((f"{name} as number", {**event, name: 123}))
+    for extra, value in (("zzunknown", "x"), ("zzflag", True), ("zzbig", 2**40), ("zzfloat", 1.5), ("zzobj", {"a": 1}), ("Bad_Name", "x")):
+        result.append((f"add {extra}", {**event, extra: value}))
+    result.append(("datacontenttype garbage", {**event, "datacontenttype": "application/json garbage"}))
+    result.append(("time without offset", {**event, "time": "2024-01-01T00:00:00"}))
+    result.append(("time leap second", {**event, "time": "2016-12-31T23:59:60Z"}))
+    result.append(("time 30 February", {**event, "time": "2024-02-30T00:00:00Z"}))
+    result.append(("specversion 0.3", {**event, "specversion": "0.3"}))
+    result.append(("data_base64", {**event, "data_base64": "e30="}))
+    data = event.get("data")
+    if isinstance(data, dict):
+        for key, value in data.items():
+            snake = "".join("_" + c.lower() if c.isupper() else c for c in key)
+            if snake != key:
+                moved = {k: v for k, v in data.items() if k != key}
+                moved[snake] = value
+                result.append((f"data snake_case {snake}", {**event, "data": moved}))
+            if isinstance(value, (int, float)) and not isinstance(value, bool):
+                result.append((f"data {key} as string", {**event, "data": {**data, key: str(value)}}))
+                result.append((f"data {key} false", {**event, "data": {**data, key: False}}))
+            if isinstance(value, str):
+                result.append((f"data {key} as number", {**event, "data": {**data, key: 0}}))
+    return result
+
+
+@pytest.mark.parametrize("catalog_dir", CATALOGS, ids=lambda p: p.name)
+def test_checker_and_schema_agree_on_mutated_examples(catalog_dir: Path) -> None:
+    compared = disagreements = 0
+    report = []
+    for event, checker, python_judge, rust_judge in _judges(catalog_dir):
+        for index, full in _seeds(event):
+            for label, mutated in _mutations(copy.deepcopy(full)):
+                found, _ = checker.find(mutated)
+                if found is not None and found.key != event.key:
+                    continue  # another event's schema judges it
+                if mutated.get("dataversion") is None and len(checker.by_type.get(event.type, [])) > 1:
+                    continue  # ambiguous without dataversion: only the catalog can tell (contract §5)
+                verdicts = {
+                    "checker": not _errors(checker.check(mutated)),
+                    "jsonschema": python_judge.is_valid(mutated),
+                    "jsonschema-rs": rust_judge.is_valid(mutated),
+                }
+                compared += 1
+                if len(set(verdicts.values())) != 1:
+                    disagreements += 1
+                    report.append(f"{event.type} {event.dataversion} seed {index}, {label}: {verdicts}")
+    assert compared > 50, "too few events compared (is shared/ beside the project?)"
+    assert not report, "\n".join(report[:40])
+
+
+def _write(tmp_path: Path, text: str) -> Path:
+    (tmp_path / "c.yaml").write_text(text, encoding="utf-8")
+    return tmp_path
+
+
+def _validate(catalog_dir: Path, tmp_path: Path, event: dict[str, Any]) -> subprocess.CompletedProcess[str]:
+    path = tmp_path / "event.json"
+    path.write_text(json.dumps(event), encoding="utf-8")
+    return run_evcat("validate", str(catalog_dir), str(path))
+
+
+NORMO_EVENT = {
+    "specversion": "1.0", "id": "1", "source": "urn:ean13:8716859000003:tst", "type": "tst.thing.happened",
+    "dataversion": "1.0.0", "time": "2024-01-01T00:00:00.000000Z", "datacontenttype": "application/json",
+    "data": {"thingId": "a"},
+}
+
+
+@pytest.mark.parametrize("value", [None, "application/json garbage", "application/json\n"])
+def test_validate_rejects_a_missing_or_malformed_datacontenttype_under_normo(tmp_path: Path, value: Any) -> None:
+    catalog_dir = _write(tmp_path, catalog_text("normo"))
+    result = _validate(catalog_dir, tmp_path, {**NORMO_EVENT, "datacontenttype": value})
+    assert result.returncode == 1, result.stdout
+    rule = {None: "NORMO-CONTENTTYPE", "application/json garbage": "CE-CONTENTTYPE"}.get(value, "CE-STRING-CHARS")
+    assert rule in result.stdout
+
+
+def test_a_missing_dataversion_is_read_by_type_under_nlgov(tmp_path: Path) -> None:
+    # Contract §5: optional on the wire when the type has one dataversion.
+    catalog_dir = _write(tmp_path, catalog_text("nlgov"))
+    event = {"specversion": "1.0", "id": "1", "source": "urn:nld:oin:00000001823288444000:systeem:test",
+             "type": "nl.test.thing-happened", "data": {"thingId": "a"}}
+    result = _validate(catalog_dir, tmp_path, event)
+    assert result.returncode == 0, result.stdout
+
+
+def test_an_example_without_a_required_extension_is_an_error(tmp_path: Path) -> None:
+    events = """\
+  - type: nl.test.thing-happened
+    dataversion: 1.0.0
+    title: Thing happened
+    description: A thing happened.
+    extensions:
+      nlcode: {type: String, required: true, description: A code.}
+    data:
+      type: object
+      description: The thing.
+      properties:
+        thingId: {type: string, description: Id of the thing.}
+    examples:
+      - data: {thingId: a}
+"""
+    result = lint(str(_write(tmp_path, catalog_text("nlgov", events=events))), cache_dir=None)
+    messages = [d.message for d in result.diagnostics if d.rule == "CAT-EXAMPLE"]
+    assert messages and "nlcode" in messages[0] and "[CE-REQUIRED]" in messages[0]
+
+
+def test_check_jsonschema_validates_every_example_with_the_event_schema_alone(tmp_path: Path) -> None:
+    """Contract §4.1: event.schema.json is self-contained (no other file, no network)."""
+    checker = shutil.which("check-jsonschema")
+    if checker is None:
+        pytest.fail("check-jsonschema is a test dependency: pip install -e '.[test]'")
+    checked = 0
+    for catalog_dir in CATALOGS:
+        out = tmp_path / catalog_dir.name
+        assert run_evcat("generate", str(catalog_dir), "-o", str(out), "--only", "jsonschema", "--no-cache").returncode == 0
+        catalog_set = lint(str(catalog_dir), cache_dir=None).catalog_set
+        from generator.render import event_dir
+
+        for event in catalog_set.events:
+            if not event.examples:
+                continue
+            schema_dir = tmp_path / "alone" / event_dir(event)
+            schema_dir.mkdir(parents=True)
+            shutil.copy(out / "jsonschema" / event_dir(event) / "event.schema.json", schema_dir / "event.schema.json")
+            instances = []
+            for example in event.examples:
+                path = schema_dir / f"example-{example.index}.json"
+                path.write_text(json.dumps(event.complete_example(example.values)), encoding="utf-8")
+                instances.append(str(path))
+            result = subprocess.run([checker, "--schemafile", str(schema_dir / "event.schema.json"), *instances],
+                                    capture_output=True, text=True, timeout=120)
+            assert result.returncode == 0, f"{event.type} {event.dataversion}: {result.stdout}{result.stderr}"
+            checked += len(instances)
+    assert checked >= 10
+
+
+def test_the_vocabulary_grammars_agree_with_the_runtime() -> None:
+    """The runtime carries its own copies (it needs only pydantic): same verdicts on one corpus."""
+    sys.path.insert(0, str(ROOT))
+    from generator.runtime import _cloudevents as runtime
+
+    corpus = ["http://x", "urn:nld:oin:1:x", "http://x\n", "a b", "", "/relative", "mailto:a@b", "http://[::1]:80/p?q#f",
+              "%zz", "x:%41", "https://example.nl/a b"]
+    for value in corpus:
+        assert bool(runtime._URI.match(value)) == bool(vocabulary.URI.match(value)), value
+        assert bool(runtime._URI_REFERENCE.match(value) and value) == bool(vocabulary.URI_REFERENCE.match(value) and value), value
+    for value in ["ok", "a\x7f", "\ufffe", "\x00", "é", "\u0085"]:
+        assert bool(runtime._BAD_CHARS.search(value)) == vocabulary.has_bad_chars(value), repr(value)
+
+
+def test_every_profile_is_one_value() -> None:
+    assert set(profiles.NAMES) == {"cloudevents", "nlgov", "normo"}
+    for profile in profiles.PROFILES.values():
+        assert profile.name in profile.families
+        for rule_id in profile.replaces:
+            assert rule_id in RULES
+    assert profiles.get("nonsense") is profiles.DEFAULT
