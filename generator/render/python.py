@@ -55,6 +55,17 @@ class EventView:
     data_class: str | None
     fields: list[FieldView] = field(default_factory=list)
     attribute_types: dict[str, str] = field(default_factory=dict)
+    wire_required: list[str] = field(default_factory=list)
+    # (Python name, Python expression) a constructing program gets.
+    construct_defaults: list[tuple[str, str]] = field(default_factory=list)
+
+    @property
+    def construct_defaults_code(self) -> str:
+        return "{" + ", ".join(f"{name!r}: {code}" for name, code in self.construct_defaults) + "}"
+
+    @property
+    def wire_required_code(self) -> str:
+        return "frozenset({" + ", ".join(repr(name) for name in sorted(self.wire_required)) + "})"
 
     @property
     def docstring(self) -> str:
@@ -100,44 +111,100 @@ def data_class_names(names: dict[tuple[str, str | None], str]) -> dict[tuple[str
     return result
 
 
-def _titled(schema: Any, title: str) -> Any:
+# Payload formats whose values keep their text (contract §4.1): the runtime's types.
+_FORMAT_TYPES = {"date-time": "DateTime", "date": "Date", "uri": "Uri", "uri-reference": "UriReference"}
+_RUNTIME_PATH = "evcat_runtime._cloudevents"  # datamodel-code-generator wants an absolute path; made relative after
+
+
+@dataclass
+class PayloadFacts:
+    """What a payload model must know beyond its fields, by class name (wire names)."""
+
+    not_null: dict[str, set[str]] = field(default_factory=dict)
+    defaults: dict[str, dict[str, Any]] = field(default_factory=dict)
+    shared: dict[str, Any] = field(default_factory=dict)  # shared schemas by name, for $ref nullability
+
+
+def _nullable(schema: Any, facts: PayloadFacts, seen: frozenset[str] = frozenset()) -> bool:
+    """Can ``schema`` hold ``null``? (False only where it surely cannot.)"""
+    if not isinstance(schema, dict):
+        return schema is not False
+    ref = schema.get("$ref")
+    if isinstance(ref, str) and ref.startswith("#/$defs/"):
+        name = ref[len("#/$defs/"):]
+        if name in seen or name not in facts.shared:
+            return True
+        if not _nullable(facts.shared[name], facts, seen | {name}):
+            return False
+    types = schema.get("type")
+    if isinstance(types, str) and types != "null":
+        return False
+    if isinstance(types, list) and "null" not in types:
+        return False
+    if "enum" in schema and isinstance(schema["enum"], list) and None not in schema["enum"]:
+        return False
+    if "const" in schema and schema["const"] is not None:
+        return False
+    for keyword in ("anyOf", "oneOf"):
+        if isinstance(schema.get(keyword), list) and not any(_nullable(branch, facts, seen) for branch in schema[keyword]):
+            return False
+    if isinstance(schema.get("allOf"), list) and not all(_nullable(branch, facts, seen) for branch in schema["allOf"]):
+        return False
+    return True
+
+
+def _titled(schema: Any, title: str, facts: PayloadFacts | None = None) -> Any:
     """A copy of ``schema`` whose object schemas are titled by their path
-    (class names for datamodel-code-generator); other titles removed."""
+    (class names for datamodel-code-generator); other titles removed. Into
+    ``facts`` go the optional properties that may not be null and the
+    ``default``s (taken out: they apply only when a program constructs a
+    model); payload formats map to the runtime's text-keeping types."""
+    facts = facts if facts is not None else PayloadFacts()
     if not isinstance(schema, dict):
         return schema
-    result = {key: value for key, value in schema.items() if key != "title"}
+    result = {key: value for key, value in schema.items() if key not in ("title", "default")}
+    if isinstance(schema.get("format"), str) and schema["format"] in _FORMAT_TYPES and schema.get("type") in ("string", None):
+        result["customTypePath"] = f"{_RUNTIME_PATH}.{_FORMAT_TYPES[schema['format']]}"
     if schema.get("type") == "object" or "properties" in schema:
         result["title"] = title
+        properties = schema.get("properties") if isinstance(schema.get("properties"), dict) else {}
+        required = set(schema.get("required") or []) if isinstance(schema.get("required"), list) else set()
+        for name, child in properties.items():
+            if name not in required and not _nullable(child, facts):
+                facts.not_null.setdefault(title, set()).add(name)
+            if isinstance(child, dict) and "default" in child:
+                facts.defaults.setdefault(title, {})[name] = child["default"]
     for keyword in MAP_OF_SCHEMAS:
         if isinstance(schema.get(keyword), dict) and keyword != "$defs":
             result[keyword] = {
-                name: _titled(child, title + to_pascal(name)) for name, child in schema[keyword].items()
+                name: _titled(child, title + to_pascal(name), facts) for name, child in schema[keyword].items()
             }
     for keyword in ONE_SCHEMA:
         if keyword in schema:
             value = schema[keyword]
             suffix = "Item" if keyword == "items" else to_pascal(keyword)
             if isinstance(value, list):
-                result[keyword] = [_titled(child, f"{title}{suffix}{i + 1}") for i, child in enumerate(value)]
+                result[keyword] = [_titled(child, f"{title}{suffix}{i + 1}", facts) for i, child in enumerate(value)]
             else:
-                result[keyword] = _titled(value, title + suffix)
+                result[keyword] = _titled(value, title + suffix, facts)
     for keyword in LIST_OF_SCHEMAS:
         if isinstance(schema.get(keyword), list):
             suffix = "Item" if keyword == "prefixItems" else "Option"
-            result[keyword] = [_titled(child, f"{title}{suffix}{i + 1}") for i, child in enumerate(schema[keyword])]
+            result[keyword] = [_titled(child, f"{title}{suffix}{i + 1}", facts) for i, child in enumerate(schema[keyword])]
     return result
 
 
 def models_source(catalog: Catalog, catalog_set: CatalogSet, data_names: dict[tuple[str, str | None], str]) -> str:
     used: set[str] = set()
     defs: dict[str, Any] = {}
+    facts = PayloadFacts(shared={name: schema.schema for name, schema in catalog_set.schemas.items()})
     for event in catalog.events:
         if event.payload is not None:
             used.update(event.payload.uses)
             data_class = data_names[event.key]
-            defs[data_class] = _titled(event.payload.schema, data_class)
+            defs[data_class] = _titled(event.payload.schema, data_class, facts)
     for name in sorted(used):
-        defs[name] = _titled(catalog_set.schemas[name].schema, name)
+        defs[name] = _titled(catalog_set.schemas[name].schema, name, facts)
     if not defs:
         return '"""This catalog has no payloads: every event is a notification."""\n'
     schema = {
@@ -145,7 +212,29 @@ def models_source(catalog: Catalog, catalog_set: CatalogSet, data_names: dict[tu
         "title": _CONTAINER,
         "$defs": dict(sorted(defs.items())),
     }
-    return _strip_container(_datamodel_codegen(json.dumps(schema, sort_keys=False)))
+    return _with_facts(_strip_container(_datamodel_codegen(json.dumps(schema, sort_keys=False))), facts)
+
+
+def _with_facts(source: str, facts: PayloadFacts) -> str:
+    """The models as the runtime needs them: the runtime imported relatively,
+    JSON integers (1.0 is one), and each model's wire facts set after it."""
+    source = source.replace(f"from {_RUNTIME_PATH} import", "from ._cloudevents import")
+    if re.search(r"\bStrictInt\b", source):
+        source = re.sub(r"\bStrictInt\b", "JsonInt", source)
+        source = re.sub(r"(from pydantic import [^\n]*?)JsonInt, |, JsonInt(?=[,\n])", r"\1", source)
+        source = re.sub(r"from \._cloudevents import ([^\n]*)", lambda m: "from ._cloudevents import " + ", ".join(sorted({*m[1].split(", "), "JsonInt"})), source, count=1)
+    lines = []
+    for title in sorted(set(facts.not_null) | set(facts.defaults)):
+        if not re.search(rf"^class {re.escape(title)}\(", source, re.MULTILINE):
+            continue
+        if title in facts.not_null:
+            names = ", ".join(repr(name) for name in sorted(facts.not_null[title]))
+            lines.append(f"{title}.evcat_not_null = frozenset({{{names}}})")
+        if title in facts.defaults:
+            lines.append(f"{title}.evcat_defaults = {facts.defaults[title]!r}")
+    if lines:
+        source = source.rstrip("\n") + "\n\n# Wire facts of the payload schemas (contract 4.1): optional properties that may not\n# be null, and the defaults a constructing program gets.\n" + "\n".join(lines) + "\n"
+    return source
 
 
 # The schema that holds every payload under $defs becomes a class of its own; drop it.
@@ -157,7 +246,6 @@ def _strip_container(source: str) -> str:
     stripped = _CONTAINER_CLASS.sub("\n", source)
     # Catalog names like modelDump become model_dump_: pydantic's protected
     # namespaces would warn at import, and the names are safe (they end in "_").
-    stripped = stripped.replace("model_config = ConfigDict(\n", "model_config = ConfigDict(\n        protected_namespaces=(),\n")
     body = stripped.split("from pydantic import", 1)[-1].split("\n\n", 1)[-1]
     if "RootModel" not in body:
         stripped = re.sub(r"(from pydantic import [^\n]*?)RootModel, |, RootModel(?=[,\n])", r"\1", stripped)
@@ -209,7 +297,8 @@ def _run_datamodel_codegen(schema_text: str) -> str:
             input_file_type=InputFileType.JsonSchema,
             output_model_type=DataModelType.PydanticV2BaseModel,
             snake_case_field=True,
-            allow_population_by_field_name=True,
+            base_class=f"{_RUNTIME_PATH}.Payload",
+            strict_types=["str", "int", "float", "bool"],
             use_title_as_name=True,
             enum_field_as_literal="all",
             field_constraints=True,
@@ -220,7 +309,6 @@ def _run_datamodel_codegen(schema_text: str) -> str:
             use_union_operator=True,
             use_schema_description=True,
             use_field_description=True,
-            output_datetime_class="AwareDatetime",
             collapse_root_models=True,
             keep_model_order=True,
             custom_file_header=f"# Generated by evcat {__version__} with datamodel-code-generator: payload models.\n# Do not edit; change the catalog and run evcat generate.",
@@ -231,63 +319,97 @@ def _run_datamodel_codegen(schema_text: str) -> str:
 
 
 def _event_view(event: EventType, class_name: str, data_class: str) -> EventView:
-    """The envelope class: the event type's ``ContextAttribute``s as pydantic fields."""
+    """The envelope class: the event type's ``ContextAttribute``s mapped to
+    pydantic fields (contract §4.1: class defaults serve type checkers; a
+    constructing program gets ``construct_defaults``; the wire gets nothing)."""
     view = EventView(event, class_name, data_class if event.has_data else None)
     for attribute in event.attributes:
+        if attribute.required:
+            view.wire_required.append(attribute.name)
+        construct = _construct_default(attribute)
         field_view = _field(event, attribute)
+        if construct is not None and attribute.name != "specversion":
+            view.construct_defaults.append((field_view.name if field_view else attribute.name, construct))
         if field_view is not None:
             view.fields.append(field_view)
         if attribute.extension and attribute.name not in ("dataversion", "dataref", "sequence", "sequencetype"):
             view.attribute_types[attribute.name] = attribute.type
     if view.data_class:
         view.fields.append(FieldView("data", f"models.{view.data_class}", None, "The payload."))
+    else:
+        view.fields.append(FieldView("data", "None", "None", "A notification carries no data."))
     return view
+
+
+def _construct_default(attribute: ContextAttribute) -> str | None:
+    """What a program constructing an event gets for ``attribute`` unless it gives one."""
+    if attribute.fixed is not None:
+        return repr(attribute.fixed)
+    if attribute.name == "id":
+        return "new_id"
+    if attribute.name == "time":
+        return "now"
+    if attribute.default is not None:
+        return repr(attribute.default)
+    return None
 
 
 def _field(event: EventType, attribute: ContextAttribute) -> FieldView | None:
     """One context attribute as a field; None where the base class's field serves."""
     name = attribute.name
+    annotation, class_default = _annotation(attribute), None
+    if attribute.required:
+        if attribute.fixed is not None:
+            class_default = repr(attribute.fixed)
+        elif name == "id":
+            class_default = "Field(default_factory=new_id)"
+        elif name == "time":
+            class_default = "Field(default_factory=now)"
+        elif attribute.default is not None:
+            class_default = repr(attribute.default)
+    else:
+        annotation += " | None"
+        class_default = "None"
     if name == "specversion":
         return None  # CloudEvent declares it
-    if attribute.fixed is not None and name != "sequencetype":
-        return FieldView(name, f"Literal[{attribute.fixed!r}]", repr(attribute.fixed), attribute.meaning)
-    if name == "id":
-        return FieldView("id", "NonEmptyString", "Field(default_factory=new_id)", event.id)
-    if name == "source":
-        return FieldView("source", "UriReference", repr(attribute.default), attribute.meaning)
-    if name == "time":
-        annotation = "NormoTimestamp" if attribute.pattern else "Timestamp | None"
-        return FieldView("time", annotation, "Field(default_factory=now)", attribute.meaning)
-    if name == "subject":
-        return FieldView("subject", "NonEmptyString | None", "None", attribute.meaning) if event.subject else None
-    if name == "datacontenttype":
-        return FieldView(name, "MediaType | None", repr(attribute.default), attribute.meaning) if event.has_data else None
-    if name == "dataschema":
-        return FieldView(name, "Uri | None", repr(attribute.default), attribute.meaning) if attribute.default else None
-    if name == "dataref":
-        return FieldView(name, "UriReference | None", "None", attribute.meaning)
-    if name == "sequence":
-        return FieldView(name, "SequenceString", None, attribute.meaning)
-    if name == "sequencetype":
-        return FieldView(name, f"Literal[{attribute.fixed!r}]", repr(attribute.fixed), None)
-    python_name = python_field_name(name)
-    annotation = vocabulary.TYPES[attribute.type].python
-    if not attribute.required:
-        annotation += " | None"
+    if name in ("subject", "datacontenttype", "dataschema") and not attribute.required:
+        documented = {"subject": event.subject, "datacontenttype": event.has_data, "dataschema": attribute.default}[name]
+        if not documented:
+            return None  # the base class's field, undocumented by the catalog
+    python_name = python_field_name(name) if attribute.extension else name
     if python_name != name:
         annotation = f"Annotated[{annotation}, Field(alias={name!r})]"
-    return FieldView(python_name, annotation, None if attribute.required else "None", attribute.meaning)
+    return FieldView(python_name, annotation, class_default, attribute.meaning)
 
 
-_RUNTIME_NAMES = ("Base64Binary", "Int32", "MediaType", "NonEmptyString", "NormoTimestamp", "SequenceString",
+def _annotation(attribute: ContextAttribute) -> str:
+    """The Python type of an attribute (CloudEvents type system §3.2, mapped)."""
+    name = attribute.name
+    if attribute.fixed is not None:
+        return f"Literal[{attribute.fixed!r}]"
+    if name in ("id", "subject") or (name == "sequence" and attribute.pattern is None):
+        return "NonEmptyString"
+    if name == "sequence":
+        return "IntegerSequence"
+    if attribute.media_type:
+        return "MediaType"
+    if name == "source":
+        return "NonEmptyUriReference"
+    if attribute.type == "Timestamp" and attribute.pattern is not None:
+        return "NormoTimestamp"
+    return vocabulary.TYPES[attribute.type].python
+
+
+_RUNTIME_NAMES = ("Base64Binary", "Int32", "IntegerSequence", "MediaType", "NonEmptyString", "NonEmptyUriReference", "NormoTimestamp",
                   "String", "Timestamp", "Uri", "UriReference", "new_id", "now")
 
 
 def _event_imports(views: list[EventView]) -> dict[str, Any]:
     """What events.py uses, so it imports nothing more (linters flag unused imports)."""
     code = " ".join(f"{f.annotation} {f.default or ''}" for view in views for f in view.fields)
+    code += " ".join(view.construct_defaults_code for view in views)
     used = set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", code))
-    typing = ["ClassVar", *(name for name in ("Annotated", "Literal") if name in used)]
+    typing = ["Any", "ClassVar", "TypeAlias", *(name for name in ("Annotated", "Literal") if name in used)]
     return {
         "typing": sorted(typing),
         "pydantic": "Field" in used,

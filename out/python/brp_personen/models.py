@@ -4,55 +4,49 @@
 from __future__ import annotations
 
 from typing import Annotated, Literal
-from pydantic import BaseModel, ConfigDict, Field
-from datetime import date
+from pydantic import ConfigDict, Field, StrictBool, StrictStr
+from ._cloudevents import Date, JsonInt, Payload
 
 
-class Adres(BaseModel):
+class Adres(Payload):
     """
     A Dutch residential address.
     """
 
     model_config = ConfigDict(
-        protected_namespaces=(),
         extra="forbid",
-        populate_by_name=True,
     )
-    straatnaam: Annotated[str | None, Field(max_length=80)] = None
+    straatnaam: Annotated[StrictStr | None, Field(max_length=80)] = None
     """
     Official street name (BAG openbare ruimte).
     """
-    huisnummer: Annotated[int, Field(ge=1, le=99999)]
+    huisnummer: Annotated[JsonInt, Field(ge=1, le=99999)]
     """
     House number.
     """
-    huisletter: Annotated[str | None, Field(pattern="^[a-zA-Z]$")] = None
+    huisletter: Annotated[StrictStr | None, Field(pattern="^[a-zA-Z]$")] = None
     """
     House letter, one character.
     """
-    postcode: Annotated[str, Field(pattern="^[1-9][0-9]{3}[A-Z]{2}$")]
+    postcode: Annotated[StrictStr, Field(pattern="^[1-9][0-9]{3}[A-Z]{2}$")]
     """
     Postcode without space, e.g. 2511CV.
     """
-    woonplaats: str | None = None
+    woonplaats: StrictStr | None = None
     """
     Name of the place of residence (BAG woonplaats).
     """
-    gemeentecode: Annotated[str | None, Field(pattern="^[0-9]{4}$")] = None
+    gemeentecode: Annotated[StrictStr | None, Field(pattern="^[0-9]{4}$")] = None
     """
     Four-digit CBS code of the municipality.
     """
 
 
-class NlBrpNaamgebruikGewijzigdV100Data(BaseModel):
+class NlBrpNaamgebruikGewijzigdV100Data(Payload):
     """
     The new aanduiding naamgebruik.
     """
 
-    model_config = ConfigDict(
-        protected_namespaces=(),
-        populate_by_name=True,
-    )
     persoon: Persoonsidentificatie
     aanduiding_naamgebruik: Annotated[
         Literal["E", "N", "P", "V"], Field(alias="aanduidingNaamgebruik")
@@ -62,15 +56,11 @@ class NlBrpNaamgebruikGewijzigdV100Data(BaseModel):
     """
 
 
-class NlBrpNaamgebruikGewijzigdV2V200Data(BaseModel):
+class NlBrpNaamgebruikGewijzigdV2V200Data(Payload):
     """
     The new aanduiding naamgebruik and the resulting name.
     """
 
-    model_config = ConfigDict(
-        protected_namespaces=(),
-        populate_by_name=True,
-    )
     persoon: Persoonsidentificatie
     aanduiding_naamgebruik: Annotated[
         Literal["E", "N", "P", "V"], Field(alias="aanduidingNaamgebruik")
@@ -78,37 +68,35 @@ class NlBrpNaamgebruikGewijzigdV2V200Data(BaseModel):
     """
     E: own name, P: partner's name, V: partner's name before own, N: own name before partner's.
     """
-    aanschrijfwijze: Annotated[str, Field(max_length=200)]
+    aanschrijfwijze: Annotated[StrictStr, Field(max_length=200)]
     """
     Name as used in correspondence, e.g. "J. de Vries-Bakker".
     """
 
 
-class NlBrpPersoonVerhuisdV110Data(BaseModel):
+class NlBrpPersoonVerhuisdV110Data(Payload):
     """
     The person and the new address.
     """
 
     model_config = ConfigDict(
-        protected_namespaces=(),
-        populate_by_name=True,
+        arbitrary_types_allowed=True,
     )
     persoon: Persoonsidentificatie
     nieuw_adres: Annotated[Adres, Field(alias="nieuwAdres")]
-    verhuisdatum: date
+    verhuisdatum: Date
     """
     Date the person moved.
     """
 
 
-class NlBrpPersoonVerhuisdV120Data(BaseModel):
+class NlBrpPersoonVerhuisdV120Data(Payload):
     """
     The person and the new address.
     """
 
     model_config = ConfigDict(
-        protected_namespaces=(),
-        populate_by_name=True,
+        arbitrary_types_allowed=True,
     )
     persoon: Persoonsidentificatie
     nieuw_adres: Annotated[Adres, Field(alias="nieuwAdres")]
@@ -116,30 +104,37 @@ class NlBrpPersoonVerhuisdV120Data(BaseModel):
     """
     The previous address; absent for a move from abroad.
     """
-    verhuisdatum: date
+    verhuisdatum: Date
     """
     Date the person moved (may be partly unknown in the BRP).
     """
-    binnengemeentelijk: bool | None = None
+    binnengemeentelijk: StrictBool | None = None
     """
     True when both addresses are in the same municipality.
     """
 
 
-class Persoonsidentificatie(BaseModel):
+class Persoonsidentificatie(Payload):
     """
     Identifies a person in the BRP.
     """
 
-    model_config = ConfigDict(
-        protected_namespaces=(),
-        populate_by_name=True,
-    )
-    burgerservicenummer: Annotated[str, Field(pattern="^[0-9]{9}$")]
+    burgerservicenummer: Annotated[StrictStr, Field(pattern="^[0-9]{9}$")]
     """
     BSN, nine digits.
     """
-    anummer: Annotated[str | None, Field(pattern="^[1-9][0-9]{9}$")] = None
+    anummer: Annotated[StrictStr | None, Field(pattern="^[1-9][0-9]{9}$")] = None
     """
     A-nummer, ten digits.
     """
+
+
+# Wire facts of the payload schemas (contract 4.1): optional properties that may not
+# be null, and the defaults a constructing program gets.
+Adres.evcat_not_null = frozenset(
+    {"gemeentecode", "huisletter", "straatnaam", "woonplaats"}
+)
+NlBrpPersoonVerhuisdV120Data.evcat_not_null = frozenset(
+    {"binnengemeentelijk", "vorigAdres"}
+)
+Persoonsidentificatie.evcat_not_null = frozenset({"anummer"})

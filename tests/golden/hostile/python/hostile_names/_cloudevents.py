@@ -3,6 +3,20 @@
 Part of evcat's runtime (``generator/runtime/``): copied verbatim into every
 generated package, and linted, type-checked and tested in place. Needs only
 pydantic v2 at run time.
+
+Contract §4.1, one verdict: what this module accepts is what ``evcat
+validate`` and the event's ``event.schema.json`` accept.
+
+- Reading fills in nothing. ``model_validate`` (and so ``parse_event``,
+  ``from_http`` and FastAPI request bodies) is the wire: the catalog's names
+  only, JSON types as sent, every required attribute present. Defaults
+  (``id``, ``time``, ``source``, ``datacontenttype``, payload ``default``s)
+  apply only when a program constructs an event (``__init__``), where
+  Python attribute names are accepted too.
+- Nothing is lost: timestamps, binary values and URIs keep their text,
+  explicit ``null``s inside ``data`` and undeclared properties of open
+  payload schemas are kept and written back (``to_dict``).
+- Bad input raises ``EventError`` or pydantic's ``ValidationError`` only.
 """
 
 from __future__ import annotations
@@ -10,12 +24,12 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import math
 import re
 import uuid
 from collections.abc import Iterable, Mapping
-from datetime import datetime, timezone
+from datetime import date, datetime, timezone
 from typing import Annotated, Any, ClassVar, Literal
-from urllib.parse import quote, unquote
 
 from pydantic import (
     AfterValidator,
@@ -24,34 +38,55 @@ from pydantic import (
     ConfigDict,
     Field,
     PlainSerializer,
+    PlainValidator,
+    Strict,
     ValidationError,
+    ValidationInfo,
+    WithJsonSchema,
     model_validator,
 )
 
 __all__ = [
+    "BATCH_CONTENT_TYPE",
+    "STRUCTURED_CONTENT_TYPE",
+    "Base64Binary",
     "CloudEvent",
+    "Date",
+    "DateTime",
     "EventError",
     "Int32",
-    "Base64Binary",
+    "IntegerSequence",
+    "JsonInt",
+    "MediaType",
+    "NonEmptyString",
+    "NonEmptyUriReference",
+    "NormoTimestamp",
+    "Payload",
+    "SequenceString",
+    "String",
+    "Timestamp",
     "Uri",
     "UriReference",
-    "Timestamp",
-    "NormoTimestamp",
-    "parse_event",
-    "parse_batch",
-    "to_http",
+    "ValidationError",
     "from_http",
-    "to_http_batch",
     "from_http_batch",
-    "STRUCTURED_CONTENT_TYPE",
-    "BATCH_CONTENT_TYPE",
+    "new_id",
+    "now",
+    "parse_batch",
+    "parse_event",
+    "read_json",
+    "to_http",
+    "to_http_batch",
 ]
 
 STRUCTURED_CONTENT_TYPE = "application/cloudevents+json"
 BATCH_CONTENT_TYPE = "application/cloudevents-batch+json"
 INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
+MAX_DEPTH = 200  # nesting of a JSON event, data included
 
-# RFC 3986 appendix A, as a regular expression.
+# The grammars of evcat's CloudEvents vocabulary (generator/vocabulary.py),
+# copied: tests/test_one_verdict.py checks both read one corpus alike.
+# RFC 3986 appendix A.
 _UNRESERVED = r"A-Za-z0-9\-._~"
 _SUB_DELIMS = r"!$&'()*+,;="
 _PCT = r"%[0-9A-Fa-f]{2}"
@@ -63,30 +98,101 @@ _REG_NAME = rf"(?:[{_UNRESERVED}{_SUB_DELIMS}]|{_PCT})*"
 _AUTHORITY = rf"(?:{_USERINFO}@)?(?:{_IP_LITERAL}|{_REG_NAME})(?::[0-9]*)?"
 _QUERY = rf"(?:{_PCHAR}|[/?])*"
 _HIER = rf"(?://{_AUTHORITY}(?:/{_PCHAR}*)*|/?(?:{_PCHAR}+(?:/{_PCHAR}*)*)?)"
-_RELATIVE = rf"(?://{_AUTHORITY}(?:/{_PCHAR}*)*|/(?:{_PCHAR}+(?:/{_PCHAR}*)*)?|(?:(?:[{_UNRESERVED}{_SUB_DELIMS}@]|{_PCT})+(?:/{_PCHAR}*)*)?)"
+_RELATIVE = (
+    rf"(?://{_AUTHORITY}(?:/{_PCHAR}*)*|/(?:{_PCHAR}+(?:/{_PCHAR}*)*)?"
+    rf"|(?:(?:[{_UNRESERVED}{_SUB_DELIMS}@]|{_PCT})+(?:/{_PCHAR}*)*)?)"
+)
 _URI = re.compile(rf"^{_SCHEME}:{_HIER}(?:\?{_QUERY})?(?:#{_QUERY})?\Z")
 _URI_REFERENCE = re.compile(
     rf"^(?:{_SCHEME}:{_HIER}|{_RELATIVE})(?:\?{_QUERY})?(?:#{_QUERY})?\Z"
 )
 _ATTRIBUTE_NAME = re.compile(r"^[a-z0-9]+\Z")
 # CloudEvents 1.0.2 §3.2 String: no control characters, noncharacters or lone surrogates.
-_BAD_CHARS = re.compile("[\x00-\x1f\x7f-\x9f\ufdd0-\ufdef\ufffe\uffff\ud800-\udfff]")
+_BAD_CHARS = re.compile(
+    "[\\u0000-\\u001f\\u007f-\\u009f\\ufdd0-\\ufdef\\ufffe\\uffff"
+    + "".join(chr(p * 0x10000 + low) for p in range(1, 17) for low in (0xFFFE, 0xFFFF))
+    + "\\ud800-\\udfff]"
+)
+# RFC 3339 §5.6 date-time, as evcat's vocabulary spells it (no :60, no year 0000).
+_YEAR = r"(?:[1-9][0-9]{3}|0[1-9][0-9]{2}|00[1-9][0-9]|000[1-9])"
+_RFC3339 = re.compile(
+    rf"^{_YEAR}-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12][0-9]|3[01])[Tt]"
+    r"(?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\.[0-9]+)?"
+    r"([Zz]|[+-](?:[01][0-9]|2[0-3]):[0-5][0-9])\Z"
+)
+# Het Normo ID06: yyyy-mm-ddThh:mm:ss.ffffffZ, in UTC.
+_NORMO_TIME = re.compile(
+    rf"^{_YEAR}-[0-9]{{2}}-[0-9]{{2}}T[0-9]{{2}}:[0-9]{{2}}:[0-9]{{2}}\.[0-9]{{6}}Z\Z"
+)
+_FULL_DATE = re.compile(rf"^{_YEAR}-[0-9]{{2}}-[0-9]{{2}}\Z")
+_TOKEN = r"[!#$%&'*+.^_`|~0-9A-Za-z-]+"
+_MEDIA_TYPE = re.compile(
+    rf'^{_TOKEN}/{_TOKEN}(?:[ \t]*;[ \t]*{_TOKEN}=(?:{_TOKEN}|"(?:[^"\\]|\\.)*"))*\Z'
+)
+_BASE64 = re.compile(
+    r"^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?\Z"
+)
+_INTEGER = re.compile(r"^[+-]?[0-9]+\Z")
+_CONSTRUCT = {"evcat": "construct"}  # validation context of __init__
 
 
 class EventError(ValueError):
     """An event that is not one of this catalog's, or not a CloudEvent at all."""
 
 
-def _uri(value: str) -> str:
-    if not _URI.match(value):
-        raise ValueError(f"{value!r} is not an absolute URI (RFC 3986)")
+# --- Reading JSON --------------------------------------------------------------
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def _finite(text: str) -> float:
+    value = float(text)
+    if math.isinf(value):
+        raise ValueError(f"the number {text[:40]} is too large for a JSON number")
     return value
 
 
-def _uri_reference(value: str) -> str:
-    if not value or not _URI_REFERENCE.match(value):
-        raise ValueError(f"{value!r} is not a non-empty URI-reference (RFC 3986)")
+def read_json(raw: str | bytes | bytearray) -> Any:
+    """JSON text as Python values, within bounds: ``EventError`` for invalid
+    JSON, NaN, Infinity or numbers too large, and nesting deeper than
+    ``MAX_DEPTH``."""
+    try:
+        value = json.loads(raw, parse_constant=_no_constant, parse_float=_finite)
+    except RecursionError as error:
+        raise EventError("the JSON is nested too deeply") from error
+    except ValueError as error:  # JSONDecodeError, UnicodeDecodeError, long ints
+        raise EventError(f"not valid JSON: {error}") from error
+    _check_depth(value)
     return value
+
+
+def _check_depth(value: Any) -> None:
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            raise EventError(f"the JSON is nested more than {MAX_DEPTH} levels deep")
+        if isinstance(item, dict):
+            stack.extend((child, depth + 1) for child in item.values())
+        elif isinstance(item, list):
+            stack.extend((child, depth + 1) for child in item)
+
+
+# --- Values: CloudEvents types (§3.2) and payload formats ------------------------
+
+
+class WireDateTime(datetime):
+    """A timestamp read from the wire: a ``datetime`` that keeps its text."""
+
+    text: str
+
+
+class WireBytes(bytes):
+    """Binary data read from the wire: ``bytes`` that keep their base64 text."""
+
+    text: str
 
 
 def _string(value: str) -> str:
@@ -97,46 +203,119 @@ def _string(value: str) -> str:
     return value
 
 
-def _decode_base64(value: Any) -> Any:
-    if isinstance(value, str):
-        try:
-            return base64.b64decode(value, validate=True)
-        except (binascii.Error, ValueError) as error:
-            raise ValueError("not valid base64") from error
+def _uri(value: Any) -> str:
+    if not isinstance(value, str) or not _URI.match(value):
+        raise ValueError(f"{value!r} is not an absolute URI (RFC 3986)")
     return value
 
 
-def _rfc3339(value: datetime) -> str:
-    text = value.isoformat()
-    return text[:-6] + "Z" if text.endswith("+00:00") else text
+def _uri_reference(value: Any) -> str:
+    if not isinstance(value, str) or not _URI_REFERENCE.match(value):
+        raise ValueError(f"{value!r} is not a URI-reference (RFC 3986)")
+    return value
 
 
-def _normo_time(value: datetime) -> str:
-    # Het Normo ID06: yyyy-mm-ddThh:mm:ss.ffffffZ, in UTC.
-    return value.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+def _non_empty_uri_reference(value: Any) -> str:
+    if value == "":
+        raise ValueError("must be a non-empty URI-reference")
+    return _uri_reference(value)
 
 
-# RFC 3339 §5.6 date-time: seconds and an offset are required.
-_RFC3339 = re.compile(
-    r"^[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt][0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?([Zz]|[+-][0-9]{2}:[0-9]{2})\Z"
-)
+def _media_type(value: Any) -> str:
+    if not isinstance(value, str) or not _MEDIA_TYPE.match(value):
+        raise ValueError(f"{value!r} is not a media type (RFC 2046)")
+    return value
 
 
-def _rfc3339_text(value: Any) -> Any:
-    if isinstance(value, datetime):
+def _timestamp(value: Any) -> datetime:
+    if isinstance(value, datetime):  # a program constructing an event
+        if value.tzinfo is None:
+            raise ValueError("a timestamp needs a time zone, e.g. 2024-01-01T00:00:00Z")
         return value
-    if not isinstance(value, str) or not _RFC3339.match(value):
+    if not isinstance(value, str):
+        raise ValueError("a timestamp is an RFC 3339 string")
+    match = _RFC3339.match(value)
+    if match is None:
         raise ValueError(
             f"{value!r} is not an RFC 3339 timestamp, e.g. 2024-01-01T00:00:00Z"
         )
+    fraction, offset = match.group(1) or "", match.group(2)
+    zone = "+00:00" if offset in ("Z", "z") else offset
+    try:  # fromisoformat: at most 6 fraction digits (the rest is below a microsecond)
+        parsed = WireDateTime.fromisoformat(
+            value[:10] + "T" + value[11:19] + fraction[:7] + zone
+        )
+    except ValueError as error:  # 30 February and the like
+        raise ValueError(f"{value!r} is not a valid date and time") from error
+    parsed.text = value
+    return parsed
+
+
+def _normo_timestamp(value: Any) -> datetime:
+    if isinstance(value, str) and not _NORMO_TIME.match(value):
+        raise ValueError(
+            f"{value!r} is not UTC as yyyy-mm-ddThh:mm:ss.ffffffZ (Het Normo ID06)"
+        )
+    return _timestamp(value)
+
+
+def _rfc3339(value: datetime) -> str:
+    text = getattr(value, "text", None)
+    if isinstance(text, str):
+        return text
+    iso = value.isoformat()
+    return iso[:-6] + "Z" if iso.endswith("+00:00") else iso
+
+
+def _normo_time(value: datetime) -> str:
+    text = getattr(value, "text", None)
+    if isinstance(text, str) and _NORMO_TIME.match(text):
+        return text
+    return value.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def _full_date(value: Any) -> date:
+    if isinstance(value, datetime):
+        raise ValueError("a date, not a date and time")
+    if isinstance(value, date):
+        return value
+    if not isinstance(value, str) or not _FULL_DATE.match(value):
+        raise ValueError(f"{value!r} is not an RFC 3339 full-date, e.g. 2024-01-31")
+    try:
+        return date.fromisoformat(value)
+    except ValueError as error:
+        raise ValueError(f"{value!r} is not a valid date") from error
+
+
+def _binary(value: Any) -> bytes:
+    if isinstance(value, bytes) and not isinstance(value, WireBytes):
+        return value  # a program constructing an event
+    text = value.text if isinstance(value, WireBytes) else value
+    if not isinstance(text, str) or not _BASE64.match(text):
+        raise ValueError("not base64 (RFC 4648 §4) with padding")
+    try:
+        decoded = WireBytes(base64.b64decode(text, validate=True))
+    except (binascii.Error, ValueError) as error:
+        raise ValueError("not base64 (RFC 4648 §4)") from error
+    decoded.text = text
+    return decoded
+
+
+def _binary_text(value: bytes) -> str:
+    text = getattr(value, "text", None)
+    return text if isinstance(text, str) else base64.b64encode(value).decode("ascii")
+
+
+def _integral(value: Any) -> Any:
+    # JSON Schema and the JSON format: 1.0 is an integer (a number without fraction).
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
     return value
 
 
-def _aware(value: datetime) -> datetime:
-    if value.tzinfo is None:
-        raise ValueError(
-            "a timestamp needs a time zone (RFC 3339), e.g. 2024-01-01T00:00:00Z"
-        )
+def _integer_sequence(value: str) -> str:
+    if not _INTEGER.match(value) or not INT32_MIN <= int(value) <= INT32_MAX:
+        raise ValueError("must be a string-encoded signed 32-bit integer")
     return value
 
 
@@ -150,116 +329,222 @@ def new_id() -> str:
     return str(uuid.uuid4())
 
 
-String = Annotated[str, AfterValidator(_string)]
-NonEmptyString = Annotated[str, Field(min_length=1), AfterValidator(_string)]
-Int32 = Annotated[int, Field(strict=False, ge=INT32_MIN, le=INT32_MAX)]
-Uri = Annotated[str, AfterValidator(_uri)]
-UriReference = Annotated[str, AfterValidator(_uri_reference)]
+_STRING_SCHEMA = {"type": "string"}
+String = Annotated[str, Strict(), AfterValidator(_string)]
+NonEmptyString = Annotated[str, Strict(), Field(min_length=1), AfterValidator(_string)]
+Int32 = Annotated[
+    int, BeforeValidator(_integral), Strict(), Field(ge=INT32_MIN, le=INT32_MAX)
+]
+JsonInt = Annotated[int, BeforeValidator(_integral), Strict()]
+Uri = Annotated[
+    str,
+    PlainValidator(_uri),
+    AfterValidator(_string),
+    WithJsonSchema({"type": "string", "format": "uri"}),
+]
+UriReference = Annotated[
+    str,
+    PlainValidator(_uri_reference),
+    AfterValidator(_string),
+    WithJsonSchema({"type": "string", "format": "uri-reference"}),
+]
+NonEmptyUriReference = Annotated[
+    str,
+    PlainValidator(_non_empty_uri_reference),
+    AfterValidator(_string),
+    WithJsonSchema({"type": "string", "format": "uri-reference", "minLength": 1}),
+]
+MediaType = Annotated[str, PlainValidator(_media_type), WithJsonSchema(_STRING_SCHEMA)]
 Base64Binary = Annotated[
     bytes,
-    BeforeValidator(_decode_base64),
-    PlainSerializer(
-        lambda value: base64.b64encode(value).decode("ascii"),
-        return_type=str,
-        when_used="json",
-    ),
+    PlainValidator(_binary),
+    PlainSerializer(_binary_text, return_type=str, when_used="json"),
+    WithJsonSchema({"type": "string", "contentEncoding": "base64"}),
 ]
 Timestamp = Annotated[
     datetime,
-    BeforeValidator(_rfc3339_text),
-    AfterValidator(_aware),
+    PlainValidator(_timestamp),
     PlainSerializer(_rfc3339, return_type=str, when_used="json"),
+    WithJsonSchema({"type": "string", "format": "date-time"}),
 ]
 NormoTimestamp = Annotated[
     datetime,
-    BeforeValidator(_rfc3339_text),
-    AfterValidator(_aware),
+    PlainValidator(_normo_timestamp),
     PlainSerializer(_normo_time, return_type=str, when_used="json"),
+    WithJsonSchema({"type": "string", "format": "date-time"}),
 ]
-MediaType = Annotated[
-    str,
-    Field(
-        pattern=r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+/[!#$%&'*+.^_`|~0-9A-Za-z-]+(\s*;.*)?$"
-    ),
+# Payload formats (JSON Schema 2020-12 §7.3), text kept as sent.
+DateTime = Timestamp
+Date = Annotated[
+    date,
+    PlainValidator(_full_date),
+    PlainSerializer(date.isoformat, return_type=str, when_used="json"),
+    WithJsonSchema({"type": "string", "format": "date"}),
 ]
-SequenceString = Annotated[str, Field(min_length=1)]
+SequenceString = NonEmptyString
+IntegerSequence = Annotated[
+    str, Strict(), Field(min_length=1), AfterValidator(_integer_sequence)
+]
 
-_CORE = (
-    "specversion",
-    "id",
-    "source",
-    "type",
-    "datacontenttype",
-    "dataschema",
-    "subject",
-    "time",
-)
+
+# --- Models ----------------------------------------------------------------------
+
+
+def _constructing(info: ValidationInfo) -> bool:
+    return info.context is _CONSTRUCT
+
+
+def _python_names(model: type[BaseModel]) -> dict[str, str]:
+    return {field.alias or name: name for name, field in model.model_fields.items()}
+
+
+class Payload(BaseModel):
+    """Base of every payload model: an open content model unless the schema
+    closes it (``extra="forbid"``), the catalog's names on the wire.
+
+    Each generated model may set ``evcat_not_null`` (optional properties the
+    schema does not let be ``null``) and ``evcat_defaults`` (the schema's
+    ``default``s, by wire name, applied only by a constructing program)."""
+
+    model_config = ConfigDict(
+        extra="allow",
+        validate_by_alias=True,
+        validate_by_name=False,
+        protected_namespaces=(),
+    )
+
+    evcat_not_null: ClassVar[frozenset[str]] = frozenset()
+    evcat_defaults: ClassVar[dict[str, Any]] = {}
+
+    def __init__(self, /, **data: Any) -> None:
+        """A program constructs a payload: Python names accepted, defaults applied."""
+        if self.evcat_defaults:
+            names = _python_names(type(self))
+            for wire, default in self.evcat_defaults.items():
+                if wire not in data and names.get(wire, wire) not in data:
+                    data[wire] = json.loads(json.dumps(default))
+        self.__pydantic_validator__.validate_python(
+            data, self_instance=self, by_name=True, context=_CONSTRUCT
+        )
+
+    # Marks this __init__ as pydantic's own: model_validate (the wire) does not call it.
+    __init__.__pydantic_base_init__ = True  # type: ignore[attr-defined]
+
+    @model_validator(mode="before")
+    @classmethod
+    def _wire_nulls(cls, value: Any, info: ValidationInfo) -> Any:
+        if isinstance(value, Mapping) and not _constructing(info):
+            for name in cls.evcat_not_null:
+                if name in value and value[name] is None:
+                    raise ValueError(f"{name!r} may be left out, but not null")
+        return value
 
 
 class CloudEvent(BaseModel):
-    """A structured-mode CloudEvent (JSON format). Subclasses fix ``type``,
-    ``dataversion``, the declared extensions and the type of ``data``."""
+    """A structured-mode CloudEvent (JSON format). Each generated event class
+    fixes ``type``, ``dataversion``, the declared extensions and ``data``."""
 
     model_config = ConfigDict(
-        extra="allow", populate_by_name=True, validate_assignment=True
+        extra="allow",
+        validate_by_alias=True,
+        validate_by_name=False,
+        validate_assignment=True,
+        protected_namespaces=(),
     )
 
     # Filled in by each generated event class.
     event_type: ClassVar[str] = ""
     event_dataversion: ClassVar[str | None] = None
     has_data: ClassVar[bool] = False
-    # Attribute name on the wire -> CloudEvents type, for the binary HTTP mode.
+    # Declared extension attributes on the wire -> CloudEvents type (binary modes).
     attribute_types: ClassVar[dict[str, str]] = {}
+    # Attributes every event of the class carries on the wire.
+    wire_required: ClassVar[frozenset[str]] = frozenset(
+        {"specversion", "id", "source", "type"}
+    )
+    # Python name -> value (or a function giving it) a constructing program gets.
+    construct_defaults: ClassVar[dict[str, Any]] = {}
 
     specversion: Literal["1.0"] = "1.0"
     id: NonEmptyString = Field(default_factory=new_id)
-    source: UriReference
+    source: NonEmptyUriReference
+    type: str
+    time: datetime | None = None
     subject: NonEmptyString | None = None
     datacontenttype: MediaType | None = None
     dataschema: Uri | None = None
+    data: Any = None
+
+    def __init__(self, /, **data: Any) -> None:
+        """A program constructs an event: defaults applied, Python names accepted."""
+        defaults: dict[str, Any] = {"specversion": "1.0", **self.construct_defaults}
+        names = _python_names(type(self))
+        for name, default in defaults.items():
+            if name not in data and not any(
+                data_key in data
+                for data_key, python in names.items()
+                if python == name and data_key != name
+            ):
+                data[name] = default() if callable(default) else default
+        self.__pydantic_validator__.validate_python(
+            data, self_instance=self, by_name=True, context=_CONSTRUCT
+        )
+
+    __init__.__pydantic_base_init__ = True  # type: ignore[attr-defined]
 
     @model_validator(mode="before")
     @classmethod
-    def _read_wire(cls, value: Any) -> Any:
-        if not isinstance(value, Mapping):
+    def _read_wire(cls, value: Any, info: ValidationInfo) -> Any:
+        if not isinstance(value, Mapping) or _constructing(info):
             return value
         # JSON format §2.4: null for an optional attribute means unset.
-        cleaned = {
-            key: item
-            for key, item in value.items()
-            if item is not None or key == "data"
-        }
-        for name, item in cleaned.items():
-            if name in ("data", "data_base64") or name in cls.model_fields:
+        wire = {key: item for key, item in value.items() if item is not None}
+        if "data" in value:
+            wire["data"] = value["data"]
+        for name in sorted(cls.wire_required):
+            if name not in wire:
+                raise ValueError(f"the required attribute {name!r} is missing")
+        if "data_base64" in wire:
+            if not cls.has_data:
+                raise ValueError(f"{cls.event_type!r} is a notification without data")
+            raise ValueError("this event's data is JSON: send it as 'data'")
+        if "data" in wire and not cls.has_data:
+            raise ValueError(f"{cls.event_type!r} is a notification without data")
+        fields = _python_names(cls)
+        for name, item in wire.items():
+            if name == "data" or name in fields:
                 continue
             if not _ATTRIBUTE_NAME.match(name):
                 raise ValueError(
                     f"attribute name {name!r} must consist of a-z and 0-9 only"
                 )
-            if isinstance(item, bool) or isinstance(item, str):
+            # An undeclared extension (contract §5): String, Boolean or Integer.
+            if isinstance(item, str):
+                _string(item)
                 continue
-            if isinstance(item, int) and INT32_MIN <= item <= INT32_MAX:
+            if isinstance(item, bool):
                 continue
-            raise ValueError(
-                f"extension attribute {name!r} holds a value no CloudEvents type can hold"
-            )
-        if "data_base64" in cleaned:
-            if "data" in cleaned:
+            item = _integral(item)
+            if not isinstance(item, int):
                 raise ValueError(
-                    "an event carries either 'data' or 'data_base64', not both"
+                    f"extension attribute {name!r} holds a value no CloudEvents type can hold"
                 )
-            if not cls.has_data:
-                raise ValueError(f"{cls.event_type!r} is a notification without data")
-            raw = cleaned.pop("data_base64")
-            try:
-                cleaned["data"] = json.loads(base64.b64decode(raw, validate=True))
-            except (binascii.Error, ValueError, TypeError) as error:
+            if not INT32_MIN <= item <= INT32_MAX:
                 raise ValueError(
-                    "data_base64 does not hold base64-encoded JSON"
-                ) from error
-        if "data" in cleaned and not cls.has_data:
-            raise ValueError(f"{cls.event_type!r} is a notification without data")
-        return cleaned
+                    f"extension attribute {name!r} is outside the signed 32-bit range"
+                )
+            wire[name] = item
+        return wire
+
+    def to_dict(self) -> dict[str, Any]:
+        """The structured-mode JSON form as a dict: what was set, under the
+        catalog's names; attributes set to None are left out (unset)."""
+        wire = self.model_dump(mode="json", by_alias=True, exclude_unset=True)
+        return {
+            name: value
+            for name, value in wire.items()
+            if value is not None or (name == "data" and self.has_data)
+        }
 
     def to_json(self) -> bytes:
         """The structured-mode JSON form (what ``to_http`` sends)."""
@@ -267,43 +552,23 @@ class CloudEvent(BaseModel):
             self.to_dict(), ensure_ascii=False, separators=(",", ":")
         ).encode("utf-8")
 
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready dict with the catalog's attribute names; unset attributes left out."""
-        return self.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+Events = Mapping[tuple[str, str | None], type[CloudEvent]]
 
 
-def _parse_json(raw: str | bytes | Mapping[str, Any] | list[Any]) -> Any:
-    if isinstance(raw, (str, bytes, bytearray)):
-        try:
-            return json.loads(raw)
-        except ValueError as error:
-            raise EventError(f"not valid JSON: {error}") from error
-    return raw
-
-
-def _event_class(
-    event: Mapping[str, Any], events: Mapping[tuple[str, str | None], type[CloudEvent]]
-) -> type[CloudEvent]:
+def _event_class(event: Mapping[str, Any], events: Events) -> type[CloudEvent]:
     """Contract §5: by (type, dataversion); without dataversion only when the type has one."""
     event_type = event.get("type")
     if not isinstance(event_type, str) or not event_type:
         raise EventError(
             "the required attribute 'type' is missing or not a non-empty string"
         )
-    for name in ("specversion", "id", "source"):
-        if not isinstance(event.get(name), str) or not event.get(name):
-            raise EventError(
-                f"the required attribute {name!r} is missing or not a non-empty string"
-            )
-    if event.get("specversion") != "1.0":
-        raise EventError(f"specversion must be '1.0', not {event.get('specversion')!r}")
     candidates = {
         version: cls for (known, version), cls in events.items() if known == event_type
     }
     if not candidates:
-        raise EventError(
-            f"unknown event type {event_type!r}; known: {', '.join(sorted({t for t, _ in events}))}"
-        )
+        known_types = ", ".join(sorted({t for t, _ in events}))
+        raise EventError(f"unknown event type {event_type!r}; known: {known_types}")
     dataversion = event.get("dataversion")
     if dataversion is not None:
         if dataversion not in candidates:
@@ -319,39 +584,45 @@ def _event_class(
     )
 
 
-def parse_event(
-    raw: str | bytes | Mapping[str, Any],
-    events: Mapping[tuple[str, str | None], type[CloudEvent]],
-) -> CloudEvent:
+def _validate(cls: type[CloudEvent], event: Mapping[str, Any]) -> CloudEvent:
+    try:
+        return cls.model_validate(event, strict=True)
+    except RecursionError as error:
+        raise EventError("the event is nested too deeply") from error
+
+
+def parse_event(raw: str | bytes | Mapping[str, Any], events: Events) -> CloudEvent:
     """A structured-mode event (JSON text or a mapping) as the matching event class.
 
     Raises ``EventError`` for JSON that is not an event of this catalog and
     pydantic's ``ValidationError`` (naming the catalog's field names) for
     invalid content.
     """
-    event = _parse_json(raw)
+    event = read_json(raw) if isinstance(raw, (str, bytes, bytearray)) else raw
     if not isinstance(event, Mapping):
         raise EventError("an event must be a JSON object")
-    return _event_class(event, events).model_validate(event)
+    return _validate(_event_class(event, events), event)
 
 
-def parse_batch(
-    raw: str | bytes | list[Any],
-    events: Mapping[tuple[str, str | None], type[CloudEvent]],
-) -> list[CloudEvent]:
+def parse_batch(raw: str | bytes | list[Any], events: Events) -> list[CloudEvent]:
     """A JSON batch (``application/cloudevents-batch+json``): an array of events."""
-    batch = _parse_json(raw)
+    batch = read_json(raw) if isinstance(raw, (str, bytes, bytearray)) else raw
     if not isinstance(batch, list):
         raise EventError("a batch must be a JSON array")
     return [parse_event(item, events) for item in batch]
 
 
+# --- HTTP binding ----------------------------------------------------------------
+
 # HTTP protocol binding §3.1.3.2: percent-encode space, '"', '%' and all
 # characters outside printable ASCII in ce- header values.
 _HEADER_SAFE = "".join(chr(c) for c in range(0x21, 0x7F) if chr(c) not in '"%')
+Headers = Mapping[str, str] | Iterable[tuple[str, str]]
 
 
 def _header_value(value: Any) -> str:
+    from urllib.parse import quote
+
     if isinstance(value, bool):
         text = "true" if value else "false"
     else:
@@ -364,9 +635,8 @@ def to_http(
 ) -> tuple[dict[str, str], bytes]:
     """``(headers, body)`` for an HTTP request, per the CloudEvents HTTP binding."""
     if mode == "structured":
-        return {
-            "content-type": f"{STRUCTURED_CONTENT_TYPE}; charset=utf-8"
-        }, event.to_json()
+        content_type = f"{STRUCTURED_CONTENT_TYPE}; charset=utf-8"
+        return {"content-type": content_type}, event.to_json()
     if mode != "binary":
         raise ValueError(f"mode must be 'structured' or 'binary', not {mode!r}")
     wire = event.to_dict()
@@ -381,13 +651,12 @@ def to_http(
         headers[f"ce-{name}"] = _header_value(value)
     if "data" in wire:
         headers.setdefault("content-type", "application/json")
-        body = json.dumps(
-            wire["data"], ensure_ascii=False, separators=(",", ":")
-        ).encode("utf-8")
+        text = json.dumps(wire["data"], ensure_ascii=False, separators=(",", ":"))
+        return headers, text.encode("utf-8")
     return headers, body
 
 
-def _lower(headers: Mapping[str, str] | Iterable[tuple[str, str]]) -> dict[str, str]:
+def _lower(headers: Headers) -> dict[str, str]:
     items = headers.items() if isinstance(headers, Mapping) else headers
     return {str(key).lower(): str(value) for key, value in items}
 
@@ -396,12 +665,57 @@ def _essence(content_type: str) -> str:
     return content_type.split(";", 1)[0].strip().lower()
 
 
-def from_http(
-    headers: Mapping[str, str] | Iterable[tuple[str, str]],
-    body: bytes | str,
-    events: Mapping[tuple[str, str | None], type[CloudEvent]],
+def binary_attributes(
+    attributes: Mapping[str, str], event_class: type[CloudEvent]
+) -> dict[str, Any]:
+    """Binary-mode attribute values (all text) in their JSON form: Integer
+    and Boolean extensions typed by the catalog (§3.2 canonical string forms;
+    ``True``/``False`` as some SDKs write them are read too)."""
+    typed: dict[str, Any] = {}
+    for name, value in attributes.items():
+        kind = event_class.attribute_types.get(name)
+        if kind == "Integer":
+            if not _INTEGER.match(value):
+                raise EventError(f"{name} must be an Integer, not {value!r}")
+            typed[name] = int(value)
+        elif kind == "Boolean":
+            if value.lower() not in ("true", "false"):
+                raise EventError(f"{name} must be true or false, not {value!r}")
+            typed[name] = value.lower() == "true"
+        else:
+            typed[name] = value
+    return typed
+
+
+def from_binary(
+    attributes: Mapping[str, str],
+    content_type: str | None,
+    body: bytes,
+    events: Events,
 ) -> CloudEvent:
+    """A binary-mode event of any protocol binding: text attributes (prefix
+    removed, decoded), the content type and the body as data."""
+    event_class = _event_class(attributes, events)
+    event: dict[str, Any] = binary_attributes(attributes, event_class)
+    if content_type:
+        event["datacontenttype"] = content_type
+    if body:
+        if not event_class.has_data:
+            raise EventError(
+                f"{event_class.event_type!r} is a notification without data, "
+                "but the body is not empty"
+            )
+        essence = _essence(content_type or "application/json")
+        if essence != "application/json" and not essence.endswith("+json"):
+            raise EventError(f"data of content type {content_type!r} is not JSON")
+        event["data"] = read_json(body)
+    return _validate(event_class, event)
+
+
+def from_http(headers: Headers, body: bytes | str, events: Events) -> CloudEvent:
     """The event in an HTTP message, structured or binary mode."""
+    from urllib.parse import unquote
+
     lowered = _lower(headers)
     content_type = lowered.get("content-type", "")
     raw = body.encode("utf-8") if isinstance(body, str) else body
@@ -409,58 +723,31 @@ def from_http(
         return parse_event(raw, events)
     if _essence(content_type) == BATCH_CONTENT_TYPE:
         raise EventError("this is a batch: use from_http_batch")
-    attributes: dict[str, Any] = {}
-    for key, value in lowered.items():
-        if key.startswith("ce-"):
-            attributes[key[3:]] = unquote(value)
+    try:
+        attributes = {
+            key[3:]: unquote(value, errors="strict")
+            for key, value in lowered.items()
+            if key.startswith("ce-")
+        }
+    except UnicodeDecodeError as error:
+        raise EventError(
+            f"a ce- header is not percent-encoded UTF-8: {error}"
+        ) from error
     if not attributes:
         raise EventError(
             "neither a structured-mode content type nor ce- headers: not a CloudEvent"
         )
-    event_class = _event_class(attributes, events)
-    for name, value in list(attributes.items()):
-        kind = event_class.attribute_types.get(name)
-        if kind == "Integer":
-            try:
-                attributes[name] = int(value)
-            except ValueError as error:
-                raise EventError(
-                    f"ce-{name} must be an Integer, not {value!r}"
-                ) from error
-        elif kind == "Boolean":
-            # Canonical form is true/false; some SDKs write True/False: accept both.
-            if value.lower() not in ("true", "false"):
-                raise EventError(f"ce-{name} must be true or false, not {value!r}")
-            attributes[name] = value.lower() == "true"
-    if content_type:
-        attributes["datacontenttype"] = content_type
-    if raw:
-        if not event_class.has_data:
-            raise EventError(
-                f"{event_class.event_type!r} is a notification without data, but the body is not empty"
-            )
-        essence = _essence(content_type or "application/json")
-        if essence != "application/json" and not essence.endswith("+json"):
-            raise EventError(f"data of content type {content_type!r} is not JSON")
-        try:
-            attributes["data"] = json.loads(raw)
-        except ValueError as error:
-            raise EventError(f"the body is not valid JSON: {error}") from error
-    return event_class.model_validate(attributes)
+    return from_binary(attributes, content_type or None, raw, events)
 
 
 def to_http_batch(events: Iterable[CloudEvent]) -> tuple[dict[str, str], bytes]:
     """``(headers, body)`` for a batch (``application/cloudevents-batch+json``)."""
     body = "[" + ",".join(event.to_json().decode("utf-8") for event in events) + "]"
-    return {"content-type": f"{BATCH_CONTENT_TYPE}; charset=utf-8"}, body.encode(
-        "utf-8"
-    )
+    return {"content-type": f"{BATCH_CONTENT_TYPE}; charset=utf-8"}, body.encode()
 
 
 def from_http_batch(
-    headers: Mapping[str, str] | Iterable[tuple[str, str]],
-    body: bytes | str,
-    events: Mapping[tuple[str, str | None], type[CloudEvent]],
+    headers: Headers, body: bytes | str, events: Events
 ) -> list[CloudEvent]:
     content_type = _lower(headers).get("content-type", "")
     if _essence(content_type) != BATCH_CONTENT_TYPE:
@@ -468,15 +755,3 @@ def from_http_batch(
             f"a batch has content type {BATCH_CONTENT_TYPE}, not {content_type!r}"
         )
     return parse_batch(body, events)
-
-
-# Re-exported for the generated modules.
-__all__ += [
-    "String",
-    "NonEmptyString",
-    "MediaType",
-    "SequenceString",
-    "now",
-    "new_id",
-    "ValidationError",
-]

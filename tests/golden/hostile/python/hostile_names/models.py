@@ -4,27 +4,27 @@
 from __future__ import annotations
 
 from typing import Annotated, Literal
-from pydantic import AnyUrl, BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field, StrictBool, StrictStr
+from ._cloudevents import JsonInt, Payload, Uri
 
 
-class IoExampleClassImportFromV100Data(BaseModel):
+class IoExampleClassImportFromV100Data(Payload):
     """
     Payload with \"\"\" and {{ jinja }} and <script>x</script>
     """
 
     model_config = ConfigDict(
-        protected_namespaces=(),
-        populate_by_name=True,
+        arbitrary_types_allowed=True,
     )
-    class_: Annotated[str, Field(alias="class")]
+    class_: Annotated[StrictStr, Field(alias="class")]
     """
     A keyword.
     """
-    import_: Annotated[int, Field(alias="import", ge=0)]
+    import_: Annotated[JsonInt, Field(alias="import", ge=0)]
     """
     Another keyword.
     """
-    from_: Annotated[bool | None, Field(alias="from")] = None
+    from_: Annotated[StrictBool | None, Field(alias="from")] = None
     """
     Yet another keyword.
     """
@@ -32,19 +32,19 @@ class IoExampleClassImportFromV100Data(BaseModel):
     """
     A builtin with hostile enum values.
     """
-    id: str | None = None
+    id: StrictStr | None = None
     """
     A builtin.
     """
-    list_: Annotated[list[str] | None, Field(alias="list")] = None
+    list_: Annotated[list[StrictStr] | None, Field(alias="list")] = None
     """
     A builtin type name.
     """
-    http_url: Annotated[AnyUrl, Field(alias="httpURL")]
+    http_url: Annotated[Uri, Field(alias="httpURL")]
     """
     Collides with httpUrl in snake_case.
     """
-    http_url_1: Annotated[str | None, Field(alias="httpUrl")] = None
+    http_url_1: Annotated[StrictStr | None, Field(alias="httpUrl")] = None
     """
     Collides with httpURL in snake_case.
     """
@@ -66,62 +66,64 @@ class IoExampleClassImportFromV100Data(BaseModel):
     """
 
 
-class Model(BaseModel):
+class Model(Payload):
     """
     A schema named like pydantic's BaseModel parts: \"\"\" end
     """
 
-    model_config = ConfigDict(
-        protected_namespaces=(),
-        populate_by_name=True,
-    )
-    model_config_: Annotated[str | None, Field(alias="modelConfig")] = None
+    model_config_: Annotated[StrictStr | None, Field(alias="modelConfig")] = None
     """
     Clashes with pydantic's model_config.
     """
-    schema_: Annotated[str | None, Field(alias="schema")] = None
+    schema_: Annotated[StrictStr | None, Field(alias="schema")] = None
     """
     Shadows BaseModel.schema.
     """
-    json_: Annotated[str | None, Field(alias="json")] = None
+    json_: Annotated[StrictStr | None, Field(alias="json")] = None
     """
     Shadows BaseModel.json.
     """
-    copy_: Annotated[str | None, Field(alias="copy")] = None
+    copy_: Annotated[StrictStr | None, Field(alias="copy")] = None
     """
     Shadows BaseModel.copy.
     """
-    validate_: Annotated[str | None, Field(alias="validate")] = None
+    validate_: Annotated[StrictStr | None, Field(alias="validate")] = None
     """
     Shadows BaseModel.validate.
     """
-    model_dump_: Annotated[str | None, Field(alias="modelDump")] = None
+    model_dump_: Annotated[StrictStr | None, Field(alias="modelDump")] = None
     """
     Clashes with model_dump.
     """
-    fields: str | None = None
+    fields: StrictStr | None = None
     """
     Shadows model_fields-ish names.
     """
 
 
-class Node(BaseModel):
+class Node(Payload):
     """
     Recursive.
     """
 
-    model_config = ConfigDict(
-        protected_namespaces=(),
-        populate_by_name=True,
-    )
     next: Node | None = None
     """
     The next node (a builtin name).
     """
-    value: str | None = None
+    value: StrictStr | None = None
     """
     Value with \\ backslash.
     """
 
 
 Node.model_rebuild()
+
+# Wire facts of the payload schemas (contract 4.1): optional properties that may not
+# be null, and the defaults a constructing program gets.
+IoExampleClassImportFromV100Data.evcat_not_null = frozenset(
+    {"from", "httpUrl", "id", "list", "model", "node", "self", "type"}
+)
+Model.evcat_not_null = frozenset(
+    {"copy", "fields", "json", "modelConfig", "modelDump", "schema", "validate"}
+)
+Node.evcat_not_null = frozenset({"next", "value"})

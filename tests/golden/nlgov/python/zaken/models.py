@@ -4,20 +4,20 @@
 from __future__ import annotations
 
 from typing import Annotated, Literal
-from pydantic import AnyUrl, AwareDatetime, BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field, StrictStr
+from ._cloudevents import DateTime, Payload, Uri
 
 
-class NlOverheidZakenDocumentToegevoegdV100Data(BaseModel):
+class NlOverheidZakenDocumentToegevoegdV100Data(Payload):
     """
     The case and the added document.
     """
 
     model_config = ConfigDict(
-        protected_namespaces=(),
-        populate_by_name=True,
+        arbitrary_types_allowed=True,
     )
     zaak: ZaakReferentie
-    document_url: Annotated[AnyUrl, Field(alias="documentUrl")]
+    document_url: Annotated[Uri, Field(alias="documentUrl")]
     """
     URL of the document in the Documenten API.
     """
@@ -33,21 +33,17 @@ class NlOverheidZakenDocumentToegevoegdV100Data(BaseModel):
             "zeer-geheim",
         ]
         | None
-    ) = "zaakvertrouwelijk"
+    ) = None
     """
     Confidentiality of the document.
     """
 
 
-class NlOverheidZakenZaakstatusGewijzigdV110Data(BaseModel):
+class NlOverheidZakenZaakstatusGewijzigdV110Data(Payload):
     """
     The case and its new status.
     """
 
-    model_config = ConfigDict(
-        protected_namespaces=(),
-        populate_by_name=True,
-    )
     zaak: ZaakReferentie
     status: Annotated[
         NlOverheidZakenZaakstatusGewijzigdV110DataStatus,
@@ -62,62 +58,56 @@ class NlOverheidZakenZaakstatusGewijzigdV110Data(BaseModel):
     """
 
 
-class NlOverheidZakenZaakstatusGewijzigdV110DataStatus(BaseModel):
+class NlOverheidZakenZaakstatusGewijzigdV110DataStatus(Payload):
     """
     The new status.
     """
 
     model_config = ConfigDict(
-        protected_namespaces=(),
-        populate_by_name=True,
+        arbitrary_types_allowed=True,
     )
     statustype: Literal["ontvangen", "in-behandeling", "afgehandeld", "opgeschort"]
     """
     Kind of status.
     """
-    datum_status_gezet: Annotated[AwareDatetime, Field(alias="datumStatusGezet")]
+    datum_status_gezet: Annotated[DateTime, Field(alias="datumStatusGezet")]
     """
     When the status was set.
     """
-    toelichting: Annotated[str | None, Field(max_length=1000)] = None
+    toelichting: Annotated[StrictStr | None, Field(max_length=1000)] = None
     """
     Explanation for the citizen, or null.
     """
 
 
-class Persoonsidentificatie(BaseModel):
+class Persoonsidentificatie(Payload):
     """
     Identifies a person in the BRP.
     """
 
-    model_config = ConfigDict(
-        protected_namespaces=(),
-        populate_by_name=True,
-    )
-    burgerservicenummer: Annotated[str, Field(pattern="^[0-9]{9}$")]
+    burgerservicenummer: Annotated[StrictStr, Field(pattern="^[0-9]{9}$")]
     """
     BSN, nine digits.
     """
-    anummer: Annotated[str | None, Field(pattern="^[1-9][0-9]{9}$")] = None
+    anummer: Annotated[StrictStr | None, Field(pattern="^[1-9][0-9]{9}$")] = None
     """
     A-nummer, ten digits.
     """
 
 
-class ZaakReferentie(BaseModel):
+class ZaakReferentie(Payload):
     """
     Identifies a case.
     """
 
     model_config = ConfigDict(
-        protected_namespaces=(),
-        populate_by_name=True,
+        arbitrary_types_allowed=True,
     )
-    zaak_url: Annotated[AnyUrl, Field(alias="zaakUrl")]
+    zaak_url: Annotated[Uri, Field(alias="zaakUrl")]
     """
     URL of the case in the Zaken API.
     """
-    identificatie: Annotated[str, Field(max_length=40)]
+    identificatie: Annotated[StrictStr, Field(max_length=40)]
     """
     Case number as shown to the citizen.
     """
@@ -128,3 +118,15 @@ class ZaakReferentie(BaseModel):
 
 
 ZaakReferentie.model_rebuild()
+
+# Wire facts of the payload schemas (contract 4.1): optional properties that may not
+# be null, and the defaults a constructing program gets.
+NlOverheidZakenDocumentToegevoegdV100Data.evcat_not_null = frozenset(
+    {"vertrouwelijkheid"}
+)
+NlOverheidZakenDocumentToegevoegdV100Data.evcat_defaults = {
+    "vertrouwelijkheid": "zaakvertrouwelijk"
+}
+NlOverheidZakenZaakstatusGewijzigdV110Data.evcat_not_null = frozenset({"initiator"})
+Persoonsidentificatie.evcat_not_null = frozenset({"anummer"})
+ZaakReferentie.evcat_not_null = frozenset({"hoofdzaak"})

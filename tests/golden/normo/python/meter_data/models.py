@@ -4,24 +4,20 @@
 from __future__ import annotations
 
 from typing import Annotated, Literal
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
-from datetime import date
+from pydantic import ConfigDict, Field, StrictBool, StrictFloat, StrictStr
+from ._cloudevents import Date, DateTime, Payload
 
 
-class AllocationNode(BaseModel):
+class AllocationNode(Payload):
     """
     An allocation point with the points below it (a tree of any depth).
     """
 
-    model_config = ConfigDict(
-        protected_namespaces=(),
-        populate_by_name=True,
-    )
-    ean: Annotated[str, Field(pattern="^[0-9]{13,18}$")]
+    ean: Annotated[StrictStr, Field(pattern="^[0-9]{13,18}$")]
     """
     EAN-13 of a grid area or EAN-18 of a connection.
     """
-    volume_kwh: Annotated[float, Field(alias="volumeKwh")]
+    volume_kwh: Annotated[StrictFloat, Field(alias="volumeKwh")]
     """
     Allocated volume in kWh.
     """
@@ -31,67 +27,58 @@ class AllocationNode(BaseModel):
     """
 
 
-class MdmAllocationCalculatedV100Data(BaseModel):
+class MdmAllocationCalculatedV100Data(Payload):
     """
     The result of one allocation run.
     """
 
     model_config = ConfigDict(
-        protected_namespaces=(),
-        populate_by_name=True,
+        arbitrary_types_allowed=True,
     )
-    day: date
+    day: Date
     """
     Gas day or calendar day the allocation covers.
     """
     root: AllocationNode
 
 
-class MdmMeterUpdatedV101Data(BaseModel):
+class MdmMeterUpdatedV101Data(Payload):
     """
     The changed meter (old layout, without registers).
     """
 
-    model_config = ConfigDict(
-        protected_namespaces=(),
-        populate_by_name=True,
-    )
-    meter_id: Annotated[str, Field(alias="meterId", pattern="^E[0-9]{17}$")]
+    meter_id: Annotated[StrictStr, Field(alias="meterId", pattern="^E[0-9]{17}$")]
     """
     Meter number as printed on the meter.
     """
     connection_ean: Annotated[
-        str | None, Field(alias="connectionEan", pattern="^[0-9]{18}$")
+        StrictStr | None, Field(alias="connectionEan", pattern="^[0-9]{18}$")
     ] = None
     """
     EAN-18 code of a connection (aansluiting).
     """
-    smart: bool | None = None
+    smart: StrictBool | None = None
     """
     True for a smart meter.
     """
 
 
-class MdmMeterUpdatedV120Data(BaseModel):
+class MdmMeterUpdatedV120Data(Payload):
     """
     The changed meter.
     """
 
-    model_config = ConfigDict(
-        protected_namespaces=(),
-        populate_by_name=True,
-    )
-    meter_id: Annotated[str, Field(alias="meterId", pattern="^E[0-9]{17}$")]
+    meter_id: Annotated[StrictStr, Field(alias="meterId", pattern="^E[0-9]{17}$")]
     """
     Meter number as printed on the meter.
     """
     connection_ean: Annotated[
-        str | None, Field(alias="connectionEan", pattern="^[0-9]{18}$")
+        StrictStr | None, Field(alias="connectionEan", pattern="^[0-9]{18}$")
     ] = None
     """
     EAN-18 code of a connection (aansluiting).
     """
-    smart: bool | None = None
+    smart: StrictBool | None = None
     """
     True for a smart meter.
     """
@@ -101,15 +88,11 @@ class MdmMeterUpdatedV120Data(BaseModel):
     """
 
 
-class MdmMeterUpdatedV200Data(BaseModel):
+class MdmMeterUpdatedV200Data(Payload):
     """
     The meter after the change.
     """
 
-    model_config = ConfigDict(
-        protected_namespaces=(),
-        populate_by_name=True,
-    )
     meter: Meter
     reason: Literal["replacement", "correction", "configuration"] | None = None
     """
@@ -117,26 +100,25 @@ class MdmMeterUpdatedV200Data(BaseModel):
     """
 
 
-class MdmReadingValidatedV100Data(BaseModel):
+class MdmReadingValidatedV100Data(Payload):
     """
     The validated reading.
     """
 
     model_config = ConfigDict(
-        protected_namespaces=(),
-        populate_by_name=True,
+        arbitrary_types_allowed=True,
     )
-    meter_id: Annotated[str, Field(alias="meterId", pattern="^E[0-9]{17}$")]
+    meter_id: Annotated[StrictStr, Field(alias="meterId", pattern="^E[0-9]{17}$")]
     """
     Meter number as printed on the meter.
     """
     connection_ean: Annotated[
-        str | None, Field(alias="connectionEan", pattern="^[0-9]{18}$")
+        StrictStr | None, Field(alias="connectionEan", pattern="^[0-9]{18}$")
     ] = None
     """
     EAN-18 code of a connection (aansluiting).
     """
-    read_at: Annotated[AwareDatetime, Field(alias="readAt")]
+    read_at: Annotated[DateTime, Field(alias="readAt")]
     """
     Moment the meter was read, in UTC.
     """
@@ -146,42 +128,36 @@ class MdmReadingValidatedV100Data(BaseModel):
     """
 
 
-class MdmReadingValidatedV100DataRegistersItem(BaseModel):
+class MdmReadingValidatedV100DataRegistersItem(Payload):
     """
     A register value.
     """
 
-    model_config = ConfigDict(
-        protected_namespaces=(),
-        populate_by_name=True,
-    )
     register_: Annotated[Register, Field(alias="register")]
-    value_kwh: Annotated[float, Field(alias="valueKwh", ge=0.0)]
+    value_kwh: Annotated[StrictFloat, Field(alias="valueKwh", ge=0.0)]
     """
     Register value in kWh (electricity) or m3 (gas).
     """
-    estimated: bool | None = False
+    estimated: StrictBool | None = None
     """
     True when the value was estimated, not read.
     """
 
 
-class Meter(BaseModel):
+class Meter(Payload):
     """
     A physical meter at a connection.
     """
 
     model_config = ConfigDict(
-        protected_namespaces=(),
         extra="forbid",
-        populate_by_name=True,
     )
-    meter_id: Annotated[str, Field(alias="meterId", pattern="^E[0-9]{17}$")]
+    meter_id: Annotated[StrictStr, Field(alias="meterId", pattern="^E[0-9]{17}$")]
     """
     Meter number as printed on the meter.
     """
     connection_ean: Annotated[
-        str | None, Field(alias="connectionEan", pattern="^[0-9]{18}$")
+        StrictStr | None, Field(alias="connectionEan", pattern="^[0-9]{18}$")
     ] = None
     """
     EAN-18 code of a connection (aansluiting).
@@ -190,7 +166,7 @@ class Meter(BaseModel):
     """
     Energy product the meter measures.
     """
-    smart: bool | None = True
+    smart: StrictBool | None = None
     """
     True for a smart meter that can be read remotely.
     """
@@ -200,16 +176,12 @@ class Meter(BaseModel):
     """
 
 
-class Register(BaseModel):
+class Register(Payload):
     """
     One register of a meter.
     """
 
-    model_config = ConfigDict(
-        protected_namespaces=(),
-        populate_by_name=True,
-    )
-    register_id: Annotated[str, Field(alias="registerId", max_length=10)]
+    register_id: Annotated[StrictStr, Field(alias="registerId", max_length=10)]
     """
     Register number on the meter.
     """
@@ -222,11 +194,27 @@ class Register(BaseModel):
     Tariff period of the register.
     """
     multiplication_factor: Annotated[
-        float | None, Field(alias="multiplicationFactor", gt=0.0)
-    ] = 1
+        StrictFloat | None, Field(alias="multiplicationFactor", gt=0.0)
+    ] = None
     """
     Factor to apply to the register value.
     """
 
 
 AllocationNode.model_rebuild()
+
+# Wire facts of the payload schemas (contract 4.1): optional properties that may not
+# be null, and the defaults a constructing program gets.
+AllocationNode.evcat_not_null = frozenset({"children"})
+MdmMeterUpdatedV101Data.evcat_not_null = frozenset({"connectionEan", "smart"})
+MdmMeterUpdatedV120Data.evcat_not_null = frozenset(
+    {"connectionEan", "product", "smart"}
+)
+MdmMeterUpdatedV200Data.evcat_not_null = frozenset({"reason"})
+MdmReadingValidatedV100Data.evcat_not_null = frozenset({"connectionEan"})
+MdmReadingValidatedV100DataRegistersItem.evcat_not_null = frozenset({"estimated"})
+MdmReadingValidatedV100DataRegistersItem.evcat_defaults = {"estimated": False}
+Meter.evcat_not_null = frozenset({"connectionEan", "smart"})
+Meter.evcat_defaults = {"smart": True}
+Register.evcat_not_null = frozenset({"multiplicationFactor"})
+Register.evcat_defaults = {"multiplicationFactor": 1}
