@@ -20,6 +20,7 @@ from typing import Any
 
 from . import vocabulary
 from .model import ContextAttribute, EventType, SharedSchema
+from .schemawalk import LIST_OF_SCHEMAS, MAP_OF_SCHEMAS, ONE_SCHEMA
 
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
 PAYLOAD_DEF = "data"  # the payload's key under $defs in event.schema.json
@@ -35,10 +36,46 @@ def envelope_id(event: EventType) -> str:
     return f"urn:evcat:{event.catalog_id}:{event.type}:{event.dataversion or 'notification'}:event"
 
 
+# Payload formats pinned to the vocabulary's grammar (contract §4.1): format
+# checkers differ (the ``jsonschema`` package lets a trailing newline through
+# ``uri`` and ``date-time``), a pattern beside the format does not.
+_FORMAT_GRAMMARS = {
+    "date-time": vocabulary.RFC3339_SCHEMA_PATTERN,
+    "date": vocabulary.FULL_DATE_SCHEMA_PATTERN,
+    "uri": vocabulary.URI_SCHEMA_PATTERN,
+    "uri-reference": vocabulary.URI_REFERENCE_SCHEMA_PATTERN,
+}
+
+
+def pinned(schema: Any) -> Any:
+    """A payload schema every JSON Schema validator reads alike: patterns end
+    where ECMA-262 ends them (``$`` is the end of the input, not also before
+    a final newline as in Python's ``re``), and the payload formats the
+    runtime types carry their grammar as a pattern too."""
+    if not isinstance(schema, dict):
+        return schema
+    result: dict[str, Any] = {}
+    for keyword, value in schema.items():
+        if keyword in MAP_OF_SCHEMAS and isinstance(value, dict):
+            result[keyword] = {name: pinned(child) for name, child in value.items()}
+        elif keyword in ONE_SCHEMA:
+            result[keyword] = [pinned(child) for child in value] if isinstance(value, list) else pinned(value)
+        elif keyword in LIST_OF_SCHEMAS and isinstance(value, list):
+            result[keyword] = [pinned(child) for child in value]
+        elif keyword == "pattern" and isinstance(value, str):
+            result[keyword] = vocabulary.end_anchored(value)
+        else:
+            result[keyword] = value
+    grammar = _FORMAT_GRAMMARS.get(schema.get("format")) if isinstance(schema.get("format"), str) else None
+    if grammar is not None:
+        result["allOf"] = [*result.get("allOf", []), {"pattern": vocabulary.end_anchored(grammar)}]
+    return result
+
+
 def payload_schema(event: EventType, shared: Mapping[str, SharedSchema]) -> dict[str, Any]:
     """data.schema.json: the payload on its own, shared schemas under ``$defs``."""
     assert event.payload is not None
-    bundled = event.payload.bundled(shared)
+    bundled = pinned(event.payload.bundled(shared))
     schema: dict[str, Any] = {"$schema": DRAFT, "$id": payload_id(event)}
     if isinstance(bundled, dict):
         schema.setdefault("title", f"{event.title} ({event.dataversion}) data")
@@ -133,6 +170,9 @@ def envelope_schema(event: EventType, shared: Mapping[str, SharedSchema] | None 
     else:
         properties["data"] = False
         properties["data_base64"] = False
+    if "dataversion" not in properties:
+        # Contract §5: a dataversion names a catalog entry; this type has none.
+        properties["dataversion"] = {"type": "null"}
     if event.deprecated:
         envelope["deprecated"] = True
     return envelope
@@ -142,7 +182,7 @@ def _payload_defs(event: EventType, shared: Mapping[str, SharedSchema]) -> tuple
     """The payload under ``$defs/data`` and the shared schemas it uses beside it,
     so its ``#/$defs/<Name>`` references resolve inside the envelope document."""
     assert event.payload is not None
-    schema = event.payload.schema
+    schema = pinned(event.payload.schema)
     defs: dict[str, Any] = {}
     if isinstance(schema, dict):
         root = {key: value for key, value in schema.items() if key not in ("$schema", "$id", "$defs")}
@@ -151,7 +191,7 @@ def _payload_defs(event: EventType, shared: Mapping[str, SharedSchema]) -> tuple
         root = {"allOf": [schema]}
     root.setdefault("title", f"{event.title} ({event.dataversion}) data")
     for name in event.payload.uses:
-        defs[name] = shared[name].schema
+        defs[name] = pinned(shared[name].schema)
     key = PAYLOAD_DEF
     while key in defs:  # a shared schema of that name: the payload gets another
         key += "_"

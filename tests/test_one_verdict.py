@@ -1,9 +1,7 @@
-"""Contract §4.1, one verdict: evcat validate, the detailed checker, the event's
-event.schema.json alone (jsonschema with format assertion, jsonschema-rs,
-check-jsonschema) and the catalog example check agree (issue 15).
-
-The generated ``parse_event`` joins the differential comparison when the
-runtime follows §4.1 (tests/test_python_output.py covers it today).
+"""Contract §4.1, one verdict: evcat validate (its detailed checker), the
+generated ``parse_event``, the event's event.schema.json alone (jsonschema
+with format assertion, jsonschema-rs, check-jsonschema) and the catalog
+example check agree (issue 15); what is accepted round-trips exactly.
 """
 
 from __future__ import annotations
@@ -20,7 +18,11 @@ import jsonschema
 import jsonschema_rs
 import pytest
 
+import importlib
+
 from generator import profiles, vocabulary
+from generator.generate import render
+from generator.naming import python_package_name
 from generator.envelope import envelope_schema
 from generator.instance import EventChecker
 from generator.lint import lint
@@ -35,6 +37,18 @@ def _errors(problems: list[Any]) -> list[Any]:
     return [p for p in problems if RULES[p.rule].severity.name == "ERROR" and not p.rule.endswith("SIZE-ADVISED")]
 
 
+@pytest.fixture(scope="module")
+def packages(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("one-verdict")
+    for directory in CATALOGS:
+        for relative, content in render(lint(str(directory), cache_dir=None).catalog_set, ["python"])["python"].items():
+            path = root / relative
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(content)
+    sys.path.insert(0, str(root / "python"))
+    return root / "python"
+
+
 def _judges(catalog_dir: Path):
     catalog_set = lint(str(catalog_dir), cache_dir=None).catalog_set
     checker = EventChecker(catalog_set)
@@ -43,6 +57,16 @@ def _judges(catalog_dir: Path):
         python_judge = jsonschema.Draft202012Validator(schema, format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER)
         rust_judge = jsonschema_rs.Draft202012Validator(schema, validate_formats=True)
         yield event, checker, python_judge, rust_judge
+
+
+def _parse(module: Any, event: dict[str, Any]) -> Any:
+    """The generated parse_event's verdict: the event, or None; any other exception fails the test."""
+    from pydantic import ValidationError
+
+    try:
+        return module.parse_event(json.dumps(event, ensure_ascii=False))
+    except (module.EventError, ValidationError):
+        return None
 
 
 CONFORMANCE = ROOT.parent / "shared" / "conformance" / "cloudevents-json" / "valid-events.json"
@@ -79,6 +103,8 @@ def _mutations(event: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
     result.append(("time 30 February", {**event, "time": "2024-02-30T00:00:00Z"}))
     result.append(("specversion 0.3", {**event, "specversion": "0.3"}))
     result.append(("data_base64", {**event, "data_base64": "e30="}))
+    result.append(("id with a control character", {**event, "id": "a\u0001b"}))
+    result.append(("dataversion as a number", {**event, "dataversion": 1}))
     data = event.get("data")
     if isinstance(data, dict):
         for key, value in data.items():
@@ -92,14 +118,19 @@ def _mutations(event: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
                 result.append((f"data {key} false", {**event, "data": {**data, key: False}}))
             if isinstance(value, str):
                 result.append((f"data {key} as number", {**event, "data": {**data, key: 0}}))
+                result.append((f"data {key} with a newline", {**event, "data": {**data, key: value + "\n"}}))
+            result.append((f"data {key} null", {**event, "data": {**data, key: None}}))
+        result.append(("data with an undeclared property", {**event, "data": {**data, "zzExtra": [1, None]}}))
+        result.append(("data null", {**event, "data": None}))
     return result
 
 
 @pytest.mark.parametrize("catalog_dir", CATALOGS, ids=lambda p: p.name)
-def test_checker_and_schema_agree_on_mutated_examples(catalog_dir: Path) -> None:
+def test_every_judge_agrees_on_mutated_examples(catalog_dir: Path, packages: Path) -> None:
     compared = disagreements = 0
     report = []
     for event, checker, python_judge, rust_judge in _judges(catalog_dir):
+        module = importlib.import_module(python_package_name(event.catalog_id))
         for index, full in _seeds(event):
             for label, mutated in _mutations(copy.deepcopy(full)):
                 found, _ = checker.find(mutated)
@@ -107,12 +138,19 @@ def test_checker_and_schema_agree_on_mutated_examples(catalog_dir: Path) -> None
                     continue  # another event's schema judges it
                 if mutated.get("dataversion") is None and len(checker.by_type.get(event.type, [])) > 1:
                     continue  # ambiguous without dataversion: only the catalog can tell (contract §5)
+                parsed = _parse(module, mutated)
                 verdicts = {
                     "checker": not _errors(checker.check(mutated)),
                     "jsonschema": python_judge.is_valid(mutated),
                     "jsonschema-rs": rust_judge.is_valid(mutated),
+                    "parse_event": parsed is not None,
                 }
                 compared += 1
+                if parsed is not None:  # nothing invented, nothing lost (nulls sent for attributes mean unset)
+                    sent = {k: v for k, v in mutated.items() if v is not None or k == "data"}
+                    dumped = parsed.model_dump(mode="json", by_alias=True, exclude_unset=True)
+                    if dumped != sent:
+                        report.append(f"{event.type} {event.dataversion} seed {index}, {label}: round trip {dumped} != {sent}")
                 if len(set(verdicts.values())) != 1:
                     disagreements += 1
                     report.append(f"{event.type} {event.dataversion} seed {index}, {label}: {verdicts}")
@@ -228,3 +266,63 @@ def test_every_profile_is_one_value() -> None:
         for rule_id in profile.replaces:
             assert rule_id in RULES
     assert profiles.get("nonsense") is profiles.DEFAULT
+
+
+CONSUMER = '''\
+from meter_data import AnyEvent, parse_event
+from meter_data.events import MdmMeterRemoved, MdmMeterUpdatedV2_0_0
+
+
+def handle(raw: bytes) -> str:
+    event: AnyEvent = parse_event(raw)
+    if isinstance(event, MdmMeterUpdatedV2_0_0):
+        return event.data.meter.meter_id + event.type + event.time.isoformat()
+    if isinstance(event, MdmMeterRemoved):
+        return event.type + (event.subject or "")
+    return event.type + event.id
+'''
+
+
+def test_consumer_code_in_the_readme_style_passes_mypy_strict(packages: Path, tmp_path: Path) -> None:
+    """parse_event returns the catalog's union: isinstance narrows, then event.data.<field> is typed."""
+    (tmp_path / "consumer.py").write_text(CONSUMER, encoding="utf-8")
+    result = subprocess.run(
+        [sys.executable, "-m", "mypy", "--strict", "--no-incremental", "--cache-dir", str(tmp_path / ".mypy"), str(tmp_path / "consumer.py")],
+        capture_output=True, text=True, timeout=300, env={**__import__("os").environ, "MYPYPATH": str(packages)},
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+REGISTER = {"registerId": "1.8.1", "direction": "consumption", "tariff": "normal"}
+
+
+def test_parse_event_fills_in_nothing_and_loses_nothing(packages: Path) -> None:
+    from pydantic import ValidationError
+
+    import meter_data
+    import zaken
+
+    raw = {"specversion": "1.0", "type": "mdm.meter.updated", "dataversion": "1.0.1", "id": "1",
+           "source": "urn:ean13:8716859000003:cmr", "time": "2024-01-01T00:00:00.000000Z",
+           "datacontenttype": "application/json", "data": {"meterId": "E00000000035671400", "zzExtra": None}}
+    event = meter_data.parse_event(raw)
+    assert event.model_dump(mode="json", by_alias=True, exclude_unset=True) == raw
+    assert event.data.smart is None  # a default of the schema is not invented on reading
+    with pytest.raises(ValidationError):  # Het Normo: time is required, never now()
+        meter_data.parse_event({k: v for k, v in raw.items() if k != "time"})
+    with pytest.raises(ValidationError):  # the wire uses the catalog's names only
+        meter_data.parse_event({**raw, "data": {"meter_id": "E00000000035671400"}})
+    with pytest.raises(ValidationError):  # JSON types as sent
+        meter_data.parse_event({**raw, "data": {"meterId": 12}})
+    with pytest.raises(ValidationError):
+        meter_data.parse_event({**raw, "source": raw["source"] + "\n"})
+    constructed = meter_data.events.MdmMeterUpdatedV1_0_1(data=meter_data.models.MdmMeterUpdatedV101Data(meter_id="E00000000035671400"))
+    wire = constructed.to_dict()
+    assert wire["time"].endswith("Z") and len(wire["time"]) == 27 and wire["id"] and wire["source"]
+    meter = meter_data.models.Meter(meter_id="E00000000035671400", product="electricity", registers=[REGISTER])  # defaults applied
+    assert meter.model_dump(mode="json", by_alias=True, exclude_unset=True)["smart"] is True
+    assert meter_data.models.Meter.model_validate({"meterId": "E00000000035671400", "product": "electricity", "registers": [REGISTER]}).smart is None
+    removed = zaken.parse_event if False else meter_data.parse_event(
+        {"specversion": "1.0", "type": "mdm.meter.removed", "id": "1", "source": "urn:ean13:8716859000003:cmr",
+         "time": "2024-01-01T00:00:00.000000Z"})
+    assert removed.data is None and "data" not in removed.to_dict()

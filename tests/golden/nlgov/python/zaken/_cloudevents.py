@@ -394,8 +394,29 @@ def _constructing(info: ValidationInfo) -> bool:
     return info.context is _CONSTRUCT
 
 
+_PYTHON_NAMES: dict[type[BaseModel], dict[str, str]] = {}
+
+
 def _python_names(model: type[BaseModel]) -> dict[str, str]:
-    return {field.alias or name: name for name, field in model.model_fields.items()}
+    """Wire name -> Python name of each field of ``model`` (worked out once per class)."""
+    names = _PYTHON_NAMES.get(model)
+    if names is None:
+        names = {
+            field.alias or name: name for name, field in model.model_fields.items()
+        }
+        _PYTHON_NAMES[model] = names
+    return names
+
+
+def _unset_shadowed(model: BaseModel, extra: Mapping[str, Any]) -> None:
+    """An undeclared property named like a field's Python name (``meter_id``
+    beside the field ``meterId``) is kept as such; pydantic also counts the
+    field as set, which would write it back as ``null``: it was not sent.
+    (Pydantic passes no input to an "after" validator, and drops ``by_name``
+    behind a "wrap" one: a field left ``None`` is taken as not sent.)"""
+    for alias, name in _python_names(type(model)).items():
+        if alias != name and name in extra and getattr(model, name) is None:
+            model.__pydantic_fields_set__.discard(name)
 
 
 class Payload(BaseModel):
@@ -438,6 +459,12 @@ class Payload(BaseModel):
                 if name in value and value[name] is None:
                     raise ValueError(f"{name!r} may be left out, but not null")
         return value
+
+    @model_validator(mode="after")
+    def _wire_shadowed(self, info: ValidationInfo) -> Payload:
+        if not _constructing(info) and self.__pydantic_extra__:
+            _unset_shadowed(self, self.__pydantic_extra__)
+        return self
 
 
 class CloudEvent(BaseModel):
