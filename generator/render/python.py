@@ -34,6 +34,7 @@ from .. import __version__
 from ..cachefile import write_atomic
 from ..model import Catalog, CatalogSet, EventType
 from ..naming import python_class_name, python_field_name, python_package_name, to_pascal
+from ..instance import CE_SIZE, NORMO_SIZE_MAX
 from ..runtime import EXTRAS, REQUIRES, runtime_files
 from ..schemawalk import LIST_OF_SCHEMAS, MAP_OF_SCHEMAS, ONE_SCHEMA
 from . import Unit, catalog_inputs, event_order, partial_set, render_all
@@ -310,6 +311,11 @@ def render_catalog(catalog: Catalog, catalog_set: CatalogSet) -> dict[str, str]:
     sources = {
         "events.py": env.get_template("python/events.py.jinja").render(context),
         "__init__.py": env.get_template("python/__init__.py.jinja").render(context),
+        # Thin glue binding the webhook runtime (_webhook, _delivery) to this package.
+        "webhook.py": env.get_template("python/webhook.py.jinja").render(
+            {**context, "size_limit": NORMO_SIZE_MAX if catalog.profile == "normo" else CE_SIZE}
+        ),
+        "delivery.py": env.get_template("python/delivery.py.jinja").render(context),
     }
     sources["models.py"] = models_source(catalog, catalog_set, data_names)
     formatted = format_sources(sources)
