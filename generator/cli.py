@@ -439,5 +439,5 @@ def _list_rules() -> int:
 
     for rule in sorted(RULES.values(), key=lambda r: r.id):
         profiles = ",".join(sorted(rule.profiles))
-        print(f"{rule.id:26} {rule.severity!s:8} {profiles:24} {rule.summary}")
+        print(f"{rule.id:26} {str(rule.severity):8} {profiles:24} {rule.summary}")
     return 0
