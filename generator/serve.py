@@ -168,4 +168,7 @@ def serve(app: WebhookApp, host: str, port: int, announce: TextIO) -> None:
     shown = f"[{host}]" if family == socket.AF_INET6 else host
     print(f"evcat: serving on http://{shown}:{bound}{app.path or '/'} ; Ctrl-C stops", file=announce, flush=True)
     config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on", timeout_graceful_shutdown=5)
-    uvicorn.Server(config).run(sockets=[sock])
+    try:
+        uvicorn.Server(config).run(sockets=[sock])
+    except KeyboardInterrupt:
+        pass  # uvicorn re-raises the Ctrl-C it handled, after its graceful shutdown
