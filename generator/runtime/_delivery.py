@@ -297,7 +297,7 @@ def prepare(
     mode: str,
     *,
     check: Callable[[Any], str | None],
-    to_http: Callable[[Any, str], tuple[dict[str, str], bytes]],
+    to_http: Callable[[Any, Any], tuple[dict[str, str], bytes]],
     to_http_batch: Callable[[list[Any]], tuple[dict[str, str], bytes]],
 ) -> tuple[list[Outgoing], list[DeliveryResult]]:
     """The requests for ``events`` in ``mode``, and one result per event.
