@@ -162,6 +162,7 @@ def check_receiver(
     checker = EventChecker(catalog_set)
     results: list[Expectation] = []
     base = {"webhook-request-origin": origin}
+    allowed_rate: int | None = None
     if token:
         base["authorization"] = f"Bearer {token}"
 
@@ -194,6 +195,15 @@ def check_receiver(
                 and "POST" in r.headers.get("allow", "").upper(),
                 "200 with the WebHook-Allowed-* headers and Allow including POST",
             )
+            granted = answer.headers.get("webhook-allowed-origin") if not isinstance(answer, str) else None
+            if granted == origin:  # an explicit list of origins: others are refused
+                try:
+                    answer = http.options(url, headers={"webhook-request-origin": "evcat-check-unlisted.invalid"})
+                except httpx.HTTPError as error:
+                    answer = f"no answer: {error}"
+                expect("handshake: an origin not allowed gets 403", answer, lambda r: r.status_code == 403, "403")
+            if not isinstance(answer, str):
+                allowed_rate = rate_of(answer)
         sample = examples(catalog_set)
         is_valid = checker_of(catalog_set)
         valid = [candidate for candidate in sample if is_valid(candidate) is None]
@@ -256,10 +266,29 @@ def check_receiver(
                 answer = f"no answer: {error}"
             expect("the token in the access_token query parameter is accepted", answer,
                    lambda r: 200 <= r.status_code < 300, "2xx")
+        if allowed_rate is not None and allowed_rate <= MAX_RATE_CHECKED:
+            # Last: it uses up the origin's allowance. One more than the rate in a burst.
+            headers, body = to_http(first.value, "structured")
+            answers = [post(headers, body) for _ in range(allowed_rate + 1)]
+            limited = next((a for a in answers if not isinstance(a, str) and a.status_code == 429), None)
+            expect(
+                f"more than {allowed_rate} deliveries a minute get 429 with Retry-After",
+                limited if limited is not None else answers[-1],
+                lambda r: r.status_code == 429 and r.headers.get("retry-after", "").strip().isdigit(),
+                "429 with Retry-After",
+            )
     finally:
         if client is None:
             http.close()
     return results
+
+
+MAX_RATE_CHECKED = 120  # a target granting more is not flooded to find its limit
+
+
+def rate_of(response: httpx.Response) -> int | None:
+    value = response.headers.get("webhook-allowed-rate", "").strip()
+    return int(value) if value.isdigit() and int(value) > 0 else None
 
 
 def _problem_with(status: int) -> Callable[[httpx.Response], bool]:

@@ -8,6 +8,7 @@ by ``instance.EventChecker`` against the catalog, as ``evcat validate`` does.
 from __future__ import annotations
 
 import json
+import signal
 import socket
 import sys
 from collections.abc import Iterable, Mapping
@@ -168,7 +169,21 @@ def serve(app: WebhookApp, host: str, port: int, announce: TextIO) -> None:
     shown = f"[{host}]" if family == socket.AF_INET6 else host
     print(f"evcat: serving on http://{shown}:{bound}{app.path or '/'} ; Ctrl-C stops", file=announce, flush=True)
     config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on", timeout_graceful_shutdown=5)
+    # uvicorn shuts down gracefully on SIGINT and SIGTERM, then raises the signal
+    # again with the handlers it found: these end the run quietly.
+    previous = signal.signal(signal.SIGTERM, _stopped)
     try:
         uvicorn.Server(config).run(sockets=[sock])
-    except KeyboardInterrupt:
-        pass  # uvicorn re-raises the Ctrl-C it handled, after its graceful shutdown
+    except (KeyboardInterrupt, _Stopped):
+        pass
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+        sock.close()
+
+
+class _Stopped(Exception):
+    pass
+
+
+def _stopped(signum: int, frame: Any) -> None:
+    raise _Stopped

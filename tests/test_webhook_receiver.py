@@ -293,11 +293,18 @@ def test_models_import_with_pydantic_alone(packages: Path) -> None:
     assert result.returncode == 0, result.stderr
 
 
-def test_evcat_serve_stops_gracefully_on_ctrl_c(tmp_path: Path) -> None:
+@pytest.mark.parametrize("stop_signal", ["SIGINT", "SIGTERM"])
+def test_evcat_serve_stops_gracefully(tmp_path: Path, stop_signal: str) -> None:
+    import signal
+
     server = start_evcat_serve(tmp_path)
     assert server.url.startswith("http://127.0.0.1:")
-    assert server.stop() == 0
+    with httpx.Client(timeout=30) as http:
+        assert http.post(server.url, headers=STRUCTURED, content=json.dumps(_event(id="last"))).status_code == 204
+    server.process.send_signal(getattr(signal, stop_signal))
+    assert server.process.wait(timeout=15) == 0
     assert "stopped serving" in server.stderr.read_text()
+    assert [line["id"] for line in server.lines()] == ["last"]
 
 
 # -- evcat send --check ------------------------------------------------------------
@@ -307,7 +314,15 @@ def test_send_check_passes_against_evcat_serve(servers: dict[str, Server]) -> No
     result = run_evcat("send", str(CATALOG), servers["serve"].url, "--check", "--token", TOKEN, "--origin", ORIGIN)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "FAIL" not in result.stdout
-    assert "a delivery without a token gets 401" in result.stdout
+    assert "ok   a delivery without a token gets 401" in result.stdout
+    assert "ok   handshake: an origin not allowed gets 403" in result.stdout
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_send_check_tests_the_rate_limit(servers: dict[str, Server], target: str) -> None:
+    catalog = CATALOG if target == "serve" else BRP
+    result = run_evcat("send", str(catalog), servers[f"{target}-rate"].url, "--check", "--origin", f"check-{target}.example")
+    assert "ok   more than 3 deliveries a minute get 429 with Retry-After" in result.stdout
 
 
 def test_send_check_passes_against_the_generated_receiver(servers: dict[str, Server]) -> None:
