@@ -12,6 +12,7 @@ import json
 import sys
 import time
 from collections import deque
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -62,6 +63,7 @@ def test_binary_and_batch_modes(package: Any) -> None:
     assert all(result.status == 204 for result in binary + batch) and len(batch) == 3
     first, second, whole = target.posted()
     assert first.headers["ce-id"] == "evt-0" and first.headers["ce-specversion"] == "1.0"
+    assert second.headers["ce-id"] == "evt-1" and json.loads(second.body) == _events(package)[1].to_dict()["data"]
     assert whole.headers["content-type"].startswith("application/cloudevents-batch+json")
     assert [event["id"] for event in json.loads(whole.body)] == ["evt-0", "evt-1", "evt-2"]
 
@@ -98,7 +100,7 @@ def test_503_is_retried_and_other_5xx_back_off(package: Any) -> None:
         results = package.delivery.deliver(target.url, _events(package, 1), handshake=False)
     assert [r.status for r in results] == [204] and results[0].attempts == 4
     times = [seen.at for seen in target.posted()]
-    gaps = [later - earlier for earlier, later in zip(times, times[1:])]
+    gaps = [later - earlier for earlier, later in pairwise(times)]
     assert gaps[0] >= 0.2 and gaps[1] >= 0.45 and gaps[2] >= 0.95  # 0.5 s doubled, half of it jittered
 
 
@@ -158,7 +160,7 @@ def test_never_faster_than_the_allowed_rate(package: Any) -> None:
     with Scripted(options=(200, {"WebHook-Allowed-Origin": "*", "WebHook-Allowed-Rate": "120"})) as target:
         package.delivery.deliver(target.url, _events(package, 3), origin=ORIGIN)
     times = [seen.at for seen in target.posted()]
-    assert all(later - earlier >= 0.45 for earlier, later in zip(times, times[1:]))  # 120/min: 0.5 s apart
+    assert all(later - earlier >= 0.45 for earlier, later in pairwise(times))  # 120/min: 0.5 s apart
 
 
 def test_deliver_async(package: Any) -> None:

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import json
 import subprocess
-from datetime import datetime
 from collections.abc import Iterator
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -88,7 +88,7 @@ def test_javascript_sdk_sees_the_problem_details_of_an_invalid_event(server: Ser
     event_file.write_text(json.dumps(value), encoding="utf-8")
     result = subprocess.run(
         ["node", str(cloudevents_js / "emit-cloudevents.mjs"), server.url, "binary", str(event_file), TOKEN],
-        cwd=cloudevents_js, capture_output=True, text=True, timeout=60,
+        cwd=cloudevents_js, capture_output=True, text=True, timeout=60, check=True,
     )
     answer = json.loads(result.stdout)
     assert answer["headers"]["content-type"] == "application/problem+json"

@@ -256,7 +256,7 @@ def test_handler_exception_gives_500_and_loses_no_other_event(servers: dict[str,
 
 
 def test_module_level_receiver_accepts_every_valid_event(packages: Path) -> None:
-    import brp_personen.webhook as webhook
+    from brp_personen import webhook
 
     event = _event(id="module-level")
     scope_messages: list[dict[str, Any]] = []

@@ -222,7 +222,7 @@ class Scripted:
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
         return self
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         assert self.server is not None
         self.server.shutdown()
         self.server.server_close()
