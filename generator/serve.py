@@ -80,7 +80,7 @@ class CatalogJudge:
         if kind == BATCH:
             try:
                 items = json.loads(body)
-            except ValueError as error:
+            except (ValueError, RecursionError) as error:
                 return [_unreadable(f"the batch is not JSON: {error}")]
             if not isinstance(items, list):
                 return [_unreadable("a batch is a JSON array of events")]
@@ -91,14 +91,14 @@ class CatalogJudge:
         if kind == STRUCTURED:
             try:
                 value = json.loads(body)
-            except ValueError as error:
+            except (ValueError, RecursionError) as error:
                 return [_unreadable(f"the body is not JSON: {error}")]
             return [self.judge(0, value, len(body))]
         if "ce-specversion" not in headers or (kind and not is_json(kind)):
             raise Unsupported(f"{kind or 'no Content-Type'} is not a CloudEvents format this catalog describes")
         try:
             event = binary_to_structured(headers, body, self.checker)
-        except (ValueError, UnicodeError) as error:
+        except (ValueError, RecursionError) as error:
             return [_unreadable(f"binary mode: {error}")]
         return [self.judge(0, event, None)]
 

@@ -61,6 +61,8 @@ def servers(tmp_path_factory: pytest.TempPathFactory, packages: Path) -> Iterato
     finally:
         for server in started.values():
             server.stop()
+    for name, server in started.items():  # whatever the tests sent: never a traceback
+        assert "Traceback" not in server.stderr.read_text(errors="replace"), name
 
 
 @pytest.fixture
@@ -201,6 +203,22 @@ def test_batch_with_one_invalid_event_is_rejected_whole(servers: dict[str, Serve
         assert lines["batch-good"]["valid"] is True and lines["batch-bad"]["valid"] is False
     else:
         assert "batch-good" not in lines  # no handler saw any event of the batch
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_hostile_bodies_get_400_not_a_crash(servers: dict[str, Server], client: httpx.Client, target: str) -> None:
+    url = servers[target].url
+    for headers, body in (
+        (STRUCTURED, b"[" * 30000 + b"]" * 30000),
+        (BATCH, b"[" * 30000 + b"]" * 30000),
+        (STRUCTURED, b"\xff\xfe not json"),
+        (STRUCTURED, b"[1, 2]"),
+        (BATCH, b"{}"),
+        ({"ce-specversion": "1.0", "ce-id": "%FF%FE", "ce-type": "x", "ce-source": "/s"}, b"{"),
+    ):
+        response = client.post(url, headers={**AUTH, **headers}, content=body)
+        assert _problem(response, 400)["errors"], body[:20]
+    assert client.post(url, headers={**AUTH, **BATCH}, content=b"[]").status_code == 400  # no event
 
 
 @pytest.mark.parametrize("target", TARGETS)

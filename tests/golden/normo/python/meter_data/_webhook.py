@@ -410,6 +410,8 @@ class WebhookApp:
                 send, 415, _PROBLEM, problem(415, "Unsupported Media Type", str(error))
             )
             return
+        except RecursionError:
+            judged = [Judged(0, findings=[Finding("json", "", "nested too deeply")])]
         if via == "query":
             warning = Finding(
                 QUERY_TOKEN_RULE,
@@ -504,7 +506,7 @@ def _pointer(location: Iterable[Any]) -> str:
     )
 
 
-def _findings(error: ValueError) -> list[Finding]:
+def _findings(error: Exception) -> list[Finding]:
     """Findings of the package's parse errors: pydantic's, one per error."""
     errors = getattr(error, "errors", None)
     if callable(errors):
@@ -512,6 +514,8 @@ def _findings(error: ValueError) -> list[Finding]:
             Finding(str(item["type"]), _pointer(item["loc"]), str(item["msg"]))
             for item in errors(include_url=False)
         ]
+    if isinstance(error, RecursionError):
+        return [Finding("json", "", "nested too deeply")]
     return [Finding("event", "", str(error))]
 
 
@@ -566,7 +570,7 @@ class EventReceiver(WebhookApp):
         if essence(headers.get("content-type", "")) == BATCH:
             try:
                 items = json.loads(body)
-            except ValueError as error:
+            except (ValueError, RecursionError) as error:
                 return [Judged(0, findings=[Finding("json", "", f"not JSON: {error}")])]
             if not isinstance(items, list):
                 return [Judged(0, findings=[Finding("json", "", "not a JSON array")])]
@@ -592,7 +596,7 @@ class EventReceiver(WebhookApp):
                 event = self._parse_event(item)
             else:
                 event = self._from_http(headers, body)
-        except ValueError as error:  # EventError and pydantic's ValidationError
+        except (ValueError, RecursionError) as error:  # EventError, ValidationError
             judged = Judged(index, findings=_findings(error))
             if isinstance(item, dict):  # name the event as far as it can be named
                 for name in ("id", "type", "dataversion"):
