@@ -11,7 +11,9 @@
    retry/rate policy, no handshake) to the bare app, against a plain httpx
    loop posting the same bodies with one ``httpx.Client``. Target: at least 0.7x.
 
-Usage: python bench/webhook_bench.py [--requests 4000] [--deliveries 1500]
+Both are measured in interleaved rounds (best of each), so a busy moment of a
+shared machine hits both sides.
+Usage: python bench/webhook_bench.py [--requests 4000] [--deliveries 1500] [--rounds 3]
 """
 
 from __future__ import annotations
@@ -155,6 +157,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--requests", type=int, default=4000)
     parser.add_argument("--deliveries", type=int, default=1500)
+    parser.add_argument("--rounds", type=int, default=3)
     arguments = parser.parse_args()
 
     work = Path(tempfile.mkdtemp(prefix="evcat-webhook-bench-"))
@@ -171,18 +174,23 @@ def main() -> int:
         ]
         warm = bodies[: min(300, len(bodies))]
 
-        print(f"receiving: {arguments.requests} structured-mode events, uvicorn --workers 2, {CONCURRENCY} connections")
-        rates = {}
-        for name in ("bare", "receiver"):
-            process, port = start(f"bench_app:{name}", work)
-            try:
+        print(f"receiving: {arguments.requests} structured-mode events, uvicorn --workers 2, {CONCURRENCY} connections,"
+              f" best of {arguments.rounds} interleaved rounds")
+        running = {name: start(f"bench_app:{name}", work) for name in ("bare", "receiver")}
+        rates = {name: 0.0 for name in running}
+        try:
+            for name, (_, port) in running.items():
                 load(port, warm)
-                rate, statuses = load(port, bodies)
-            finally:
+            for _ in range(arguments.rounds):  # interleaved: a busy moment of the machine hits both
+                for name, (_, port) in running.items():
+                    rate, statuses = load(port, bodies)
+                    if set(statuses) != {204}:
+                        raise SystemExit(f"{name}: unexpected statuses {sorted(set(statuses))}")
+                    rates[name] = max(rates[name], rate)
+        finally:
+            for process, _ in running.values():
                 stop(process)
-            if set(statuses) != {204}:
-                raise SystemExit(f"{name}: unexpected statuses {sorted(set(statuses))}")
-            rates[name] = rate
+        for name, rate in rates.items():
             print(f"  {name:9} {rate:9,.0f} events/s")
         receiving = rates["receiver"] / rates["bare"]
         print(f"  Receiver / bare ASGI app: {receiving:.2f}x (target >= 0.7x)")
@@ -203,16 +211,18 @@ def main() -> int:
                     client.post(url, headers=headers, content=body)
             brp_personen.delivery.deliver(url, events_out[:100], handshake=False)
 
-            start_time = time.perf_counter()
-            with httpx.Client() as client:
-                for headers, body in prepared:
-                    assert client.post(url, headers=headers, content=body).status_code == 204
-            plain = len(prepared) / (time.perf_counter() - start_time)
+            plain = ours = 0.0
+            for _ in range(arguments.rounds):
+                start_time = time.perf_counter()
+                with httpx.Client() as client:
+                    for headers, body in prepared:
+                        assert client.post(url, headers=headers, content=body).status_code == 204
+                plain = max(plain, len(prepared) / (time.perf_counter() - start_time))
 
-            start_time = time.perf_counter()
-            results = brp_personen.delivery.deliver(url, events_out, handshake=False)
-            ours = len(events_out) / (time.perf_counter() - start_time)
-            assert all(result.status == 204 for result in results)
+                start_time = time.perf_counter()
+                results = brp_personen.delivery.deliver(url, events_out, handshake=False)
+                ours = max(ours, len(events_out) / (time.perf_counter() - start_time))
+                assert all(result.status == 204 for result in results)
         finally:
             stop(process)
         print(f"  plain httpx loop {plain:9,.0f} events/s")
