@@ -30,7 +30,7 @@ import urllib.request
 from collections import deque
 from collections.abc import Awaitable, Callable, Coroutine, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 STRUCTURED = "application/cloudevents+json"
 BATCH = "application/cloudevents-batch+json"
@@ -498,6 +498,7 @@ async def _respond(
 # -- the generated package's receiver --------------------------------------
 
 Handler = Callable[[Any], Any]
+H = TypeVar("H", bound=Callable[..., Any])
 
 
 def _pointer(location: Iterable[Any]) -> str:
@@ -554,10 +555,12 @@ class EventReceiver(WebhookApp):
             max_event_size=max_event_size,
         )
 
-    def on(self, *classes: type) -> Callable[[Handler], Handler]:
-        """Register the decorated function for events of ``classes``."""
+    def on(self, *classes: type) -> Callable[[H], H]:
+        """Register the decorated function for events of ``classes`` (or subclasses)."""
+        if not classes:
+            raise TypeError("on() needs at least one event class")
 
-        def register(handler: Handler) -> Handler:
+        def register(handler: H) -> H:
             coroutine = inspect.iscoroutinefunction(handler)
             for cls in classes:
                 self._handlers.setdefault(cls, []).append((handler, coroutine))
