@@ -25,8 +25,8 @@ from .runtime._webhook import (
     Judged,
     Unsupported,
     WebhookApp,
+    check_binary_body,
     essence,
-    is_json,
 )
 
 
@@ -59,8 +59,10 @@ def binary_to_structured(headers: Mapping[str, str], body: bytes, checker: Event
                 continue
             if extension.type == "Integer" and value.lstrip("+-").isdigit():
                 event[extension.name] = int(value)
-            elif extension.type == "Boolean" and value in ("true", "false"):
-                event[extension.name] = value == "true"
+            elif extension.type == "Boolean" and value.lower() in ("true", "false"):
+                # Canonical is true/false; the Python SDK writes True/False. The
+                # generated from_http accepts both too.
+                event[extension.name] = value.lower() == "true"
     content_type = headers.get("content-type")
     if content_type:
         event["datacontenttype"] = content_type
@@ -94,8 +96,9 @@ class CatalogJudge:
             except (ValueError, RecursionError) as error:
                 return [_unreadable(f"the body is not JSON: {error}")]
             return [self.judge(0, value, len(body))]
-        if "ce-specversion" not in headers or (kind and not is_json(kind)):
+        if "ce-specversion" not in headers:
             raise Unsupported(f"{kind or 'no Content-Type'} is not a CloudEvents format this catalog describes")
+        check_binary_body(headers, body)
         try:
             event = binary_to_structured(headers, body, self.checker)
         except (ValueError, RecursionError) as error:

@@ -19,7 +19,7 @@ import pytest
 from cloudevents.core.bindings.http import to_binary_event, to_structured_event
 from cloudevents.core.v1.event import CloudEvent
 
-from .conftest import NODE_DIR
+from .conftest import NODE_DIR, ROOT
 from .webhook_support import TOKEN, Server, examples, start_evcat_serve
 
 
@@ -95,3 +95,54 @@ def test_javascript_sdk_sees_the_problem_details_of_an_invalid_event(server: Ser
     problem = json.loads(answer["body"])
     assert problem["status"] == 400
     assert any(error["rule"] == "CE-DATA-SCHEMA" and error["pointer"].startswith("/data") for error in problem["errors"])
+
+
+# -- the CloudEvents JSON conformance suite, delivered over HTTP ------------------------
+
+CONFORMANCE = ROOT.parent / "shared" / "conformance" / "cloudevents-json"
+
+
+def _suite(name: str) -> list[dict[str, Any]]:
+    path = CONFORMANCE / name
+    if not path.exists():
+        pytest.skip(f"{path} is not on this machine")
+    return json.loads(path.read_text(encoding="utf-8"))["tests"]
+
+
+@pytest.fixture(scope="module")
+def conformance_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    started = start_evcat_serve(tmp_path_factory.mktemp("conformance"), catalog=ROOT / "tests" / "catalogs" / "conformance")
+    try:
+        yield started
+    finally:
+        started.stop()
+
+
+def test_conformance_events_over_http_in_both_modes(conformance_server: Server) -> None:
+    """Contract §5: every valid event but validSimpleTextData is accepted, every invalid one refused;
+    binary mode carries the same events as ce- headers (Integer and Boolean typed back by the catalog)."""
+    with httpx.Client(timeout=30) as http:
+        for case in _suite("valid-events.json"):
+            if case["id"] == "validSimpleTextData":
+                continue
+            event = {name: value for name, value in case["event"].items() if value is not None}
+            structured = http.post(conformance_server.url, headers={"content-type": "application/cloudevents+json"},
+                                   content=json.dumps(event))
+            assert structured.status_code == 204, (case["id"], structured.text)
+            message = to_binary_event(CloudEvent(_typed(event)))
+            binary = http.post(conformance_server.url, headers=message.headers, content=message.body)
+            assert binary.status_code == 204, (case["id"], message.headers, binary.text)
+        for case in _suite("invalid-events.json"):
+            body = case["event"] if isinstance(case["event"], str) else json.dumps(case["event"])
+            response = http.post(conformance_server.url, headers={"content-type": "application/cloudevents+json"},
+                                 content=body)
+            assert response.status_code == 400, (case["id"], response.status_code)
+
+
+def _typed(event: dict[str, Any]) -> dict[str, Any]:
+    """The SDK wants Python values for typed attributes."""
+    typed = dict(event)
+    for name in ("time", "exttimestamp"):
+        if isinstance(typed.get(name), str):
+            typed[name] = datetime.fromisoformat(typed[name].replace("Z", "+00:00"))
+    return typed

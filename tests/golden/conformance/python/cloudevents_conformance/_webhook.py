@@ -123,7 +123,8 @@ def mode_of(headers: Mapping[str, str]) -> str:
     """``structured``, ``batch`` or ``binary`` (HTTP binding §3.1), or raise 415.
 
     Binary mode is recognised by its ``ce-specversion`` header; its body must
-    be JSON (or empty), the only data format a catalog describes.
+    be JSON (or empty), the only data format a catalog describes: see
+    ``check_binary_body``.
     """
     content_type = headers.get("content-type", "")
     kind = essence(content_type)
@@ -132,14 +133,19 @@ def mode_of(headers: Mapping[str, str]) -> str:
     if kind == BATCH:
         return "batch"
     if "ce-specversion" in headers:
-        if content_type and not is_json(content_type):
-            raise Unsupported(f"binary-mode data of type {content_type!r} is not JSON")
         return "binary"
     shown = content_type or "no Content-Type"
     raise Unsupported(
         f"{shown} is neither {STRUCTURED}, {BATCH} nor a binary-mode CloudEvent "
         "(ce-specversion header)"
     )
+
+
+def check_binary_body(headers: Mapping[str, str], body: bytes) -> None:
+    """Raise 415 for binary-mode data that is not JSON (an empty body is no data)."""
+    content_type = headers.get("content-type", "")
+    if body and content_type and not is_json(content_type):
+        raise Unsupported(f"binary-mode data of type {content_type!r} is not JSON")
 
 
 def problem(status: int, title: str, detail: str, **members: Any) -> bytes:
@@ -404,6 +410,8 @@ class WebhookApp:
             )
             return
         try:
+            if mode == "binary":
+                check_binary_body(headers, body)
             judged = self.judge(headers, body)
         except Unsupported as error:
             await _respond(
