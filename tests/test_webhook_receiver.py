@@ -387,3 +387,15 @@ def test_send_check_names_what_a_careless_receiver_gets_wrong() -> None:
     ):
         assert any(expectation in line for line in failed), (expectation, result.stdout)
     assert any(line.startswith("ok   structured mode: a valid event") for line in result.stdout.splitlines())
+
+
+@pytest.mark.parametrize("mode", ["structured", "binary", "batch"])
+def test_send_examples_to_evcat_serve(servers: dict[str, Server], mode: str) -> None:
+    result = run_evcat("send", str(CATALOG), servers["serve"].url, "--examples", "--mode", mode,
+                       "--token", TOKEN, "--origin", ORIGIN)
+    assert result.returncode == 0, result.stdout + result.stderr
+    lines = result.stdout.splitlines()
+    assert lines and all(line.startswith("204 ") for line in lines)
+    assert f"{len(lines)} of {len(lines)} events accepted" in result.stderr
+    refused = run_evcat("send", str(CATALOG), servers["serve"].url, "--examples", "--origin", "intruder.example")
+    assert refused.returncode == 1 and "not sent" in refused.stdout
