@@ -399,3 +399,28 @@ def test_send_examples_to_evcat_serve(servers: dict[str, Server], mode: str) -> 
     assert f"{len(lines)} of {len(lines)} events accepted" in result.stderr
     refused = run_evcat("send", str(CATALOG), servers["serve"].url, "--examples", "--origin", "intruder.example")
     assert refused.returncode == 1 and "not sent" in refused.stdout
+
+
+def test_a_body_that_never_arrives_gets_408() -> None:
+    """In process: the ASGI app bounds the wait for a trickling body (no hang)."""
+    import asyncio
+
+    from generator.runtime._webhook import WebhookApp
+
+    app = WebhookApp(lambda headers, body: [], read_timeout=0.2)
+    sent: list[dict[str, Any]] = []
+
+    async def call() -> None:
+        async def receive() -> dict[str, Any]:
+            await asyncio.sleep(3600)
+            raise AssertionError("unreachable")
+
+        async def send(message: dict[str, Any]) -> None:
+            sent.append(message)
+
+        scope = {"type": "http", "method": "POST", "path": "/", "query_string": b"",
+                 "headers": [(b"content-type", b"application/cloudevents+json")]}
+        await asyncio.wait_for(app(scope, receive, send), timeout=5)
+
+    asyncio.run(call())
+    assert sent[0]["status"] == 408

@@ -219,7 +219,7 @@ class WebhookApp:
     handshake; ``"*"`` grants every origin. ``rate``: deliveries per minute
     allowed per origin (None: no limit). ``path``: the one path served
     (None: any). ``max_event_size`` / ``max_batch_size``: bodies above them
-    get 413.
+    get 413. ``read_timeout``: seconds for the whole body to arrive (else 408).
     """
 
     def __init__(
@@ -236,6 +236,7 @@ class WebhookApp:
         max_batch_size: int = DEFAULT_BATCH_SIZE,
         confirm: Confirm = confirm_by_get,
         clock: Callable[[], float] = time.monotonic,
+        read_timeout: float = 30.0,
     ) -> None:
         self.judge = judge
         self.dispatch = dispatch
@@ -249,6 +250,7 @@ class WebhookApp:
         self.max_event_size = max_event_size
         self.max_batch_size = max(max_batch_size, max_event_size)
         self.confirm = confirm
+        self.read_timeout = read_timeout
         self._limit = _RateLimit(rate, clock) if rate else None
         self._callbacks: set[asyncio.Task[None]] = set()
 
@@ -401,7 +403,13 @@ class WebhookApp:
             )
             return
         limit = self.max_batch_size if mode == "batch" else self.max_event_size
-        body = await _read(headers, receive, limit)
+        try:  # a client trickling its body must not hold the server forever
+            async with asyncio.timeout(self.read_timeout):
+                body = await _read(headers, receive, limit)
+        except TimeoutError:
+            detail = f"the request body did not arrive within {self.read_timeout} s"
+            await _respond(send, 408, _PROBLEM, problem(408, "Request Timeout", detail))
+            return
         if body is None:
             detail = f"the request body is larger than {limit} bytes"
             await _respond(
