@@ -68,9 +68,54 @@ def _parser() -> argparse.ArgumentParser:
     diff_parser.add_argument("new", help="catalog directory, or git:REF:PATH")
     diff_parser.add_argument("--format", choices=("text", "json", "markdown"), default="text")
 
+    _webhook_parsers(commands)
+
     commands.add_parser("schema", help="print the JSON Schema of the catalog format (for editors)")
     commands.add_parser("rules", help="list every rule id with its severity, profiles and summary")
     return parser
+
+
+def _webhook_parsers(commands: argparse._SubParsersAction) -> None:
+    """`evcat serve` and `evcat send` (contract 6.1, 6.2; generator/serve.py, generator/send.py)."""
+    serve_parser = commands.add_parser(
+        "serve", help="run a validating webhook delivery target; one JSON line per received event on stdout"
+    )
+    serve_parser.add_argument("catalog", nargs="?", default="catalog", help="catalog directory or file (default: catalog)")
+    serve_parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default: 127.0.0.1)")
+    serve_parser.add_argument("--port", type=int, default=8080, help="port (default: 8080; 0 picks a free one)")
+    serve_parser.add_argument("--path", default="/", help="the webhook's path (default: /)")
+    serve_parser.add_argument("--token", action="append", default=[], help="accepted bearer token (repeatable)")
+    serve_parser.add_argument(
+        "--allowed-origin", action="append", default=[], metavar="ORIGIN",
+        help="WebHook-Request-Origin granted in the handshake (repeatable; default: any)",
+    )
+    serve_parser.add_argument("--rate", type=_positive, help="deliveries per minute allowed per origin (default: no limit)")
+    _cache_options(serve_parser)
+
+    send_parser = commands.add_parser(
+        "send", help="deliver events to a webhook (handshake, rate, retries); --check tests a receiver",
+        description="evcat send [CATALOG_DIR] URL [EVENT...]: the first argument is the catalog when it is not a URL.",
+    )
+    send_parser.add_argument("paths", nargs="+", metavar="[CATALOG_DIR] URL [EVENT]")
+    send_parser.add_argument("--examples", action="store_true", help="send the catalog's examples")
+    send_parser.add_argument("--mode", choices=("structured", "binary", "batch"), default="structured")
+    send_parser.add_argument("--token", help="bearer token (sent as Authorization: Bearer)")
+    send_parser.add_argument("--origin", help="WebHook-Request-Origin (default: this host's name)")
+    send_parser.add_argument("--no-handshake", action="store_true", help="skip the handshake (target agreed out of band)")
+    send_parser.add_argument("--retries", type=int, default=5, help="retries per request (default: 5)")
+    send_parser.add_argument("--rate", type=_positive, help="requests per minute to ask for and never exceed")
+    send_parser.add_argument("--check", action="store_true", help="test the receiver at URL against contract 6.1 instead")
+    _cache_options(send_parser)
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a positive integer")
+    return value
 
 
 def _cache_options(parser: argparse.ArgumentParser) -> None:
@@ -147,6 +192,10 @@ def _run(arguments: argparse.Namespace) -> int:
         return _validate(arguments)
     if arguments.command == "diff":
         return _diff(arguments)
+    if arguments.command == "serve":
+        return _serve(arguments)
+    if arguments.command == "send":
+        return _send(arguments)
     raise UsageError(f"unknown command {arguments.command}")  # pragma: no cover - argparse prevents it
 
 
@@ -299,6 +348,78 @@ def _validate(arguments: argparse.Namespace) -> int:
         output += f"{outcome.events - outcome.invalid} of {outcome.events} events valid\n"
     sys.stdout.write(output)
     return 1 if outcome.invalid else 0
+
+
+def _catalog_for_webhook(catalog: str, arguments: argparse.Namespace) -> object | None:
+    result = lint(catalog, None if arguments.no_cache else arguments.cache_dir)
+    if result.has_errors:
+        sys.stdout.write(_format(result.diagnostics, "text", len(result.documents)))
+        print(f"evcat: the catalog {catalog} has errors; fix them first", file=sys.stderr)
+        return None
+    return result.catalog_set
+
+
+def _serve(arguments: argparse.Namespace) -> int:
+    from .serve import application, serve
+
+    catalog_set = _catalog_for_webhook(arguments.catalog, arguments)
+    if catalog_set is None:
+        return 2
+    path = arguments.path if arguments.path.startswith("/") else "/" + arguments.path
+    app = application(
+        catalog_set, tokens=arguments.token, allowed_origins=arguments.allowed_origin or ("*",),
+        rate=arguments.rate, path=path,
+    )
+    try:
+        serve(app, arguments.host, arguments.port, sys.stderr)
+    except OSError as error:
+        print(f"evcat: error: cannot listen on {arguments.host}:{arguments.port}: {error.strerror or error}", file=sys.stderr)
+        return 1
+    print("evcat: stopped serving", file=sys.stderr)
+    return 0
+
+
+def _send(arguments: argparse.Namespace) -> int:
+    from .runtime._delivery import Policy
+    from .send import check_receiver, deliver, examples, read_events
+
+    paths = list(arguments.paths)
+    catalog = "catalog"
+    if not paths[0].startswith(("http://", "https://")):
+        catalog = paths.pop(0)
+    if not paths or not paths[0].startswith(("http://", "https://")):
+        raise UsageError("give the target URL (http:// or https://) after the catalog")
+    url, files = paths[0], paths[1:]
+    catalog_set = _catalog_for_webhook(catalog, arguments)
+    if catalog_set is None:
+        return 2
+    if arguments.check:
+        if files or arguments.examples:
+            raise UsageError("--check sends the catalog's examples and broken variants; give no events")
+        expectations = check_receiver(catalog_set, url, token=arguments.token, origin=arguments.origin or "evcat-check.invalid",
+                                      handshake=not arguments.no_handshake)
+        for expectation in expectations:
+            print(f"{'ok  ' if expectation.met else 'FAIL'} {expectation.name}" + ("" if expectation.met else f": {expectation.detail}"))
+        unmet = sum(not expectation.met for expectation in expectations)
+        print(f"{len(expectations) - unmet} of {len(expectations)} expectations met", file=sys.stderr)
+        return 1 if unmet else 0
+    if not files and not arguments.examples:
+        raise UsageError("give event files (or - for stdin), or --examples")
+    candidates = (examples(catalog_set) if arguments.examples else []) + (read_events(files) if files else [])
+    if not candidates:
+        raise UsageError("no events to send")
+    policy = Policy(token=arguments.token, origin=arguments.origin, handshake=not arguments.no_handshake,
+                    retries=max(0, arguments.retries), rate=arguments.rate)
+    results = deliver(catalog_set, url, candidates, arguments.mode, policy)
+    for candidate, result in zip(candidates, results):
+        status = str(result.status) if result.status is not None else "-"
+        line = f"{status} {candidate.label} id={result.id!r}"
+        if result.error and not result.ok:
+            line += f": {result.error}"
+        print(line)
+    accepted = sum(result.ok for result in results)
+    print(f"{accepted} of {len(results)} events accepted", file=sys.stderr)
+    return 0 if accepted == len(results) else 1
 
 
 def _format(diagnostics: list, output_format: str, checked: int | None) -> str:

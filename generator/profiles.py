@@ -51,6 +51,11 @@ class Profile:
         return bool(self.families & families) and rule_id not in self.replaces
 
     @property
+    def max_event_size(self) -> int:
+        """The largest event (bytes on the wire) this profile lets a receiver take (its largest limit)."""
+        return self.sizes[0].bytes if self.sizes else 64 * 1024
+
+    @property
     def checked_against(self) -> str:
         return f"Checked against the {self.title}."
 

@@ -430,6 +430,11 @@ def render_catalog(catalog: Catalog, catalog_set: CatalogSet) -> dict[str, str]:
     sources = {
         "events.py": env.get_template("python/events.py.jinja").render(context),
         "__init__.py": env.get_template("python/__init__.py.jinja").render(context),
+        # Thin glue binding the webhook runtime (_webhook, _delivery) to this package.
+        "webhook.py": env.get_template("python/webhook.py.jinja").render(
+            {**context, "size_limit": catalog.profile.max_event_size}
+        ),
+        "delivery.py": env.get_template("python/delivery.py.jinja").render(context),
     }
     sources["models.py"] = models_source(catalog, catalog_set, data_names)
     formatted = format_sources(sources)

@@ -18,7 +18,10 @@ from pathlib import Path
 RUNTIME_DIR = Path(__file__).resolve().parent
 
 # extra name -> requirements (PEP 508), sorted by name in the generated pyproject.toml.
-EXTRAS: dict[str, tuple[str, ...]] = {}
+EXTRAS: dict[str, tuple[str, ...]] = {
+    "delivery": ("httpx>=0.27",),  # _delivery.py
+    "webhook": ("uvicorn>=0.30",),  # _webhook.py is plain ASGI; this serves it
+}
 
 # What every generated package needs at run time.
 REQUIRES: tuple[str, ...] = ("pydantic>=2.6",)

@@ -1,0 +1,510 @@
+"""The receiving side of CloudEvents webhooks, as a plain ASGI 3 application.
+
+One implementation of the HTTP behaviour of a delivery target (contract 6.1):
+``evcat serve`` and each generated package's ``webhook.Receiver`` differ only
+in their *judge* (headers and body -> events with their diagnostics) and
+their *dispatch* (what happens to valid events). Sources:
+
+- CloudEvents "HTTP 1.1 Web Hooks for Event Delivery" (webhook spec) §2.2
+  delivery response codes, §3 authorization (header and ``access_token``
+  query parameter), §4 abuse protection (OPTIONS handshake, callback grant,
+  allowed origin and rate);
+- NL GOV guideline for the webhook pattern §3.1.1-§3.2 (the query token is
+  accepted but SHOULD NOT be used: reported as a warning);
+- RFC 9457 problem details for every error response; RFC 6750 §3 for the
+  ``WWW-Authenticate: Bearer`` challenge; RFC 6585 §4 for 429 + Retry-After.
+
+Standard library only: it runs under any ASGI server (uvicorn, hypercorn ...).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hmac
+import json
+import math
+import time
+import urllib.parse
+import urllib.request
+from collections import deque
+from collections.abc import Awaitable, Callable, Coroutine, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+STRUCTURED = "application/cloudevents+json"
+BATCH = "application/cloudevents-batch+json"
+ALLOW = "OPTIONS, POST"
+# CloudEvents 1.0.2 "Size Limits" and the NL GOV profile: 64 KiB per event.
+DEFAULT_EVENT_SIZE = 64 * 1024
+# A batch request may carry many events; each is still held to the event limit.
+DEFAULT_BATCH_SIZE = 4 * 1024 * 1024
+RATE_WINDOW = (
+    60.0  # WebHook-Allowed-Rate counts requests per minute (webhook spec §4.2.2)
+)
+QUERY_TOKEN_RULE = "WEBHOOK-TOKEN-IN-QUERY"
+
+Scope = dict[str, Any]
+Message = dict[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One diagnostic of one event: rule, JSON pointer (RFC 6901), message."""
+
+    rule: str
+    pointer: str
+    message: str
+    severity: str = "error"  # "error" or "warning"
+
+
+@dataclass
+class Judged:
+    """One event of a delivery as the judge saw it (``event`` is None when invalid)."""
+
+    index: int
+    event: Any = None
+    id: str | None = None
+    type: str | None = None
+    dataversion: str | None = None
+    findings: list[Finding] = field(default_factory=list)
+
+    @property
+    def valid(self) -> bool:
+        return not any(finding.severity == "error" for finding in self.findings)
+
+    def record(self) -> dict[str, Any]:
+        """The JSON line ``evcat serve`` prints for this event."""
+        return {
+            "id": self.id,
+            "type": self.type,
+            "dataversion": self.dataversion,
+            "valid": self.valid,
+            "diagnostics": [self.diagnostic(finding) for finding in self.findings],
+        }
+
+    def diagnostic(self, finding: Finding) -> dict[str, Any]:
+        return {
+            "index": self.index,
+            "id": self.id,
+            "rule": finding.rule,
+            "severity": finding.severity,
+            "pointer": finding.pointer,
+            "message": finding.message,
+        }
+
+
+class Unsupported(Exception):
+    """The request carries no CloudEvent in a format the target understands (415)."""
+
+
+# headers (lower-case names) and body -> the events, each with its findings.
+Judge = Callable[[Mapping[str, str], bytes], list[Judged]]
+# Called with the valid events of an accepted delivery; raising gives 500.
+Dispatch = Callable[[list[Judged]], Awaitable[None]]
+# Called with every judged delivery, valid or not (``evcat serve`` prints it).
+Report = Callable[[list[Judged]], None]
+Confirm = Callable[[str, str], Coroutine[Any, Any, None]]
+
+
+def essence(content_type: str) -> str:
+    """The media type without parameters, lower case (RFC 9110 §8.3.1)."""
+    return content_type.split(";", 1)[0].strip().lower()
+
+
+def is_json(content_type: str) -> bool:
+    kind = essence(content_type)
+    return kind == "application/json" or kind.endswith("+json")
+
+
+def mode_of(headers: Mapping[str, str]) -> str:
+    """``structured``, ``batch`` or ``binary`` (HTTP binding §3.1), or raise 415.
+
+    Binary mode is recognised by its ``ce-specversion`` header; its body must
+    be JSON (or empty), the only data format a catalog describes: see
+    ``check_binary_body``.
+    """
+    content_type = headers.get("content-type", "")
+    kind = essence(content_type)
+    if kind == STRUCTURED:
+        return "structured"
+    if kind == BATCH:
+        return "batch"
+    if "ce-specversion" in headers:
+        return "binary"
+    shown = content_type or "no Content-Type"
+    raise Unsupported(
+        f"{shown} is neither {STRUCTURED}, {BATCH} nor a binary-mode CloudEvent "
+        "(ce-specversion header)"
+    )
+
+
+def check_binary_body(headers: Mapping[str, str], body: bytes) -> None:
+    """Raise 415 for binary-mode data that is not JSON (an empty body is no data)."""
+    content_type = headers.get("content-type", "")
+    if body and content_type and not is_json(content_type):
+        raise Unsupported(f"binary-mode data of type {content_type!r} is not JSON")
+
+
+def problem(status: int, title: str, detail: str, **members: Any) -> bytes:
+    """An RFC 9457 problem details document."""
+    document: dict[str, Any] = {"type": "about:blank", "title": title}
+    document.update(status=status, detail=detail, **members)
+    return json.dumps(document, ensure_ascii=False).encode("utf-8")
+
+
+_PROBLEM = [(b"content-type", b"application/problem+json")]
+
+
+class _RateLimit:
+    """At most ``rate`` deliveries per origin in any 60 s window (sliding log)."""
+
+    MAX_ORIGINS = 10_000  # origins are claimed by clients: bound the memory
+
+    def __init__(self, rate: int, clock: Callable[[], float]) -> None:
+        self.rate = rate
+        self.clock = clock
+        self.log: dict[str, deque[float]] = {}
+
+    def retry_after(self, origin: str) -> int:
+        """0 when the delivery may pass (and counts it), else seconds to wait."""
+        now = self.clock()
+        times = self.log.get(origin)
+        if times is None:
+            if len(self.log) >= self.MAX_ORIGINS:
+                self._forget(now)
+            times = self.log[origin] = deque()
+        while times and times[0] <= now - RATE_WINDOW:
+            times.popleft()
+        if len(times) >= self.rate:
+            return max(1, math.ceil(times[0] + RATE_WINDOW - now))
+        times.append(now)
+        return 0
+
+    def _forget(self, now: float) -> None:
+        for origin in [o for o, t in self.log.items() if not t or t[-1] <= now - 60]:
+            del self.log[origin]
+        if len(self.log) >= self.MAX_ORIGINS:
+            self.log.clear()
+
+
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, *args: Any, **kwargs: Any) -> None:
+        return None
+
+
+def _get(url: str, rate: str) -> None:
+    opener = urllib.request.build_opener(_NoRedirect)
+    request = urllib.request.Request(
+        url, method="GET", headers={"WebHook-Allowed-Rate": rate}
+    )
+    with opener.open(request, timeout=10) as response:
+        response.read(65536)
+
+
+async def confirm_by_get(url: str, rate: str) -> None:
+    """Grant a handshake by a GET to its callback URL (webhook spec §4.1.3)."""
+    try:
+        await asyncio.to_thread(_get, url, rate)
+    except (OSError, ValueError):
+        pass  # the sender may repeat the handshake; nothing else to do
+
+
+class WebhookApp:
+    """An ASGI application with the behaviour of a webhook delivery target.
+
+    ``tokens``: accepted bearer tokens (none: no authorization required).
+    ``allowed_origins``: values of WebHook-Request-Origin granted in the
+    handshake; ``"*"`` grants every origin. ``rate``: deliveries per minute
+    allowed per origin (None: no limit). ``path``: the one path served
+    (None: any). ``max_event_size`` / ``max_batch_size``: bodies above them
+    get 413. ``read_timeout``: seconds for the whole body to arrive (else 408).
+    """
+
+    def __init__(
+        self,
+        judge: Judge,
+        *,
+        dispatch: Dispatch | None = None,
+        report: Report | None = None,
+        tokens: Iterable[str] = (),
+        allowed_origins: Iterable[str] = ("*",),
+        rate: int | None = None,
+        path: str | None = None,
+        max_event_size: int = DEFAULT_EVENT_SIZE,
+        max_batch_size: int = DEFAULT_BATCH_SIZE,
+        confirm: Confirm = confirm_by_get,
+        clock: Callable[[], float] = time.monotonic,
+        read_timeout: float = 30.0,
+    ) -> None:
+        self.judge = judge
+        self.dispatch = dispatch
+        self.report = report
+        self.tokens = tuple(token.encode("utf-8") for token in tokens)
+        self.allowed_origins = frozenset(allowed_origins)
+        if rate is not None and rate < 1:
+            raise ValueError("rate must be a positive number of requests per minute")
+        self.rate = rate
+        self.path = path
+        self.max_event_size = max_event_size
+        self.max_batch_size = max(max_batch_size, max_event_size)
+        self.confirm = confirm
+        self.read_timeout = read_timeout
+        self._limit = _RateLimit(rate, clock) if rate else None
+        self._callbacks: set[asyncio.Task[None]] = set()
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            await self._lifespan(receive, send)
+            return
+        if scope["type"] != "http":
+            return
+        if self.path is not None and scope["path"] != self.path:
+            await _respond(
+                send, 404, _PROBLEM, problem(404, "Not Found", "no webhook here")
+            )
+            return
+        headers = {
+            key.decode("latin-1").lower(): value.decode("latin-1")
+            for key, value in scope["headers"]
+        }
+        method = scope["method"]
+        if method == "POST":
+            await self._post(scope, headers, receive, send)
+        elif method == "OPTIONS":
+            await self._options(headers, send)
+        else:
+            detail = (
+                f"{method} is not supported; deliveries use POST (webhook spec §2.1)"
+            )
+            await _respond(
+                send,
+                405,
+                [(b"allow", ALLOW.encode()), *_PROBLEM],
+                problem(405, "Method Not Allowed", detail),
+            )
+
+    async def _lifespan(self, receive: Receive, send: Send) -> None:
+        while True:
+            message = await receive()
+            if message["type"] == "lifespan.startup":
+                await send({"type": "lifespan.startup.complete"})
+            elif message["type"] == "lifespan.shutdown":
+                for task in list(self._callbacks):
+                    task.cancel()
+                await send({"type": "lifespan.shutdown.complete"})
+                return
+
+    # -- abuse protection (webhook spec §4) ---------------------------------
+
+    def _allows(self, origin: str) -> bool:
+        return "*" in self.allowed_origins or origin in self.allowed_origins
+
+    async def _options(self, headers: Mapping[str, str], send: Send) -> None:
+        allow = [(b"allow", ALLOW.encode())]
+        origin = headers.get("webhook-request-origin", "").strip()
+        if not origin:
+            await _respond(send, 200, allow)  # a plain OPTIONS: what is allowed here
+            return
+        if not self._allows(origin):
+            detail = f"deliveries from {origin!r} are not accepted here"
+            await _respond(
+                send, 403, allow + _PROBLEM, problem(403, "Forbidden", detail)
+            )
+            return
+        rate = str(self.rate) if self.rate else "*"
+        callback = headers.get("webhook-request-callback", "").strip()
+        if callback:
+            # §4.2: granting by callback withholds the response headers.
+            if urllib.parse.urlsplit(callback).scheme in ("http", "https"):
+                self._schedule(callback, rate)
+            await _respond(send, 200, allow)
+            return
+        granted = "*" if "*" in self.allowed_origins else origin
+        await _respond(
+            send,
+            200,
+            allow
+            + [
+                (b"webhook-allowed-origin", granted.encode("latin-1")),
+                (b"webhook-allowed-rate", rate.encode()),
+            ],
+        )
+
+    def _schedule(self, callback: str, rate: str) -> None:
+        if len(self._callbacks) >= 8:
+            return  # a flood of handshakes must not become a flood of GETs
+        task = asyncio.get_running_loop().create_task(self.confirm(callback, rate))
+        self._callbacks.add(task)
+        task.add_done_callback(self._callbacks.discard)
+
+    # -- delivery (webhook spec §2, §3) -------------------------------------
+
+    def _authorized(self, scope: Scope, headers: Mapping[str, str]) -> str | None:
+        """How the token came ("header" or "query"), or None when it is missing/wrong."""
+        scheme, _, credentials = headers.get("authorization", "").partition(" ")
+        if scheme.lower() == "bearer" and self._known(credentials.strip()):
+            return "header"
+        query = scope.get("query_string", b"").decode("latin-1")
+        for value in urllib.parse.parse_qs(query).get("access_token", []):
+            if self._known(value):
+                return "query"
+        return None
+
+    def _known(self, token: str) -> bool:
+        given = token.encode("utf-8")
+        found = False
+        for known in self.tokens:
+            found |= hmac.compare_digest(given, known)
+        return found
+
+    async def _post(
+        self, scope: Scope, headers: Mapping[str, str], receive: Receive, send: Send
+    ) -> None:
+        extra: list[tuple[bytes, bytes]] = []
+        via = None
+        if self.tokens:
+            via = self._authorized(scope, headers)
+            if via is None:
+                error = "invalid_token" if "authorization" in headers else None
+                challenge = 'Bearer realm="webhook"'
+                if error:
+                    challenge += f', error="{error}"'
+                detail = "a valid bearer token is required (Authorization: Bearer ...)"
+                await _respond(
+                    send,
+                    401,
+                    [(b"www-authenticate", challenge.encode()), *_PROBLEM],
+                    problem(401, "Unauthorized", detail),
+                )
+                return
+            if via == "query":
+                extra.append((b"cache-control", b"private"))  # webhook spec §3.2
+        if self._limit is not None:
+            client = scope.get("client") or ("unknown", 0)
+            origin = headers.get("webhook-request-origin") or str(client[0])
+            wait = self._limit.retry_after(origin)
+            if wait:
+                detail = f"more than {self.rate} deliveries per minute from {origin!r}"
+                await _respond(
+                    send,
+                    429,
+                    [(b"retry-after", str(wait).encode()), *_PROBLEM],
+                    problem(429, "Too Many Requests", detail),
+                )
+                return
+        try:
+            mode = mode_of(headers)
+        except Unsupported as error:
+            await _drain(receive)
+            await _respond(
+                send, 415, _PROBLEM, problem(415, "Unsupported Media Type", str(error))
+            )
+            return
+        limit = self.max_batch_size if mode == "batch" else self.max_event_size
+        try:  # a client trickling its body must not hold the server forever
+            async with asyncio.timeout(self.read_timeout):
+                body = await _read(headers, receive, limit)
+        except TimeoutError:
+            detail = f"the request body did not arrive within {self.read_timeout} s"
+            await _respond(send, 408, _PROBLEM, problem(408, "Request Timeout", detail))
+            return
+        if body is None:
+            detail = f"the request body is larger than {limit} bytes"
+            await _respond(
+                send, 413, _PROBLEM, problem(413, "Content Too Large", detail)
+            )
+            return
+        try:
+            if mode == "binary":
+                check_binary_body(headers, body)
+            judged = self.judge(headers, body)
+        except Unsupported as error:
+            await _respond(
+                send, 415, _PROBLEM, problem(415, "Unsupported Media Type", str(error))
+            )
+            return
+        except RecursionError:
+            judged = [Judged(0, findings=[Finding("json", "", "nested too deeply")])]
+        if via == "query":
+            warning = Finding(
+                QUERY_TOKEN_RULE,
+                "",
+                "the access token came in the access_token query parameter; "
+                "send it as Authorization: Bearer (NL GOV webhook guideline §3.2)",
+                "warning",
+            )
+            for item in judged:
+                item.findings.append(warning)
+        if self.report is not None:
+            self.report(judged)
+        invalid = [item for item in judged if not item.valid]
+        if invalid or not judged:
+            errors = [
+                item.diagnostic(finding) for item in judged for finding in item.findings
+            ]
+            count = f"{len(invalid)} of {len(judged)} event(s)"
+            detail = f"{count} invalid; nothing was accepted"
+            if not judged:
+                detail = "the batch holds no event"
+            await _respond(
+                send,
+                400,
+                _PROBLEM,
+                problem(400, "Bad Request", detail, errors=errors),
+            )
+            return
+        if self.dispatch is not None:
+            try:
+                await self.dispatch(judged)
+            except Exception as error:  # noqa: BLE001 - the handler's bug is the answer
+                detail = f"the handler failed: {type(error).__name__}"
+                await _respond(
+                    send, 500, _PROBLEM, problem(500, "Internal Server Error", detail)
+                )
+                return
+        await _respond(send, 204, extra)
+
+
+async def _read(
+    headers: Mapping[str, str], receive: Receive, limit: int
+) -> bytes | None:
+    """The request body, or None (and the rest discarded) when it exceeds ``limit``."""
+    declared = headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > limit:
+        return None
+    chunks: list[bytes] = []
+    size = 0
+    more = True
+    while more:
+        message = await receive()
+        if message["type"] != "http.request":
+            return b""
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > limit:
+            return None
+        chunks.append(chunk)
+        more = message.get("more_body", False)
+    return b"".join(chunks)
+
+
+async def _drain(receive: Receive) -> None:
+    more = True
+    while more:
+        message = await receive()
+        more = message["type"] == "http.request" and message.get("more_body", False)
+
+
+async def _respond(
+    send: Send, status: int, headers: Sequence[tuple[bytes, bytes]], body: bytes = b""
+) -> None:
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [*headers, (b"content-length", str(len(body)).encode())],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})

@@ -1,0 +1,191 @@
+"""`evcat serve`: a validating webhook delivery target (contract 6.1).
+
+The HTTP behaviour is the generated packages' own runtime module
+(``generator.runtime._webhook``); only the judge differs: events are checked
+by ``instance.EventChecker`` against the catalog, as ``evcat validate`` does.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import socket
+import sys
+from collections.abc import Iterable, Mapping
+from typing import Any, TextIO
+from urllib.parse import unquote
+
+from .instance import EventChecker, Problem, pointer_text
+from .model import CatalogSet
+from .rules import RULES
+from .runtime._webhook import (
+    BATCH,
+    STRUCTURED,
+    Finding,
+    Judged,
+    Unsupported,
+    WebhookApp,
+    check_binary_body,
+    essence,
+)
+
+
+def size_limit(catalog_set: CatalogSet) -> int:
+    """The profile's size limit of one event (Het Normo ID09; CloudEvents and NL GOV: 64 KiB)."""
+    return max((catalog.profile.max_event_size for catalog in catalog_set.catalogs), default=64 * 1024)
+
+
+def binary_to_structured(headers: Mapping[str, str], body: bytes, checker: EventChecker) -> dict[str, Any]:
+    """A binary-mode HTTP message as the structured-mode event it stands for.
+
+    HTTP protocol binding §3.1.3: each ``ce-`` header is an attribute, its
+    value percent-decoded (§3.1.3.2); Content-Type is ``datacontenttype``
+    (§3.1.1) and the body the data. Headers carry strings: attributes the
+    catalog declares as Integer or Boolean are typed back (CloudEvents 1.0.2
+    §3.1.1, canonical string forms). Raises ``ValueError`` for a body that is
+    not JSON. (The generated ``from_http`` does the same for the package;
+    one shared definition is the lead's plan.)
+    """
+    event: dict[str, Any] = {}
+    for name, value in headers.items():
+        if name.startswith("ce-") and len(name) > 3:
+            event[name[3:]] = unquote(value, errors="strict")
+    entry, _ = checker.find(event)
+    if entry is not None:
+        for extension in entry.extensions:
+            value = event.get(extension.name)
+            if not isinstance(value, str):
+                continue
+            if extension.type == "Integer" and value.lstrip("+-").isdigit():
+                event[extension.name] = int(value)
+            elif extension.type == "Boolean" and value.lower() in ("true", "false"):
+                # Canonical is true/false; the Python SDK writes True/False. The
+                # generated from_http accepts both too.
+                event[extension.name] = value.lower() == "true"
+    content_type = headers.get("content-type")
+    if content_type:
+        event["datacontenttype"] = content_type
+    if body:
+        event["data"] = json.loads(body)
+    return event
+
+
+class CatalogJudge:
+    """Headers and body -> judged events, by the catalog's rules."""
+
+    def __init__(self, catalog_set: CatalogSet) -> None:
+        self.checker = EventChecker(catalog_set)
+
+    def __call__(self, headers: Mapping[str, str], body: bytes) -> list[Judged]:
+        kind = essence(headers.get("content-type", ""))
+        if kind == BATCH:
+            try:
+                items = json.loads(body)
+            except (ValueError, RecursionError) as error:
+                return [_unreadable(f"the batch is not JSON: {error}")]
+            if not isinstance(items, list):
+                return [_unreadable("a batch is a JSON array of events")]
+            return [
+                self.judge(index, item, len(json.dumps(item, separators=(",", ":"), ensure_ascii=False).encode()))
+                for index, item in enumerate(items)
+            ]
+        if kind == STRUCTURED:
+            try:
+                value = json.loads(body)
+            except (ValueError, RecursionError) as error:
+                return [_unreadable(f"the body is not JSON: {error}")]
+            return [self.judge(0, value, len(body))]
+        if "ce-specversion" not in headers:
+            raise Unsupported(f"{kind or 'no Content-Type'} is not a CloudEvents format this catalog describes")
+        check_binary_body(headers, body)
+        try:
+            event = binary_to_structured(headers, body, self.checker)
+        except (ValueError, RecursionError) as error:
+            return [_unreadable(f"binary mode: {error}")]
+        return [self.judge(0, event, None)]
+
+    def judge(self, index: int, value: Any, wire_size: int | None) -> Judged:
+        problems = self.checker.check(value, wire_size=wire_size)
+        judged = Judged(index, value, findings=[_finding(problem) for problem in problems])
+        if isinstance(value, dict):
+            for name in ("id", "type", "dataversion"):
+                if isinstance(value.get(name), str):
+                    setattr(judged, name, value[name])
+        return judged
+
+
+def _finding(problem: Problem) -> Finding:
+    severity = RULES[problem.rule].severity.name.lower() if problem.rule in RULES else "error"
+    return Finding(problem.rule, pointer_text(problem.pointer), problem.message, severity)
+
+
+def _unreadable(message: str) -> Judged:
+    return Judged(0, findings=[Finding("CE-FORMAT", "/", message)])
+
+
+def printer(stream: TextIO) -> Any:
+    """The report of ``evcat serve``: one JSON line per received event."""
+
+    def report(judged: list[Judged]) -> None:
+        stream.writelines(json.dumps(item.record(), ensure_ascii=False) + "\n" for item in judged)
+        stream.flush()
+
+    return report
+
+
+def application(
+    catalog_set: CatalogSet,
+    *,
+    tokens: Iterable[str] = (),
+    allowed_origins: Iterable[str] = ("*",),
+    rate: int | None = None,
+    path: str | None = "/",
+    stream: TextIO | None = None,
+) -> WebhookApp:
+    limit = size_limit(catalog_set)
+    return WebhookApp(
+        CatalogJudge(catalog_set),
+        report=printer(stream or sys.stdout),
+        tokens=tokens,
+        allowed_origins=allowed_origins or ("*",),
+        rate=rate,
+        path=path,
+        max_event_size=limit,
+    )
+
+
+def serve(app: WebhookApp, host: str, port: int, announce: TextIO) -> None:
+    """Run under uvicorn until Ctrl-C (or SIGTERM), then shut down gracefully.
+
+    The socket is bound here, so ``--port 0`` works and the address printed
+    is the one listening."""
+    import uvicorn
+
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((host, port))
+    sock.listen(2048)
+    sock.set_inheritable(True)
+    bound = sock.getsockname()[1]
+    shown = f"[{host}]" if family == socket.AF_INET6 else host
+    print(f"evcat: serving on http://{shown}:{bound}{app.path or '/'} ; Ctrl-C stops", file=announce, flush=True)
+    config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on", timeout_graceful_shutdown=5)
+    # uvicorn shuts down gracefully on SIGINT and SIGTERM, then raises the signal
+    # again with the handlers it found: these end the run quietly.
+    previous = signal.signal(signal.SIGTERM, _stopped)
+    try:
+        uvicorn.Server(config).run(sockets=[sock])
+    except (KeyboardInterrupt, _Stopped):
+        pass
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+        sock.close()
+
+
+class _Stopped(Exception):
+    pass
+
+
+def _stopped(signum: int, frame: Any) -> None:
+    raise _Stopped

@@ -1,0 +1,161 @@
+"""The webhook receiver of a generated package: ``_webhook.WebhookApp`` judged by
+the package's own parsing functions, dispatching to typed handlers (contract 6.3).
+
+A handler's exception answers 500 for its delivery (the sender retries it);
+the other handlers of that delivery still run, other deliveries are unaffected.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import json
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, TypeVar
+
+from ._webhook import (
+    BATCH,
+    DEFAULT_EVENT_SIZE,
+    Finding,
+    Judged,
+    WebhookApp,
+    essence,
+)
+
+Handler = Callable[[Any], Any]
+H = TypeVar("H", bound=Callable[..., Any])
+
+
+def _pointer(location: Iterable[Any]) -> str:
+    return "".join(
+        "/" + str(part).replace("~", "~0").replace("/", "~1") for part in location
+    )
+
+
+def _findings(error: Exception) -> list[Finding]:
+    """Findings of the package's parse errors: pydantic's, one per error."""
+    errors = getattr(error, "errors", None)
+    if callable(errors):
+        return [
+            Finding(str(item["type"]), _pointer(item["loc"]), str(item["msg"]))
+            for item in errors(include_url=False)
+        ]
+    if isinstance(error, RecursionError):
+        return [Finding("json", "", "nested too deeply")]
+    return [Finding("event", "", str(error))]
+
+
+class EventReceiver(WebhookApp):
+    """A webhook target judged by a generated package's parsing functions.
+
+    ``from_http`` and ``parse_event`` are the package's own; valid events go
+    to the handlers registered with :meth:`on` for their class (or a base
+    class). Async handlers run on the event loop, plain functions in a worker
+    thread. A handler's exception answers 500 for its delivery; the other
+    handlers of that delivery still run, and other deliveries are unaffected.
+    """
+
+    def __init__(
+        self,
+        *,
+        from_http: Callable[[Mapping[str, str], bytes], Any],
+        parse_event: Callable[[Any], Any],
+        tokens: Iterable[str] = (),
+        allowed_origins: Iterable[str] = ("*",),
+        rate: int | None = None,
+        max_event_size: int = DEFAULT_EVENT_SIZE,
+        path: str | None = None,
+    ) -> None:
+        self._from_http = from_http
+        self._parse_event = parse_event
+        self._handlers: dict[type, list[tuple[Handler, bool]]] = {}
+        self._routes: dict[type, list[tuple[Handler, bool]]] = {}
+        super().__init__(
+            self._judge,
+            dispatch=self._dispatch,
+            tokens=tokens,
+            allowed_origins=allowed_origins,
+            rate=rate,
+            path=path,
+            max_event_size=max_event_size,
+        )
+
+    def on(self, *classes: type) -> Callable[[H], H]:
+        """Register the decorated function for events of ``classes`` (or subclasses)."""
+        if not classes:
+            raise TypeError("on() needs at least one event class")
+
+        def register(handler: H) -> H:
+            coroutine = inspect.iscoroutinefunction(handler)
+            for cls in classes:
+                self._handlers.setdefault(cls, []).append((handler, coroutine))
+            self._routes.clear()
+            return handler
+
+        return register
+
+    def _judge(self, headers: Mapping[str, str], body: bytes) -> list[Judged]:
+        if essence(headers.get("content-type", "")) == BATCH:
+            try:
+                items = json.loads(body)
+            except (ValueError, RecursionError) as error:
+                return [Judged(0, findings=[Finding("json", "", f"not JSON: {error}")])]
+            if not isinstance(items, list):
+                return [Judged(0, findings=[Finding("json", "", "not a JSON array")])]
+            judged = []
+            for index, item in enumerate(items):
+                judged.append(self._one(index, item))
+                size = len(json.dumps(item, separators=(",", ":")).encode())
+                if size > self.max_event_size:
+                    message = f"the event is {size} bytes, over {self.max_event_size}"
+                    judged[-1].findings.append(Finding("size", "", message))
+            return judged
+        return [self._one(0, None, headers, body)]
+
+    def _one(
+        self,
+        index: int,
+        item: Any,
+        headers: Mapping[str, str] | None = None,
+        body: bytes = b"",
+    ) -> Judged:
+        try:
+            if headers is None:
+                event = self._parse_event(item)
+            else:
+                event = self._from_http(headers, body)
+        except (ValueError, RecursionError) as error:  # EventError, ValidationError
+            judged = Judged(index, findings=_findings(error))
+            if isinstance(item, dict):  # name the event as far as it can be named
+                for name in ("id", "type", "dataversion"):
+                    if isinstance(item.get(name), str):
+                        setattr(judged, name, item[name])
+            return judged
+        return Judged(
+            index,
+            event,
+            getattr(event, "id", None),
+            getattr(event, "event_type", None),
+            getattr(event, "event_dataversion", None),
+        )
+
+    def _route(self, cls: type) -> list[tuple[Handler, bool]]:
+        if cls not in self._routes:
+            self._routes[cls] = [
+                entry for base in cls.__mro__ for entry in self._handlers.get(base, [])
+            ]
+        return self._routes[cls]
+
+    async def _dispatch(self, judged: list[Judged]) -> None:
+        failed: BaseException | None = None
+        for item in judged:
+            for handler, coroutine in self._route(type(item.event)):
+                try:
+                    if coroutine:
+                        await handler(item.event)
+                    else:
+                        await asyncio.to_thread(handler, item.event)
+                except Exception as error:  # noqa: BLE001 - the others still run
+                    failed = failed or error
+        if failed is not None:
+            raise failed
