@@ -18,7 +18,10 @@ from pathlib import Path
 RUNTIME_DIR = Path(__file__).resolve().parent
 
 # extra name -> requirements (PEP 508), sorted by name in the generated pyproject.toml.
-EXTRAS: dict[str, tuple[str, ...]] = {}
+EXTRAS: dict[str, tuple[str, ...]] = {
+    "mqtt": ("paho-mqtt>=2.0",),  # mqtt.py
+    "rabbitmq": ("aio-pika>=9.0",),  # rabbitmq.py
+}
 
 # What every generated package needs at run time.
 REQUIRES: tuple[str, ...] = ("pydantic>=2.6",)
