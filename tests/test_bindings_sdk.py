@@ -67,7 +67,9 @@ def _typed(event: Any) -> dict[str, Any]:
 
 @pytest.mark.parametrize("name,catalog_id,raw", CASES, ids=IDS)
 @pytest.mark.parametrize("mode", MODES)
-def test_every_binding_round_trips_losslessly(generated: Path, name: str, catalog_id: str, raw: dict[str, Any], mode: str) -> None:
+def test_every_binding_round_trips_losslessly(
+    generated: Path, name: str, catalog_id: str, raw: dict[str, Any], mode: str
+) -> None:
     module, ours = _ours(generated, catalog_id, raw)
     wire = ours.to_dict()
 
@@ -105,9 +107,11 @@ def test_every_binding_round_trips_losslessly(generated: Path, name: str, catalo
 
 def test_amqp_values_are_native_amqp_types(generated: Path) -> None:
     """AMQP binding §3.1.3.2: Boolean, Integer (long), Binary and Timestamp as native values."""
-    name, catalog_id, raw = next(case for case in CASES if case[0].startswith("io.example.class-import.from"))
+    _, catalog_id, raw = next(case for case in CASES if case[0].startswith("io.example.class-import.from"))
     module, ours = _ours(generated, catalog_id, raw)
-    _, properties, _ = module.to_amqp(ours.model_copy(update={"time": datetime(2024, 1, 2, 3, 4, 5, 678000, tzinfo=timezone.utc)}))
+    _, properties, _ = module.to_amqp(
+        ours.model_copy(update={"time": datetime(2024, 1, 2, 3, 4, 5, 678000, tzinfo=timezone.utc)})
+    )
     assert properties["cloudEvents_json"] is True
     assert type(properties["cloudEvents_import"]) is int and properties["cloudEvents_import"] == -(2**31)
     assert properties["cloudEvents_copy"] == ours.copy_ and isinstance(properties["cloudEvents_copy"], bytes)
@@ -119,17 +123,15 @@ def test_amqp_values_are_native_amqp_types(generated: Path) -> None:
     assert properties["cloudEvents_time"] == "2024-01-02T03:04:05.678901Z"
     # what a receiver may get: AMQP timestamps as epoch milliseconds (int) or naive UTC datetimes
     for moment in (1704164645678, datetime(2024, 1, 2, 3, 4, 5, 678000)):
-        again = module.from_amqp("application/json", {**properties, "cloudEvents_time": moment}, module.to_amqp(ours)[2])
+        again = module.from_amqp(
+            "application/json", {**properties, "cloudEvents_time": moment}, module.to_amqp(ours)[2]
+        )
         assert again.time == datetime(2024, 1, 2, 3, 4, 5, 678000, tzinfo=timezone.utc)
 
 
 def test_kafka_key_is_partitionkey_else_subject(tmp_path: Path) -> None:
     """Kafka binding §3.1: the key from the Partitioning extension, which stays a header too."""
     (tmp_path / "catalog").mkdir()
-    header = (
-        "  subject: Meter id.\n"
-        "  extensions:\n    partitionkey: {type: String, description: Routing key.}\n"
-    )
     events = (
         "  - type: nl.test.thing-keyed\n    dataversion: 1.0.0\n    title: Keyed\n    description: Keyed.\n"
         "    subject: The thing.\n"
@@ -202,7 +204,9 @@ def _sdk_data(event: Any) -> Any:
 
 @pytest.mark.parametrize("name,catalog_id,raw", CASES, ids=IDS)
 @pytest.mark.parametrize("mode", MODES)
-def test_official_sdk_reads_our_kafka_records(generated: Path, name: str, catalog_id: str, raw: dict[str, Any], mode: str) -> None:
+def test_official_sdk_reads_our_kafka_records(
+    generated: Path, name: str, catalog_id: str, raw: dict[str, Any], mode: str
+) -> None:
     from cloudevents.core.bindings import kafka as sdk_kafka
 
     module, ours = _ours(generated, catalog_id, raw)
@@ -214,7 +218,9 @@ def test_official_sdk_reads_our_kafka_records(generated: Path, name: str, catalo
 
 @pytest.mark.parametrize("name,catalog_id,raw", CASES, ids=IDS)
 @pytest.mark.parametrize("mode", MODES)
-def test_official_sdk_reads_our_amqp_messages(generated: Path, name: str, catalog_id: str, raw: dict[str, Any], mode: str) -> None:
+def test_official_sdk_reads_our_amqp_messages(
+    generated: Path, name: str, catalog_id: str, raw: dict[str, Any], mode: str
+) -> None:
     from cloudevents.core.bindings import amqp as sdk_amqp
 
     module, ours = _ours(generated, catalog_id, raw)
@@ -251,7 +257,9 @@ def _sdk_event(ours: Any, binary_as_bytes: bool) -> Any:
 
 @pytest.mark.parametrize("name,catalog_id,raw", CASES, ids=IDS)
 @pytest.mark.parametrize("mode", MODES)
-def test_we_read_the_official_sdks_kafka_records(generated: Path, name: str, catalog_id: str, raw: dict[str, Any], mode: str) -> None:
+def test_we_read_the_official_sdks_kafka_records(
+    generated: Path, name: str, catalog_id: str, raw: dict[str, Any], mode: str
+) -> None:
     from cloudevents.core.bindings import kafka as sdk_kafka
 
     module, ours = _ours(generated, catalog_id, raw)
@@ -265,23 +273,27 @@ def test_we_read_the_official_sdks_kafka_records(generated: Path, name: str, cat
 
 @pytest.mark.parametrize("name,catalog_id,raw", CASES, ids=IDS)
 @pytest.mark.parametrize("mode", MODES)
-def test_we_read_the_official_sdks_amqp_messages(generated: Path, name: str, catalog_id: str, raw: dict[str, Any], mode: str) -> None:
+def test_we_read_the_official_sdks_amqp_messages(
+    generated: Path, name: str, catalog_id: str, raw: dict[str, Any], mode: str
+) -> None:
     from cloudevents.core.bindings import amqp as sdk_amqp
 
     module, ours = _ours(generated, catalog_id, raw)
     convert = sdk_amqp.to_binary_event if mode == "binary" else sdk_amqp.to_structured_event
     message = convert(_sdk_event(ours, binary_as_bytes=mode == "binary"))
-    again = module.from_amqp(message.properties.get("content-type"), message.application_properties, message.application_data)
+    again = module.from_amqp(
+        message.properties.get("content-type"), message.application_properties, message.application_data
+    )
     expected, got, kinds = _typed(ours), _typed(again), _kinds(ours)
-    for name, value in expected.items():
-        if mode == "binary" and kinds.get(name) == "Timestamp":
+    for attribute, value in expected.items():
+        if mode == "binary" and kinds.get(attribute) == "Timestamp":
             # The SDK writes every datetime as an AMQP timestamp, int(seconds * 1000):
             # we read exactly the instant it carried (it drops the microseconds).
-            carried = message.application_properties[f"cloudEvents_{name}"]
+            carried = message.application_properties[f"cloudEvents_{attribute}"]
             assert carried == int(value.timestamp() * 1000)
-            assert got[name] == EPOCH + timedelta(milliseconds=carried), name
+            assert got[attribute] == EPOCH + timedelta(milliseconds=carried), attribute
         else:
-            assert got[name] == value and type(got[name]) is type(value), name
+            assert got[attribute] == value and type(got[attribute]) is type(value), attribute
     assert set(got) == set(expected)
     assert again.to_dict().get("data") == ours.to_dict().get("data")
 
@@ -302,12 +314,20 @@ def _verdict(call: Any) -> tuple[type[Exception], Any]:
 
 def _binary_messages(module: ModuleType, wire: dict[str, Any]) -> dict[str, Any]:
     """One binary-mode message per binding carrying ``wire`` (canonical strings)."""
-    attributes = {n: ("true" if v is True else "false" if v is False else str(v)) for n, v in wire.items() if n not in ("data", "datacontenttype")}
+    attributes = {
+        n: ("true" if v is True else "false" if v is False else str(v))
+        for n, v in wire.items()
+        if n not in ("data", "datacontenttype")
+    }
     body = json.dumps(wire["data"]).encode() if "data" in wire else b""
     content_type = wire.get("datacontenttype")
     return {
         "kafka": lambda: module.from_kafka(
-            {**{f"ce_{n}": v.encode() for n, v in attributes.items()}, **({"content-type": content_type.encode()} if content_type else {})}, body
+            {
+                **{f"ce_{n}": v.encode() for n, v in attributes.items()},
+                **({"content-type": content_type.encode()} if content_type else {}),
+            },
+            body,
         ),
         "amqp": lambda: module.from_amqp(content_type, {f"cloudEvents_{n}": v for n, v in attributes.items()}, body),
         "mqtt": lambda: module.from_mqtt(content_type, list(attributes.items()), body),
@@ -337,7 +357,7 @@ def _invalid_variants(wire: dict[str, Any]) -> dict[str, dict[str, Any]]:
 
 
 def test_invalid_binary_messages_get_parse_events_verdict(generated: Path) -> None:
-    name, catalog_id, raw = next(case for case in CASES if case[0].startswith("io.example.class-import.from"))
+    _, catalog_id, raw = next(case for case in CASES if case[0].startswith("io.example.class-import.from"))
     module, ours = _ours(generated, catalog_id, raw)
     for variant, wire in _invalid_variants(ours.to_dict()).items():
         expected = _verdict(lambda: module.parse_event(wire))
@@ -363,7 +383,11 @@ def test_invalid_structured_messages_get_parse_events_verdict(generated: Path) -
 
 
 def test_a_notification_with_a_payload_is_judged_like_data_in_json(generated: Path) -> None:
-    module, ours = _ours(generated, "cloudevents-conformance", {"specversion": "1.0", "id": "1", "source": "/x", "type": "io.cloudevents.test"})
+    module, ours = _ours(
+        generated,
+        "cloudevents-conformance",
+        {"specversion": "1.0", "id": "1", "source": "/x", "type": "io.cloudevents.test"},
+    )
     wire = {**ours.to_dict(), "data": {"a": 1}}
     expected = _verdict(lambda: module.parse_event(wire))
     for call in _binary_messages(module, {**wire, "datacontenttype": "application/json"}).values():
@@ -383,7 +407,10 @@ def test_a_notification_with_a_payload_is_judged_like_data_in_json(generated: Pa
         lambda m: m.from_amqp("application/json", {"cloudEvents_id": 3.5}, b"{}"),
         lambda m: m.from_mqtt(None, None, b"\x00\xff"),
         lambda m: m.from_mqtt("text/plain", [("specversion", "1.0")], b"hello"),
-        lambda m: m.from_kafka({"ce_specversion": b"1.0", "ce_type": b"mdm.meter.removed", "ce_id": b"1", "ce_source": b"urn:x"}, b"{not json"),
+        lambda m: m.from_kafka(
+            {"ce_specversion": b"1.0", "ce_type": b"mdm.meter.removed", "ce_id": b"1", "ce_source": b"urn:x"},
+            b"{not json",
+        ),
     ],
 )
 def test_garbage_is_an_event_error_or_validation_error(generated: Path, call: Any) -> None:

@@ -1,0 +1,324 @@
+"""The generated packages' broker adapters on real brokers (contract §7).
+
+RabbitMQ (Debian's rabbitmq-server, through the package's ``rabbitmq``
+module on aio-pika) and Mosquitto (Debian's mosquitto, through the
+package's ``mqtt`` module on paho-mqtt), both started by the test run on
+loopback (``tests/brokers.py``): every example is published in binary and
+structured mode and consumed with typed dispatch, then compared; poison
+messages in between are rejected with exactly ``parse_event``'s verdict and
+do not stop the consumer. Kafka has no broker here (none in Debian, PyPI or
+npm): its binding is tested against the official SDK only.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import json
+import threading
+import time
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+from pydantic import ValidationError
+
+from .brokers import Broker, mosquitto, rabbitmq  # noqa: F401  (fixtures)
+from .test_bindings_sdk import CASES, MODES, _verdict
+from .test_python_output import generated, package  # noqa: F401  (a fixture)
+
+CATALOG_IDS = sorted({catalog_id for _, catalog_id, _ in CASES})
+STRUCTURED = "application/cloudevents+json; charset=utf-8"
+
+
+def _events(generated: Path, catalog_id: str) -> tuple[ModuleType, list[Any]]:
+    module = package(generated, catalog_id)
+    return module, [module.parse_event(raw) for _, case_catalog, raw in CASES if case_catalog == catalog_id]
+
+
+def _invalid_wire(module: ModuleType, events: list[Any]) -> dict[str, dict[str, Any]]:
+    """Structured-mode forms of invalid events of this catalog."""
+    base = next((e for e in events if type(e).has_data), events[0]).to_dict()
+    invalid = {
+        "unknown-type": {**base, "type": "io.example.not-in-this-catalog"},
+        "no-source": {k: v for k, v in base.items() if k != "source"},
+    }
+    if "data" in base:
+        invalid["data-not-an-object"] = {**base, "data": [1, 2]}
+    return invalid
+
+
+def _expected(module: ModuleType, raw: Any) -> tuple[type[Exception], Any]:
+    return _verdict(lambda: module.parse_event(raw))
+
+
+def _error_verdict(error: Exception) -> tuple[type[Exception], Any]:
+    if isinstance(error, (ValueError, ValidationError)):
+
+        def again() -> None:
+            raise error
+
+        return _verdict(again)
+    return type(error), str(error)
+
+
+def _same_events(received: list[Any], sent: list[Any]) -> None:
+    assert len(received) == len(sent)
+    by_json = {event.to_json(): event for event in sent}
+    assert sorted(e.to_json() for e in received) == sorted(e.to_json() for e in sent)
+    for event in received:
+        original = by_json[event.to_json()]
+        assert type(event) is type(original) and event == original
+
+
+# --- RabbitMQ --------------------------------------------------------------
+
+
+async def _rabbitmq_round_trip(generated: Path, broker: Any, catalog_id: str) -> None:
+    import aio_pika
+
+    module, events = _events(generated, catalog_id)
+    adapter = importlib.import_module(f"{module.__name__}.rabbitmq")
+    connection = await aio_pika.connect(broker.url)
+    async with connection:
+        channel = await connection.channel()
+        dead = await channel.declare_queue(exclusive=True)
+        queue = await channel.declare_queue(
+            exclusive=True, arguments={"x-dead-letter-exchange": "", "x-dead-letter-routing-key": dead.name}
+        )
+        exchange = channel.default_exchange
+        sent: list[Any] = []
+        poison: list[tuple[Any, tuple[type[Exception], Any]]] = []  # (body, verdict)
+
+        async def send_poison(message: aio_pika.Message, verdict: tuple[type[Exception], Any]) -> None:
+            await exchange.publish(message, routing_key=queue.name)
+            poison.append((message.body, verdict))
+
+        await send_poison(aio_pika.Message(b"\x00\xffgarbage"), (module.EventError, None))
+        for mode in MODES:
+            for event in events:
+                await adapter.publish(exchange, event, queue.name, mode)
+                sent.append(event)
+            await send_poison(aio_pika.Message(b"{not json", content_type=STRUCTURED), _expected(module, b"{not json"))
+        for name, wire in _invalid_wire(module, events).items():
+            text = json.dumps(wire).encode()
+            await send_poison(aio_pika.Message(text, content_type=STRUCTURED), _expected(module, text))
+            # the same event in binary mode: the application properties as 0-9-1 headers
+            headers = {f"cloudEvents_{k}": v for k, v in wire.items() if k not in ("data", "datacontenttype")}
+            body = json.dumps(wire["data"]).encode() if "data" in wire else b""
+            await send_poison(
+                aio_pika.Message(body, headers=headers, content_type=wire.get("datacontenttype")),
+                _expected(module, wire),
+            )
+        boom = events[0].model_copy(update={"id": "handler-raises"})
+        await adapter.publish(exchange, boom, queue.name)
+        poison.append((None, (RuntimeError, "handler bug")))
+        last = events[-1].model_copy(update={"id": "after-the-poison"})
+        await adapter.publish(exchange, last, queue.name)
+        sent.append(last)
+
+        received: list[Any] = []
+        errors: list[tuple[bytes, Exception]] = []
+        done = asyncio.Event()
+        expected_count = len(sent) + len(poison)
+
+        def settle() -> None:
+            if len(received) + len(errors) == expected_count:
+                done.set()
+
+        consumer = adapter.Consumer(
+            module.EVENTS, on_error=lambda message, error: (errors.append((message.body, error)), settle())
+        )
+        for event_class in set(module.EVENTS.values()):
+
+            @consumer.on(event_class)
+            async def handle(event: Any) -> None:
+                if event.id == "handler-raises":
+                    raise RuntimeError("handler bug")
+                received.append(event)
+                settle()
+
+        task = asyncio.create_task(consumer.consume(queue))
+        try:
+            await asyncio.wait_for(done.wait(), timeout=60)
+        finally:
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
+
+        _same_events(received, sent)
+        assert received[-1].id == "after-the-poison"  # the consumer went on after every poison message
+        assert len(errors) == len(poison)
+        for (body, error), (sent_body, verdict) in zip(errors, poison):
+            if sent_body is not None:
+                assert body == sent_body
+            if verdict[1] is None:
+                assert isinstance(error, module.EventError) and "not a CloudEvent" in str(error)
+            else:
+                assert _error_verdict(error) == verdict, body
+        # rejected without requeueing: every poison message is in the dead-letter queue
+        dead_letters = []
+        for _ in range(100):
+            message = await dead.get(fail=False, no_ack=True)
+            if message is None:
+                if len(dead_letters) == len(poison):
+                    break
+                await asyncio.sleep(0.05)
+                continue
+            dead_letters.append(message.body)
+        assert len(dead_letters) == len(poison)
+        declared = await channel.declare_queue(queue.name, passive=True)
+        assert declared.declaration_result.message_count == 0
+
+
+@pytest.mark.parametrize("catalog_id", CATALOG_IDS)
+def test_rabbitmq_publishes_and_consumes_every_example(generated: Path, rabbitmq: Broker, catalog_id: str) -> None:
+    asyncio.run(_rabbitmq_round_trip(generated, rabbitmq, catalog_id))
+
+
+def test_rabbitmq_headers_keep_native_types(generated: Path) -> None:
+    module, events = _events(generated, "hostile-names")
+    adapter = importlib.import_module(f"{module.__name__}.rabbitmq")
+    event = next(e for e in events if "copy" in e.to_dict())
+    message = adapter.message(event)
+    assert message.headers["cloudEvents_json"] is True
+    assert message.headers["cloudEvents_import"] == -(2**31)
+    assert message.headers["cloudEvents_copy"] == bytearray(event.copy_)
+    assert isinstance(message.headers["cloudEvents_time"], str)  # 0-9-1 timestamps hold whole seconds only
+    assert message.content_type == "application/json"
+
+
+# --- Mosquitto (MQTT 5 and 3.1.1) -------------------------------------------
+
+
+class _Client:
+    """A paho client on its own network thread, connected and subscribed."""
+
+    def __init__(self, broker: Broker, protocol: Any, topic: str | None = None) -> None:
+        import paho.mqtt.client as mqtt
+
+        self.connected = threading.Event()
+        self.subscribed = threading.Event()
+        self.client = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, protocol=protocol)
+        self.client.on_connect = lambda *args: self.connected.set()
+        self.client.on_subscribe = lambda *args: self.subscribed.set()
+        self.client.connect("127.0.0.1", broker.port)
+        self.client.loop_start()
+        assert self.connected.wait(20), "no CONNACK from mosquitto"
+        if topic:
+            self.client.subscribe(topic, qos=1)
+            assert self.subscribed.wait(20), "no SUBACK from mosquitto"
+
+    def close(self) -> None:
+        self.client.disconnect()
+        self.client.loop_stop()
+
+
+def _wait(condition: Any, timeout: float = 30) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "timed out waiting for the broker"
+        time.sleep(0.02)
+
+
+@pytest.mark.parametrize("catalog_id", CATALOG_IDS)
+def test_mosquitto_mqtt5_publishes_and_consumes_every_example(
+    generated: Path, mosquitto: Broker, catalog_id: str
+) -> None:
+    import paho.mqtt.client as mqtt
+    from paho.mqtt.packettypes import PacketTypes
+    from paho.mqtt.properties import Properties
+
+    module, events = _events(generated, catalog_id)
+    adapter = importlib.import_module(f"{module.__name__}.mqtt")
+    topic = f"evcat/test/{catalog_id}"
+    received: list[Any] = []
+    errors: list[tuple[bytes, Exception]] = []
+    consumer = adapter.Consumer(module.EVENTS, on_error=lambda message, error: errors.append((message.payload, error)))
+    for event_class in set(module.EVENTS.values()):
+
+        @consumer.on(event_class)
+        def handle(event: Any) -> None:
+            if event.id == "handler-raises":
+                raise RuntimeError("handler bug")
+            received.append(event)
+
+    subscriber = _Client(mosquitto, mqtt.MQTTv5, topic)
+    subscriber.client.on_message = consumer.on_message
+    publisher = _Client(mosquitto, mqtt.MQTTv5)
+    try:
+        sent: list[Any] = []
+        poison: list[tuple[bytes, tuple[type[Exception], Any]]] = []
+
+        def send_poison(payload: bytes, verdict: tuple[type[Exception], Any], **props: Any) -> None:
+            properties = Properties(PacketTypes.PUBLISH)
+            for name, value in props.items():
+                setattr(properties, name, value)
+            publisher.client.publish(topic, payload, qos=1, properties=properties).wait_for_publish(10)
+            poison.append((payload, verdict))
+
+        send_poison(b"\x00\xffgarbage", _expected(module, b"\x00\xffgarbage"))
+        for mode in MODES:
+            for event in events:
+                adapter.publish(publisher.client, topic, event, mode).wait_for_publish(10)
+                sent.append(event)
+        send_poison(b"{not json", _expected(module, b"{not json"), ContentType=STRUCTURED)
+        for name, wire in _invalid_wire(module, events).items():
+            text = json.dumps(wire).encode()
+            send_poison(text, _expected(module, text), ContentType=STRUCTURED)
+            user = [
+                (k, v if isinstance(v, str) else json.dumps(v))
+                for k, v in wire.items()
+                if k not in ("data", "datacontenttype")
+            ]
+            body = json.dumps(wire["data"]).encode() if "data" in wire else b""
+            extra = {"ContentType": wire["datacontenttype"]} if "datacontenttype" in wire else {}
+            send_poison(body, _expected(module, wire), UserProperty=user, **extra)
+        adapter.publish(
+            publisher.client, topic, events[0].model_copy(update={"id": "handler-raises"})
+        ).wait_for_publish(10)
+        last = events[-1].model_copy(update={"id": "after-the-poison"})
+        adapter.publish(publisher.client, topic, last).wait_for_publish(10)
+        sent.append(last)
+
+        _wait(lambda: len(received) == len(sent) and len(errors) == len(poison) + 1)
+        _same_events(received, sent)
+        assert any(e.id == "after-the-poison" for e in received)
+        handler_errors = [error for _, error in errors if isinstance(error, RuntimeError)]
+        assert [str(e) for e in handler_errors] == ["handler bug"]
+        rejected = [(payload, error) for payload, error in errors if not isinstance(error, RuntimeError)]
+        assert len(rejected) == len(poison)
+        for (payload, error), (sent_payload, verdict) in zip(rejected, poison):  # QoS 1 on one topic: in order
+            assert payload == sent_payload and _error_verdict(error) == verdict, payload
+        assert subscriber.client.is_connected()  # the network loop survived every poison message
+    finally:
+        subscriber.close()
+        publisher.close()
+
+
+def test_mosquitto_mqtt311_carries_structured_mode(generated: Path, mosquitto: Broker) -> None:
+    import paho.mqtt.client as mqtt
+
+    module, events = _events(generated, "meter-data")
+    adapter = importlib.import_module(f"{module.__name__}.mqtt")
+    topic = "evcat/test/v311"
+    received: list[Any] = []
+    errors: list[Exception] = []
+    consumer = adapter.Consumer(module.EVENTS, on_error=lambda message, error: errors.append(error))
+    consumer.on(module.CloudEvent)(received.append)  # every event class at once
+    subscriber = _Client(mosquitto, mqtt.MQTTv311, topic)
+    subscriber.client.on_message = consumer.on_message
+    publisher = _Client(mosquitto, mqtt.MQTTv311)
+    try:
+        with pytest.raises(ValueError, match="structured mode only"):
+            adapter.publish(publisher.client, topic, events[0], "binary")
+        publisher.client.publish(topic, b"not an event", qos=1).wait_for_publish(10)
+        for event in events:
+            adapter.publish(publisher.client, topic, event, "structured").wait_for_publish(10)
+        _wait(lambda: len(received) == len(events) and len(errors) == 1)
+        _same_events(received, events)
+        assert _error_verdict(errors[0]) == _expected(module, b"not an event")
+        assert isinstance(errors[0], (module.EventError, ValidationError))
+    finally:
+        subscriber.close()
+        publisher.close()
