@@ -9,15 +9,18 @@ package cannot be installed at all.
 
 from __future__ import annotations
 
+import importlib
 import os
 import shutil
 import signal
 import socket
 import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
@@ -126,7 +129,8 @@ def rabbitmq(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Broker]:
     (base / "rabbitmq.conf").write_text(
         f"listeners.tcp.1 = 127.0.0.1:{port}\nloopback_users = none\n", encoding="utf-8"
     )
-    (base / "enabled_plugins").write_text("[].\n", encoding="utf-8")
+    # AMQP 1.0 (the CloudEvents AMQP binding's protocol) on the same port, beside 0-9-1
+    (base / "enabled_plugins").write_text("[rabbitmq_amqp1_0].\n", encoding="utf-8")
     (base / "rabbitmq-env.conf").write_text("", encoding="utf-8")
     env = dict(
         os.environ,
@@ -156,3 +160,23 @@ def rabbitmq(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Broker]:
         stop(process)
         epmd = shutil.which("epmd") or "/usr/lib/erlang/bin/epmd"
         subprocess.run([epmd, "-kill"], env=env, capture_output=True, timeout=30, check=False)
+
+
+@pytest.fixture(scope="session")
+def proton() -> ModuleType:
+    """Apache Qpid Proton, an AMQP 1.0 client (pip ``python-qpid-proton``, built on first use)."""
+    try:
+        return importlib.import_module("proton")
+    except ImportError:
+        pass
+    try:
+        subprocess.run(
+            [sys.executable, "-m", "pip", "install", "-q", "python-qpid-proton>=0.39"],
+            check=True,
+            timeout=900,
+            capture_output=True,
+        )
+    except (OSError, subprocess.SubprocessError) as error:
+        pytest.skip(f"python-qpid-proton (the AMQP 1.0 client) cannot be installed here: {error}")
+    importlib.invalidate_caches()
+    return importlib.import_module("proton")

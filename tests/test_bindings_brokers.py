@@ -17,6 +17,7 @@ import importlib
 import json
 import threading
 import time
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -24,7 +25,7 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from .brokers import Broker, mosquitto, rabbitmq  # noqa: F401  (fixtures)
+from .brokers import Broker, mosquitto, proton, rabbitmq  # noqa: F401  (fixtures)
 from .test_bindings_sdk import CASES, MODES, _verdict
 from .test_python_output import generated, package  # noqa: F401  (a fixture)
 
@@ -186,6 +187,142 @@ def test_rabbitmq_headers_keep_native_types(generated: Path) -> None:
     assert message.headers["cloudEvents_copy"] == bytearray(event.copy_)
     assert isinstance(message.headers["cloudEvents_time"], str)  # 0-9-1 timestamps hold whole seconds only
     assert message.content_type == "application/json"
+
+
+def _proton_properties(proton: ModuleType, properties: dict[str, Any]) -> dict[str, Any]:
+    """``to_amqp``'s application properties as qpid-proton writes native AMQP types:
+    ``datetime`` -> timestamp, ``bytes`` -> binary, ``int`` -> long, ``bool`` -> boolean."""
+    epoch = datetime(1970, 1, 1, tzinfo=UTC)
+    return {
+        name: proton.timestamp((value - epoch) // timedelta(milliseconds=1)) if isinstance(value, datetime) else value
+        for name, value in properties.items()
+    }
+
+
+def _content_type(message: Any) -> str | None:
+    # qpid-proton 0.40 gives an absent content-type as symbol('None')
+    return None if message.content_type in (None, "None") else str(message.content_type)
+
+
+@pytest.mark.parametrize("catalog_id", CATALOG_IDS)
+def test_rabbitmq_amqp10_carries_the_amqp_binding(
+    generated: Path, rabbitmq: Broker, proton: ModuleType, catalog_id: str
+) -> None:
+    """The CloudEvents AMQP binding proper: AMQP 1.0 (qpid-proton) through RabbitMQ's AMQP 1.0 plugin."""
+    from proton.utils import BlockingConnection
+
+    module, events = _events(generated, catalog_id)
+    on_the_ms = events[0].model_copy(update={"time": datetime(2024, 1, 2, 3, 4, 5, 678000, tzinfo=UTC)})
+    events = [*events, on_the_ms]
+    connection = BlockingConnection(
+        f"amqp://127.0.0.1:{rabbitmq.port}",
+        user="guest",
+        password="guest",
+        allowed_mechs="PLAIN",
+        allow_insecure_mechs=True,
+        timeout=30,
+    )
+    try:
+        address = f"/queue/evcat-amqp10-{catalog_id}"
+        receiver = connection.create_receiver(address)
+        sender = connection.create_sender(address)
+        sent = []
+        for mode in MODES:
+            for event in events:
+                content_type, properties, body = module.to_amqp(event, mode)
+                message = proton.Message(
+                    body=body,
+                    content_type=content_type or None,
+                    properties=_proton_properties(proton, properties) or None,
+                    inferred=True,  # the body is the application-data (data) section
+                )
+                sender.send(message)
+                sent.append((mode, event))
+        poison = [b"\x00\xffgarbage", b"{not json"]
+        sender.send(proton.Message(body=poison[0], inferred=True))
+        sender.send(proton.Message(body=poison[1], content_type=STRUCTURED, inferred=True))
+
+        received = []
+        for mode, event in sent:
+            message = receiver.receive(timeout=30)
+            receiver.accept()
+            again = module.from_amqp(_content_type(message), message.properties, message.body)
+            assert again == event and again.to_dict() == event.to_dict(), (mode, event.type)
+            received.append(again)
+            if mode == "binary":  # AMQP binding §3.1.3.2: native AMQP types on the wire
+                kinds = {**type(event).attribute_types, "time": "Timestamp"}
+                typed = event.model_dump(by_alias=True)
+                for name, value in message.properties.items():
+                    attribute = name.removeprefix("cloudEvents_")
+                    kind = kinds.get(attribute)
+                    if kind == "Boolean":
+                        assert type(value) is bool
+                    elif kind == "Integer":
+                        assert type(value) is int
+                    elif kind == "Binary":
+                        assert isinstance(value, (bytes, memoryview))
+                    elif kind == "Timestamp":  # native when the UTC milliseconds hold it exactly
+                        moment = typed[attribute]
+                        exact = moment.microsecond % 1000 == 0 and moment.utcoffset() == timedelta(0)
+                        assert isinstance(value, proton.timestamp) if exact else isinstance(value, str), (name, value)
+                assert event is not on_the_ms or isinstance(message.properties["cloudEvents_time"], proton.timestamp)
+        message = receiver.receive(timeout=30)
+        receiver.accept()
+        with pytest.raises(module.EventError, match="not a CloudEvent"):
+            module.from_amqp(_content_type(message), message.properties, message.body)
+        message = receiver.receive(timeout=30)
+        receiver.accept()
+        got = _verdict(lambda: module.from_amqp(_content_type(message), message.properties, message.body))
+        assert got == _expected(module, poison[1])
+        assert len(received) == len(sent)
+    finally:
+        connection.close()
+
+
+def test_rabbitmq_structured_mode_crosses_amqp_0_9_1_and_1_0(
+    generated: Path, rabbitmq: Broker, proton: ModuleType
+) -> None:
+    """RabbitMQ 3.10 does not translate 0-9-1 headers and 1.0 application properties
+    into each other, but the content type and body cross: structured mode does."""
+    import aio_pika
+    from proton.utils import BlockingConnection
+
+    module, events = _events(generated, "meter-data")
+    adapter = importlib.import_module(f"{module.__name__}.rabbitmq")
+    connection = BlockingConnection(
+        f"amqp://127.0.0.1:{rabbitmq.port}",
+        user="guest",
+        password="guest",
+        allowed_mechs="PLAIN",
+        allow_insecure_mechs=True,
+        timeout=30,
+    )
+    try:
+        to_091 = connection.create_sender("/queue/evcat-cross-to-091")
+        from_091 = connection.create_receiver("/queue/evcat-cross-to-10")
+        for event in events:
+            content_type, _, body = module.to_amqp(event, "structured")
+            to_091.send(proton.Message(body=body, content_type=content_type, inferred=True))
+
+        async def cross() -> list[Any]:
+            received: list[Any] = []
+            async with await aio_pika.connect(rabbitmq.url) as amqp091:
+                channel = await amqp091.channel()
+                queue = await channel.declare_queue("evcat-cross-to-091", passive=True)
+                for _ in events:
+                    incoming = await queue.get(timeout=30)
+                    received.append(adapter.Consumer(module.EVENTS).parse(incoming))
+                    await incoming.ack()
+                    await adapter.publish(channel.default_exchange, received[-1], "evcat-cross-to-10", "structured")
+            return received
+
+        assert asyncio.run(cross()) == events
+        for event in events:
+            message = from_091.receive(timeout=30)
+            from_091.accept()
+            assert module.from_amqp(_content_type(message), message.properties, message.body) == event
+    finally:
+        connection.close()
 
 
 # --- Mosquitto (MQTT 5 and 3.1.1) -------------------------------------------

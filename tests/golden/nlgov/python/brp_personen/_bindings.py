@@ -306,9 +306,9 @@ def from_kafka(
 
 # --- AMQP (amqp-protocol-binding.md) ---------------------------------------
 
-# The AMQP (1.0) timestamp counts milliseconds: a time with finer digits goes
-# as its canonical string, which the binding allows (§3.1.3.2), so no
-# precision is lost.
+# The AMQP (1.0) timestamp counts milliseconds in UTC: a time with finer
+# digits or another UTC offset goes as its canonical string, which the
+# binding allows (§3.1.3.2), so nothing is lost.
 
 
 def _amqp_value(value: Any, kind: str | None) -> Any:
@@ -316,7 +316,8 @@ def _amqp_value(value: Any, kind: str | None) -> Any:
         return base64.b64decode(value)
     if kind == "Timestamp" and isinstance(value, str):
         moment = datetime.fromisoformat(value)
-        return moment if moment.microsecond % 1000 == 0 else value
+        exact = moment.microsecond % 1000 == 0 and moment.utcoffset() == timedelta(0)
+        return moment if exact else value
     return value
 
 
@@ -329,7 +330,7 @@ def to_amqp(
     application property named ``cloudEvents_<name>`` holding its native AMQP
     type (§3.1.3.2): ``bool`` for Boolean, ``int`` (long) for Integer,
     ``bytes`` for Binary, an aware ``datetime`` for a Timestamp that the AMQP
-    timestamp (milliseconds) holds exactly, else the canonical string; URIs
+    timestamp (UTC milliseconds) holds exactly, else the canonical string; URIs
     and Strings as ``str``. ``content_type`` is the AMQP ``content-type``
     property; ``body`` the application-data section. Structured mode (§3.2):
     ``application/cloudevents+json`` and the JSON format, no properties.

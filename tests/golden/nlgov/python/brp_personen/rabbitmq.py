@@ -3,14 +3,16 @@
 Part of evcat's runtime (``generator/runtime/``), copied verbatim into every
 generated package; needs the ``rabbitmq`` extra (``aio-pika``).
 
-RabbitMQ speaks AMQP 0-9-1, which aio-pika uses; the CloudEvents AMQP
-binding is written for AMQP 1.0. This adapter carries the binding's
-mapping over 0-9-1: the ``cloudEvents_*`` application properties of binary
-mode are the message's headers table (the field RabbitMQ itself maps AMQP
-1.0 application-properties to and from) and ``datacontenttype`` the
-``content_type`` property. Values keep their native types where 0-9-1 has
-them (boolean, long, byte array); a Timestamp travels as its canonical
-string, because a 0-9-1 timestamp counts whole seconds.
+aio-pika speaks AMQP 0-9-1; the CloudEvents AMQP binding is written for
+AMQP 1.0. This adapter carries the binding's mapping over 0-9-1: the
+``cloudEvents_*`` application properties of binary mode are the message's
+headers table and ``datacontenttype`` the ``content_type`` property. Values
+keep their native types where 0-9-1 has them (boolean, long, byte array); a
+Timestamp travels as its canonical string, because a 0-9-1 timestamp counts
+whole seconds. RabbitMQ 3.x does not translate 0-9-1 headers and AMQP 1.0
+application properties into each other: with AMQP 1.0 clients on the same
+queue, use structured mode (or ``to_amqp``/``from_amqp`` on both sides with
+an AMQP 1.0 client).
 
     consumer = Consumer(EVENTS)
 
