@@ -406,6 +406,12 @@ def test_a_notification_with_a_payload_is_judged_like_data_in_json(generated: Pa
         lambda m: m.from_amqp("application/json", {"cloudEvents_id": b"\x00"}, b"{}"),
         lambda m: m.from_amqp("application/json", {"cloudEvents_id": 3.5}, b"{}"),
         lambda m: m.from_mqtt(None, None, b"\x00\xff"),
+        lambda m: m.from_amqp("application/json", {"cloudEvents_time": 10**20, "cloudEvents_id": "1"}, b""),
+        lambda m: m.from_amqp(None, {"cloudEvents_time": 10**20}, 5),
+        lambda m: m.from_kafka(
+            {"ce_specversion": b"1.0", "ce_type": b"mdm.reading.validated", "ce_id": b"1", "ce_source": b"urn:x"},
+            b"[" * 100000,
+        ),
         lambda m: m.from_mqtt("text/plain", [("specversion", "1.0")], b"hello"),
         lambda m: m.from_kafka(
             {"ce_specversion": b"1.0", "ce_type": b"mdm.meter.removed", "ce_id": b"1", "ce_source": b"urn:x"},
@@ -417,6 +423,14 @@ def test_garbage_is_an_event_error_or_validation_error(generated: Path, call: An
     module = package(generated, "meter-data")
     with pytest.raises((module.EventError, ValidationError)):
         call(module)
+
+
+def test_a_huge_integer_header_is_refused_by_the_model(generated: Path) -> None:
+    _, catalog_id, raw = next(case for case in CASES if case[0].startswith("io.example.class-import.from"))
+    module, ours = _ours(generated, catalog_id, raw)
+    key, headers, value = module.to_kafka(ours)
+    with pytest.raises(ValidationError, match="import"):
+        module.from_kafka({**headers, "ce_import": b"9" * 5000}, value)
 
 
 def test_unknown_mode_is_refused(generated: Path) -> None:

@@ -62,7 +62,9 @@ _CORE_TYPES = {
     "dataschema": "URI",
 }
 _REQUIRED = frozenset(("specversion", "id", "source", "type"))
-_INTEGER = re.compile(r"^[+-]?[0-9]+$")
+# Integer (CloudEvents §3.1.1: 32 bits) in its canonical string form; longer
+# digit strings are left for the model to refuse.
+_INTEGER = re.compile(r"-?[0-9]{1,10}")
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 
 
@@ -112,7 +114,7 @@ def _json_form(name: str, value: Any, kind: str | None) -> Any:
         # JSON numbers and booleans in the JSON format. Some SDKs write
         # True/False: accepted. A value that is not the type's canonical form
         # stays a string for the event model to judge.
-        if kind == "Integer" and _INTEGER.match(value):
+        if kind == "Integer" and _INTEGER.fullmatch(value):
             return int(value)
         if kind == "Boolean" and value.lower() in ("true", "false"):
             return value.lower() == "true"
@@ -122,7 +124,12 @@ def _json_form(name: str, value: Any, kind: str | None) -> Any:
     if isinstance(value, int):
         if kind == "Timestamp":
             # AMQP timestamp: milliseconds since the Unix epoch (AMQP 1.0 §1.6.18).
-            return _rfc3339(_EPOCH + timedelta(milliseconds=value))
+            try:
+                return _rfc3339(_EPOCH + timedelta(milliseconds=value))
+            except OverflowError as error:
+                raise EventError(
+                    f"attribute {name!r}: timestamp {value} is out of range"
+                ) from error
         return value
     if isinstance(value, datetime):
         return _rfc3339(value)
@@ -170,7 +177,7 @@ def structured_from_binary(
         if _is_json(str(essence)):
             try:
                 event["data"] = json.loads(payload)
-            except ValueError as error:
+            except (ValueError, RecursionError) as error:
                 raise EventError(
                     f"the payload is not valid JSON ({essence}): {error}"
                 ) from error
@@ -231,7 +238,9 @@ def _payload(value: bytes | bytearray | memoryview | str | None) -> bytes:
         return b""
     if isinstance(value, str):
         return value.encode("utf-8")
-    return bytes(value)
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return bytes(value)
+    raise EventError(f"a message body is bytes, not {type(value).__name__}")
 
 
 def _structured(payload: bytes, content_type: str | None, events: Events) -> CloudEvent:
