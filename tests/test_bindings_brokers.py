@@ -1,13 +1,14 @@
 """The generated packages' broker adapters on real brokers (contract §7).
 
-RabbitMQ (Debian's rabbitmq-server, through the package's ``rabbitmq``
-module on aio-pika) and Mosquitto (Debian's mosquitto, through the
-package's ``mqtt`` module on paho-mqtt), both started by the test run on
-loopback (``tests/brokers.py``): every example is published in binary and
-structured mode and consumed with typed dispatch, then compared; poison
-messages in between are rejected with exactly ``parse_event``'s verdict and
-do not stop the consumer. Kafka has no broker here (none in Debian, PyPI or
-npm): its binding is tested against the official SDK only.
+RabbitMQ (Debian's rabbitmq-server: the package's ``rabbitmq`` module on
+aio-pika over AMQP 0-9-1, and ``to_amqp``/``from_amqp`` with qpid-proton
+over AMQP 1.0), Mosquitto (Debian's mosquitto: the ``mqtt`` module on
+paho-mqtt, MQTT 5 and 3.1.1) and Tansu (a Kafka-compatible broker from PyPI:
+the ``kafka`` module on aiokafka), all started by the test run on loopback
+(``tests/brokers.py``): every example is published in binary and structured
+mode and consumed with typed dispatch, then compared; poison messages in
+between are rejected with exactly ``parse_event``'s verdict and do not stop
+the consumer.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from .brokers import Broker, mosquitto, proton, rabbitmq  # noqa: F401  (fixtures)
+from .brokers import Broker, kafka, mosquitto, proton, rabbitmq  # noqa: F401  (fixtures)
 from .test_bindings_sdk import CASES, MODES, _verdict
 from .test_python_output import generated, package  # noqa: F401  (a fixture)
 
@@ -323,6 +324,116 @@ def test_rabbitmq_structured_mode_crosses_amqp_0_9_1_and_1_0(
             assert module.from_amqp(_content_type(message), message.properties, message.body) == event
     finally:
         connection.close()
+
+
+# --- Kafka (Tansu, a Kafka-compatible broker) ------------------------------
+
+
+async def _kafka_round_trip(generated: Path, broker: Broker, catalog_id: str) -> None:
+    from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
+    from aiokafka.admin import AIOKafkaAdminClient, NewTopic
+
+    module, events = _events(generated, catalog_id)
+    adapter = importlib.import_module(f"{module.__name__}.kafka")
+    topic = f"evcat-{catalog_id}"
+    sent: list[Any] = []
+    keys: list[bytes | None] = []  # the key of every record, in order
+    poison: list[tuple[bytes, tuple[type[Exception], Any]]] = []
+    admin = AIOKafkaAdminClient(bootstrap_servers=broker.url)
+    await admin.start()
+    try:  # one partition: the records come back in the order they were sent
+        await admin.create_topics([NewTopic(topic, num_partitions=1, replication_factor=1)])
+    finally:
+        await admin.close()
+    producer = AIOKafkaProducer(bootstrap_servers=broker.url)
+    await producer.start()
+    try:
+
+        async def send_poison(
+            value: bytes, headers: list[tuple[str, bytes]], verdict: tuple[type[Exception], Any]
+        ) -> None:
+            await producer.send_and_wait(topic, value, headers=headers)
+            keys.append(None)
+            poison.append((value, verdict))
+
+        await send_poison(b"\x00\xffgarbage", [], (module.EventError, None))
+        for mode in MODES:
+            for event in events:
+                await adapter.publish(producer, topic, event, mode)
+                sent.append(event)
+                keys.append(module.to_kafka(event)[0])
+            await send_poison(b"{not json", [("content-type", STRUCTURED.encode())], _expected(module, b"{not json"))
+        for wire in _invalid_wire(module, events).values():
+            text = json.dumps(wire).encode()
+            await send_poison(text, [("content-type", STRUCTURED.encode())], _expected(module, text))
+            headers = [
+                (f"ce_{k}", (v if isinstance(v, str) else json.dumps(v)).encode())
+                for k, v in wire.items()
+                if k not in ("data", "datacontenttype")
+            ]
+            if "datacontenttype" in wire:
+                headers.append(("content-type", wire["datacontenttype"].encode()))
+            body = json.dumps(wire["data"]).encode() if "data" in wire else b""
+            await send_poison(body, headers, _expected(module, wire))
+        boom = events[0].model_copy(update={"id": "handler-raises"})
+        await adapter.publish(producer, topic, boom)
+        keys.append(module.to_kafka(boom)[0])
+        last = events[-1].model_copy(update={"id": "after-the-poison"})
+        await adapter.publish(producer, topic, last)
+        sent.append(last)
+        keys.append(module.to_kafka(last)[0])
+    finally:
+        await producer.stop()
+
+    received: list[Any] = []
+    errors: list[tuple[bytes, Exception]] = []
+    consumer = adapter.Consumer(module.EVENTS, on_error=lambda record, error: errors.append((record.value, error)))
+    for event_class in set(module.EVENTS.values()):
+
+        @consumer.on(event_class)
+        async def handle(event: Any) -> None:
+            if event.id == "handler-raises":
+                raise RuntimeError("handler bug")
+            received.append(event)
+
+    seen: list[bytes | None] = []
+    records = AIOKafkaConsumer(topic, bootstrap_servers=broker.url, auto_offset_reset="earliest")
+    await records.start()
+
+    async def tap() -> Any:
+        async for record in records:
+            seen.append(record.key)
+            yield record
+
+    task = asyncio.create_task(consumer.consume(tap()))
+    try:
+        deadline = time.monotonic() + 60
+        while len(received) < len(sent) or len(errors) < len(poison) + 1:
+            assert time.monotonic() < deadline, "timed out waiting for the broker"
+            await asyncio.sleep(0.05)
+    finally:
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+        await records.stop()
+
+    assert received == sent and [e.to_dict() for e in received] == [
+        e.to_dict() for e in sent
+    ]  # one partition: in order
+    assert seen == keys  # partitionkey, else subject, else no key
+    rejected = [(value, error) for value, error in errors if not isinstance(error, RuntimeError)]
+    assert [str(e) for _, e in errors if isinstance(e, RuntimeError)] == ["handler bug"]
+    assert len(rejected) == len(poison)
+    for (value, error), (sent_value, verdict) in zip(rejected, poison):
+        assert value == sent_value, value
+        if verdict[1] is None:
+            assert isinstance(error, module.EventError) and "not a CloudEvent" in str(error)
+        else:
+            assert _error_verdict(error) == verdict, value
+
+
+@pytest.mark.parametrize("catalog_id", CATALOG_IDS)
+def test_kafka_publishes_and_consumes_every_example(generated: Path, kafka: Broker, catalog_id: str) -> None:
+    asyncio.run(_kafka_round_trip(generated, kafka, catalog_id))
 
 
 # --- Mosquitto (MQTT 5 and 3.1.1) -------------------------------------------

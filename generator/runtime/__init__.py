@@ -19,6 +19,7 @@ RUNTIME_DIR = Path(__file__).resolve().parent
 
 # extra name -> requirements (PEP 508), sorted by name in the generated pyproject.toml.
 EXTRAS: dict[str, tuple[str, ...]] = {
+    "kafka": ("aiokafka>=0.10",),  # kafka.py
     "mqtt": ("paho-mqtt>=2.0",),  # mqtt.py
     "rabbitmq": ("aio-pika>=9.0",),  # rabbitmq.py
 }
