@@ -561,8 +561,8 @@ def test_mosquitto_mqtt311_carries_structured_mode(generated: Path, mosquitto: B
         with pytest.raises(ValueError, match="structured mode only"):
             adapter.publish(publisher.client, topic, events[0], "binary")
         publisher.client.publish(topic, b"not an event", qos=1).wait_for_publish(10)
-        for event in events:
-            adapter.publish(publisher.client, topic, event, "structured").wait_for_publish(10)
+        for event in events:  # structured by default with MQTT 3.1.1
+            adapter.publish(publisher.client, topic, event).wait_for_publish(10)
         _wait(lambda: len(received) == len(events) and len(errors) == 1)
         _same_events(received, events)
         assert _error_verdict(errors[0]) == _expected(module, b"not an event")

@@ -43,13 +43,16 @@ def publish(
     client: Client,
     topic: str,
     event: CloudEvent,
-    mode: Literal["structured", "binary"] = "binary",
+    mode: Literal["structured", "binary"] | None = None,
     qos: int = 1,
     retain: bool = False,
 ) -> MQTTMessageInfo:
-    """Publish ``event`` on ``topic``; an MQTT 3.1.1 client needs ``mode="structured"``."""
+    """Publish ``event`` on ``topic``: by default in binary mode with an MQTT 5
+    client, in structured mode (the only one it has) with MQTT 3.1.1."""
+    version5 = client.protocol == MQTTProtocolVersion.MQTTv5
+    mode = mode or ("binary" if version5 else "structured")
     content_type, user_properties, payload = to_mqtt(event, mode)
-    if client.protocol != MQTTProtocolVersion.MQTTv5:
+    if not version5:
         if mode != "structured":
             raise ValueError("MQTT 3.1.1 carries CloudEvents in structured mode only")
         return client.publish(topic, payload, qos=qos, retain=retain)
