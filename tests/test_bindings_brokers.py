@@ -52,7 +52,17 @@ def _invalid_wire(module: ModuleType, events: list[Any]) -> dict[str, dict[str, 
 
 
 def _expected(module: ModuleType, raw: Any) -> tuple[type[Exception], Any]:
-    return _verdict(lambda: module.parse_event(raw))
+    try:
+        return _verdict(lambda: module.parse_event(raw))
+    except RecursionError as error:  # parse_event's verdict on JSON nested too deeply
+        return type(error), str(error)
+
+
+class HandlerBug(Exception):
+    """What the test's handlers raise for the event with id "handler-raises"."""
+
+
+DEEP = b"[" * 100_000  # JSON nested deeper than the parser goes
 
 
 def _error_verdict(error: Exception) -> tuple[type[Exception], Any]:
@@ -103,6 +113,7 @@ async def _rabbitmq_round_trip(generated: Path, broker: Any, catalog_id: str) ->
                 await adapter.publish(exchange, event, queue.name, mode)
                 sent.append(event)
             await send_poison(aio_pika.Message(b"{not json", content_type=STRUCTURED), _expected(module, b"{not json"))
+        await send_poison(aio_pika.Message(DEEP, content_type=STRUCTURED), _expected(module, DEEP))
         for name, wire in _invalid_wire(module, events).items():
             text = json.dumps(wire).encode()
             await send_poison(aio_pika.Message(text, content_type=STRUCTURED), _expected(module, text))
@@ -115,7 +126,7 @@ async def _rabbitmq_round_trip(generated: Path, broker: Any, catalog_id: str) ->
             )
         boom = events[0].model_copy(update={"id": "handler-raises"})
         await adapter.publish(exchange, boom, queue.name)
-        poison.append((None, (RuntimeError, "handler bug")))
+        poison.append((None, (HandlerBug, "handler bug")))
         last = events[-1].model_copy(update={"id": "after-the-poison"})
         await adapter.publish(exchange, last, queue.name)
         sent.append(last)
@@ -137,7 +148,7 @@ async def _rabbitmq_round_trip(generated: Path, broker: Any, catalog_id: str) ->
             @consumer.on(event_class)
             async def handle(event: Any) -> None:
                 if event.id == "handler-raises":
-                    raise RuntimeError("handler bug")
+                    raise HandlerBug("handler bug")
                 received.append(event)
                 settle()
 
@@ -363,6 +374,7 @@ async def _kafka_round_trip(generated: Path, broker: Broker, catalog_id: str) ->
                 sent.append(event)
                 keys.append(module.to_kafka(event)[0])
             await send_poison(b"{not json", [("content-type", STRUCTURED.encode())], _expected(module, b"{not json"))
+        await send_poison(DEEP, [("content-type", STRUCTURED.encode())], _expected(module, DEEP))
         for wire in _invalid_wire(module, events).values():
             text = json.dumps(wire).encode()
             await send_poison(text, [("content-type", STRUCTURED.encode())], _expected(module, text))
@@ -393,7 +405,7 @@ async def _kafka_round_trip(generated: Path, broker: Broker, catalog_id: str) ->
         @consumer.on(event_class)
         async def handle(event: Any) -> None:
             if event.id == "handler-raises":
-                raise RuntimeError("handler bug")
+                raise HandlerBug("handler bug")
             received.append(event)
 
     seen: list[bytes | None] = []
@@ -420,8 +432,8 @@ async def _kafka_round_trip(generated: Path, broker: Broker, catalog_id: str) ->
         e.to_dict() for e in sent
     ]  # one partition: in order
     assert seen == keys  # partitionkey, else subject, else no key
-    rejected = [(value, error) for value, error in errors if not isinstance(error, RuntimeError)]
-    assert [str(e) for _, e in errors if isinstance(e, RuntimeError)] == ["handler bug"]
+    rejected = [(value, error) for value, error in errors if not isinstance(error, HandlerBug)]
+    assert [str(e) for _, e in errors if isinstance(e, HandlerBug)] == ["handler bug"]
     assert len(rejected) == len(poison)
     for (value, error), (sent_value, verdict) in zip(rejected, poison):
         assert value == sent_value, value
@@ -488,7 +500,7 @@ def test_mosquitto_mqtt5_publishes_and_consumes_every_example(
         @consumer.on(event_class)
         def handle(event: Any) -> None:
             if event.id == "handler-raises":
-                raise RuntimeError("handler bug")
+                raise HandlerBug("handler bug")
             received.append(event)
 
     subscriber = _Client(mosquitto, mqtt.MQTTv5, topic)
@@ -511,6 +523,7 @@ def test_mosquitto_mqtt5_publishes_and_consumes_every_example(
                 adapter.publish(publisher.client, topic, event, mode).wait_for_publish(10)
                 sent.append(event)
         send_poison(b"{not json", _expected(module, b"{not json"), ContentType=STRUCTURED)
+        send_poison(DEEP, _expected(module, DEEP), ContentType=STRUCTURED)
         for name, wire in _invalid_wire(module, events).items():
             text = json.dumps(wire).encode()
             send_poison(text, _expected(module, text), ContentType=STRUCTURED)
@@ -532,9 +545,9 @@ def test_mosquitto_mqtt5_publishes_and_consumes_every_example(
         _wait(lambda: len(received) == len(sent) and len(errors) == len(poison) + 1)
         _same_events(received, sent)
         assert any(e.id == "after-the-poison" for e in received)
-        handler_errors = [error for _, error in errors if isinstance(error, RuntimeError)]
+        handler_errors = [error for _, error in errors if isinstance(error, HandlerBug)]
         assert [str(e) for e in handler_errors] == ["handler bug"]
-        rejected = [(payload, error) for payload, error in errors if not isinstance(error, RuntimeError)]
+        rejected = [(payload, error) for payload, error in errors if not isinstance(error, HandlerBug)]
         assert len(rejected) == len(poison)
         for (payload, error), (sent_payload, verdict) in zip(rejected, poison):  # QoS 1 on one topic: in order
             assert payload == sent_payload and _error_verdict(error) == verdict, payload

@@ -134,7 +134,10 @@ class Consumer:
         """Parse, dispatch and settle one message; never raises."""
         try:
             event = self.parse(incoming)
-        except (EventError, ValidationError) as error:
+        except (EventError, ValidationError) as error:  # not a valid event
+            await self._reject(incoming, error)
+            return
+        except Exception as error:  # whatever a poison message provokes
             await self._reject(incoming, error)
             return
         try:
