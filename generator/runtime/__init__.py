@@ -21,6 +21,9 @@ RUNTIME_DIR = Path(__file__).resolve().parent
 EXTRAS: dict[str, tuple[str, ...]] = {
     "delivery": ("httpx>=0.27",),  # _delivery.py
     "webhook": ("uvicorn>=0.30",),  # _webhook.py is plain ASGI; this serves it
+    "kafka": ("aiokafka>=0.10",),  # kafka.py
+    "mqtt": ("paho-mqtt>=2.0",),  # mqtt.py
+    "rabbitmq": ("aio-pika>=9.0",),  # rabbitmq.py
 }
 
 # What every generated package needs at run time.

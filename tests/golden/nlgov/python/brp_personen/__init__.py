@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any, Literal, cast
 
-from . import _cloudevents, models
+from . import _bindings, _cloudevents, models
 from ._cloudevents import CloudEvent, EventError
 from .events import (
     AnyEvent,
@@ -35,6 +35,12 @@ __all__ = [
     "from_http",
     "to_http_batch",
     "from_http_batch",
+    "to_kafka",
+    "from_kafka",
+    "to_amqp",
+    "from_amqp",
+    "to_mqtt",
+    "from_mqtt",
     "models",
     "NlBrpNaamgebruikGewijzigdV1_0_0",
     "NlBrpNaamgebruikGewijzigdV2V2_0_0",
@@ -91,3 +97,55 @@ def from_http_batch(
 ) -> list[AnyEvent]:
     """The events in a batch-mode HTTP message."""
     return cast(list[AnyEvent], _cloudevents.from_http_batch(headers, body, EVENTS))
+
+
+def to_kafka(
+    event: CloudEvent, mode: Literal["structured", "binary"] = "binary"
+) -> tuple[bytes | None, dict[str, bytes], bytes]:
+    """``(key, headers, value)`` of a Kafka record carrying ``event`` (CloudEvents Kafka binding)."""
+    return _bindings.to_kafka(event, mode)
+
+
+def from_kafka(
+    headers: Mapping[str, Any] | Iterable[tuple[str, Any]] | None,
+    value: bytes | str | None,
+) -> AnyEvent:
+    """The event in a Kafka record, structured or binary mode."""
+    return cast(AnyEvent, _bindings.from_kafka(headers, value, EVENTS))
+
+
+def to_amqp(
+    event: CloudEvent, mode: Literal["structured", "binary"] = "binary"
+) -> tuple[str, dict[str, Any], bytes]:
+    """``(content_type, application_properties, body)`` of an AMQP message (CloudEvents AMQP binding)."""
+    return _bindings.to_amqp(event, mode)
+
+
+def from_amqp(
+    content_type: str | None,
+    application_properties: Mapping[str, Any] | Iterable[tuple[str, Any]] | None,
+    body: bytes | str | None,
+) -> AnyEvent:
+    """The event in an AMQP message, structured or binary mode."""
+    return cast(
+        AnyEvent,
+        _bindings.from_amqp(content_type, application_properties, body, EVENTS),
+    )
+
+
+def to_mqtt(
+    event: CloudEvent, mode: Literal["structured", "binary"] = "structured"
+) -> tuple[str | None, list[tuple[str, str]], bytes]:
+    """``(content_type, user_properties, payload)`` of an MQTT PUBLISH (binary mode needs MQTT 5)."""
+    return _bindings.to_mqtt(event, mode)
+
+
+def from_mqtt(
+    content_type: str | None,
+    user_properties: Mapping[str, Any] | Iterable[tuple[str, Any]] | None,
+    payload: bytes | str | None,
+) -> AnyEvent:
+    """The event in an MQTT PUBLISH (MQTT 3.1.1: ``from_mqtt(None, None, payload)``)."""
+    return cast(
+        AnyEvent, _bindings.from_mqtt(content_type, user_properties, payload, EVENTS)
+    )

@@ -1,0 +1,447 @@
+"""CloudEvents protocol bindings for Kafka, AMQP and MQTT (contract §7).
+
+Part of evcat's runtime (``generator/runtime/``): copied verbatim into every
+generated package. Needs only the standard library and pydantic: every
+function maps an event to and from plain values (bytes, str, dicts, lists of
+tuples) that any client library can carry.
+
+Every ``from_*`` function turns the message into the structured-mode event
+(a JSON format mapping) and hands it to ``parse_event``, so a message is
+judged exactly like the same event sent in structured mode: it raises only
+``EventError`` or pydantic's ``ValidationError``.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+from collections.abc import Iterable, Mapping
+from datetime import datetime, timedelta, timezone
+from typing import Any, Literal
+
+from ._cloudevents import (
+    STRUCTURED_CONTENT_TYPE,
+    CloudEvent,
+    EventError,
+    _event_class,
+    parse_event,
+)
+
+__all__ = [
+    "to_kafka",
+    "from_kafka",
+    "to_amqp",
+    "from_amqp",
+    "to_mqtt",
+    "from_mqtt",
+    "structured_from_binary",
+    "KAFKA_PREFIX",
+    "AMQP_PREFIX",
+]
+
+Events = Mapping[tuple[str, str | None], type[CloudEvent]]
+Mode = Literal["structured", "binary"]
+
+# Kafka binding §3.2.3.1; AMQP binding §3.1.3.1 (both separators are read).
+KAFKA_PREFIX = "ce_"
+AMQP_PREFIX = "cloudEvents_"
+_AMQP_PREFIXES = ("cloudEvents_", "cloudEvents:")
+_STRUCTURED_PREFIX = "application/cloudevents"
+_STRUCTURED = f"{STRUCTURED_CONTENT_TYPE}; charset=utf-8"
+_JSON_DATA = "application/json"
+
+# CloudEvents 1.0.2 §3.1, §3.2: the types of the core attributes.
+_CORE_TYPES = {
+    "specversion": "String",
+    "id": "String",
+    "type": "String",
+    "subject": "String",
+    "time": "Timestamp",
+    "source": "URI-reference",
+    "dataschema": "URI",
+}
+_REQUIRED = frozenset(("specversion", "id", "source", "type"))
+# Integer (CloudEvents §3.1.1: 32 bits) in its canonical string form; longer
+# digit strings are left for the model to refuse.
+_INTEGER = re.compile(r"-?[0-9]{1,10}")
+_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+
+
+def _check_mode(mode: str) -> None:
+    if mode not in ("structured", "binary"):
+        raise ValueError(f"mode must be 'structured' or 'binary', not {mode!r}")
+
+
+def _essence(content_type: str) -> str:
+    return content_type.split(";", 1)[0].strip().lower()
+
+
+def _is_structured(content_type: str | None) -> bool:
+    # Kafka §3, AMQP §3, MQTT §3: the CloudEvents media type prefix, matched
+    # case-insensitively, means structured mode.
+    return bool(content_type) and str(content_type).strip().lower().startswith(
+        _STRUCTURED_PREFIX
+    )
+
+
+def _is_json(content_type: str) -> bool:
+    # JSON format §3.1: application/json and any media type with a +json suffix.
+    essence = _essence(content_type)
+    return essence in ("application/json", "text/json") or essence.endswith("+json")
+
+
+def _rfc3339(value: datetime) -> str:
+    """A native timestamp as RFC 3339 text: UTC with six fraction digits, a
+    form every profile accepts (Het Normo ID06 asks for exactly this one)."""
+    if value.tzinfo is None:
+        # AMQP timestamps are UTC; client libraries that give naive datetimes
+        # give them in UTC.
+        value = value.replace(tzinfo=timezone.utc)
+    return value.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def _attribute_types(event_class: type[CloudEvent] | None) -> dict[str, str]:
+    types = dict(_CORE_TYPES)
+    if event_class is not None:
+        types.update(event_class.attribute_types)
+    return types
+
+
+def _json_form(name: str, value: Any, kind: str | None) -> Any:
+    """One binary-mode attribute value as the JSON format writes it (§2.2)."""
+    if isinstance(value, str):
+        # Canonical string form (CloudEvents §3.1.1); Integer and Boolean are
+        # JSON numbers and booleans in the JSON format. Some SDKs write
+        # True/False: accepted. A value that is not the type's canonical form
+        # stays a string for the event model to judge.
+        if kind == "Integer" and _INTEGER.fullmatch(value):
+            return int(value)
+        if kind == "Boolean" and value.lower() in ("true", "false"):
+            return value.lower() == "true"
+        return value
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int):
+        if kind == "Timestamp":
+            # AMQP timestamp: milliseconds since the Unix epoch (AMQP 1.0 §1.6.18).
+            try:
+                return _rfc3339(_EPOCH + timedelta(milliseconds=value))
+            except OverflowError as error:
+                raise EventError(
+                    f"attribute {name!r}: timestamp {value} is out of range"
+                ) from error
+        return value
+    if isinstance(value, datetime):
+        return _rfc3339(value)
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        if kind not in (None, "Binary"):
+            raise EventError(f"attribute {name!r} holds binary, not a {kind}")
+        return base64.b64encode(bytes(value)).decode("ascii")
+    # Anything else (a float, a list, ...) goes to the model, which rejects it.
+    return value
+
+
+def structured_from_binary(
+    attributes: Mapping[str, Any],
+    content_type: str | None,
+    payload: bytes | None,
+    events: Events,
+) -> dict[str, Any]:
+    """The structured-mode (JSON format) mapping of a binary-mode message.
+
+    ``attributes`` are the CloudEvents attributes without their protocol
+    prefix, as canonical strings (HTTP, Kafka, MQTT) or native values (AMQP:
+    bool, int, bytes, datetime or an int of epoch milliseconds for a
+    Timestamp). ``content_type`` becomes ``datacontenttype``; a JSON payload
+    becomes ``data``, any other payload ``data_base64`` (JSON format §3.1).
+    """
+    if not attributes:
+        raise EventError(
+            "no CloudEvents attributes and no structured-mode content type: "
+            "not a CloudEvent"
+        )
+    try:
+        event_class: type[CloudEvent] | None = _event_class(attributes, events)
+    except EventError:
+        event_class = None  # parse_event gives the verdict on the same mapping
+    types = _attribute_types(event_class)
+    event: dict[str, Any] = {}
+    for name, value in attributes.items():
+        if value is None:
+            continue
+        event[name] = _json_form(name, value, types.get(name))
+    if content_type:
+        event["datacontenttype"] = content_type
+    if payload:
+        essence = content_type or event.get("datacontenttype") or _JSON_DATA
+        if _is_json(str(essence)):
+            try:
+                event["data"] = json.loads(payload)
+            except (ValueError, RecursionError) as error:
+                raise EventError(
+                    f"the payload is not valid JSON ({essence}): {error}"
+                ) from error
+        else:
+            event["data_base64"] = base64.b64encode(payload).decode("ascii")
+    return event
+
+
+def _binary_attributes(event: CloudEvent) -> tuple[dict[str, Any], bytes]:
+    """The event's attributes in JSON form (without data) and its data bytes."""
+    wire = event.to_dict()
+    payload = b""
+    if "data" in wire:
+        payload = json.dumps(
+            wire.pop("data"), ensure_ascii=False, separators=(",", ":")
+        ).encode("utf-8")
+        wire.setdefault("datacontenttype", _JSON_DATA)
+    return wire, payload
+
+
+def _canonical(value: Any) -> str:
+    # CloudEvents §3.1.1 canonical string forms of JSON-form values.
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def _text(value: Any, where: str) -> str:
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        try:
+            return bytes(value).decode("utf-8")
+        except UnicodeDecodeError as error:
+            raise EventError(f"{where} is not UTF-8 text") from error
+    return str(value)
+
+
+def _pairs(
+    items: Mapping[str, Any] | Iterable[tuple[str, Any]] | None,
+) -> list[tuple[str, Any]]:
+    if items is None:
+        return []
+    if isinstance(items, Mapping):
+        return [(str(key), value) for key, value in items.items()]
+    pairs = []
+    for item in items:
+        try:
+            key, value = item
+        except (TypeError, ValueError) as error:
+            raise EventError(
+                "headers/properties must be (name, value) pairs"
+            ) from error
+        pairs.append((_text(key, "a header name"), value))
+    return pairs
+
+
+def _payload(value: bytes | bytearray | memoryview | str | None) -> bytes:
+    if value is None:
+        return b""
+    if isinstance(value, str):
+        return value.encode("utf-8")
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return bytes(value)
+    raise EventError(f"a message body is bytes, not {type(value).__name__}")
+
+
+def _structured(payload: bytes, content_type: str | None, events: Events) -> CloudEvent:
+    if content_type and _essence(content_type) != STRUCTURED_CONTENT_TYPE:
+        raise EventError(
+            f"event format {content_type!r} is not supported; "
+            f"structured mode here is {STRUCTURED_CONTENT_TYPE}"
+        )
+    return parse_event(payload, events)
+
+
+# --- Kafka (kafka-protocol-binding.md) -------------------------------------
+
+
+def to_kafka(
+    event: CloudEvent, mode: Mode = "binary"
+) -> tuple[bytes | None, dict[str, bytes], bytes]:
+    """``(key, headers, value)`` of a Kafka record carrying ``event``.
+
+    The key (§3.1) is the ``partitionkey`` attribute when the event declares
+    it, else ``subject``, else ``None``. Binary mode (§3.2) writes every
+    attribute as a ``ce_`` header, ``datacontenttype`` as ``content-type``;
+    structured mode (§3.3) writes the JSON format with content type
+    ``application/cloudevents+json``. Header values are UTF-8 bytes.
+    """
+    _check_mode(mode)
+    wire, payload = _binary_attributes(event)
+    key_text = (
+        wire.get("partitionkey")
+        if "partitionkey" in type(event).attribute_types
+        else None
+    )
+    if key_text is None:
+        key_text = wire.get("subject")
+    key = None if key_text is None else _canonical(key_text).encode("utf-8")
+    if mode == "structured":
+        return key, {"content-type": _STRUCTURED.encode("utf-8")}, event.to_json()
+    headers: dict[str, bytes] = {}
+    for name, value in wire.items():
+        header = "content-type" if name == "datacontenttype" else KAFKA_PREFIX + name
+        headers[header] = _canonical(value).encode("utf-8")
+    return key, headers, payload
+
+
+def from_kafka(
+    headers: Mapping[str, Any] | Iterable[tuple[str, Any]] | None,
+    value: bytes | bytearray | memoryview | str | None,
+    events: Events,
+) -> CloudEvent:
+    """The event in a Kafka record (headers as a mapping or (name, value) pairs).
+
+    Structured mode when ``content-type`` starts with
+    ``application/cloudevents``, else binary mode (§3).
+    """
+    content_type: str | None = None
+    attributes: dict[str, Any] = {}
+    for name, raw in _pairs(headers):
+        if raw is None:
+            continue
+        if name.lower() == "content-type":
+            content_type = _text(raw, "the content-type header")
+        elif name[: len(KAFKA_PREFIX)].lower() == KAFKA_PREFIX:
+            # The name is kept as it is: the model judges it (lower-case a-z0-9).
+            attributes[name[len(KAFKA_PREFIX) :]] = _text(raw, f"header {name!r}")
+    payload = _payload(value)
+    if _is_structured(content_type):
+        return _structured(payload, content_type, events)
+    return parse_event(
+        structured_from_binary(attributes, content_type, payload, events), events
+    )
+
+
+# --- AMQP (amqp-protocol-binding.md) ---------------------------------------
+
+# The AMQP (1.0) timestamp counts milliseconds in UTC: a time with finer
+# digits or another UTC offset goes as its canonical string, which the
+# binding allows (§3.1.3.2), so nothing is lost.
+
+
+def _amqp_value(value: Any, kind: str | None) -> Any:
+    if kind == "Binary" and isinstance(value, str):
+        return base64.b64decode(value)
+    if kind == "Timestamp" and isinstance(value, str):
+        moment = datetime.fromisoformat(value)
+        exact = moment.microsecond % 1000 == 0 and moment.utcoffset() == timedelta(0)
+        # Native only when reading it back gives the same text (Het Normo's
+        # six fraction digits, for one, do not survive the millisecond form).
+        return moment if exact and _rfc3339(moment) == value else value
+    return value
+
+
+def to_amqp(
+    event: CloudEvent, mode: Mode = "binary"
+) -> tuple[str, dict[str, Any], bytes]:
+    """``(content_type, application_properties, body)`` of an AMQP message.
+
+    Binary mode (§3.1): every attribute but ``datacontenttype`` is an
+    application property named ``cloudEvents_<name>`` holding its native AMQP
+    type (§3.1.3.2): ``bool`` for Boolean, ``int`` (long) for Integer,
+    ``bytes`` for Binary, an aware ``datetime`` for a Timestamp that the AMQP
+    timestamp (UTC milliseconds) holds exactly, else the canonical string; URIs
+    and Strings as ``str``. ``content_type`` is the AMQP ``content-type``
+    property; ``body`` the application-data section. Structured mode (§3.2):
+    ``application/cloudevents+json`` and the JSON format, no properties.
+    """
+    _check_mode(mode)
+    if mode == "structured":
+        return _STRUCTURED, {}, event.to_json()
+    wire, payload = _binary_attributes(event)
+    types = _attribute_types(type(event))
+    content_type = str(wire.pop("datacontenttype", ""))
+    properties = {
+        AMQP_PREFIX + name: _amqp_value(value, types.get(name))
+        for name, value in wire.items()
+    }
+    return content_type, properties, payload
+
+
+def from_amqp(
+    content_type: str | None,
+    application_properties: Mapping[str, Any] | Iterable[tuple[str, Any]] | None,
+    body: bytes | bytearray | memoryview | str | None,
+    events: Events,
+) -> CloudEvent:
+    """The event in an AMQP message: its ``content-type`` property, its
+    application properties (``cloudEvents_`` or ``cloudEvents:`` prefix,
+    native AMQP values or canonical strings) and its application data."""
+    attributes: dict[str, Any] = {}
+    for name, value in _pairs(application_properties):
+        for prefix in _AMQP_PREFIXES:
+            if name.startswith(prefix):
+                attributes[name[len(prefix) :]] = value
+                break
+    payload = _payload(body)
+    content = None if content_type is None else _text(content_type, "content-type")
+    if _is_structured(content):
+        return _structured(payload, content, events)
+    return parse_event(
+        structured_from_binary(attributes, content or None, payload, events), events
+    )
+
+
+# --- MQTT (mqtt-protocol-binding.md) ---------------------------------------
+
+
+def to_mqtt(
+    event: CloudEvent, mode: Mode = "structured"
+) -> tuple[str | None, list[tuple[str, str]], bytes]:
+    """``(content_type, user_properties, payload)`` of an MQTT PUBLISH.
+
+    Binary mode (MQTT 5 only, §3.1): ``datacontenttype`` is the Content Type
+    property, every other attribute a User Property named as the attribute,
+    holding its canonical string. Structured mode (§3.2): the JSON format,
+    Content Type ``application/cloudevents+json``; with MQTT 3.1.1 send the
+    payload alone (its content type is implied).
+    """
+    _check_mode(mode)
+    if mode == "structured":
+        return _STRUCTURED, [], event.to_json()
+    wire, payload = _binary_attributes(event)
+    content_type = wire.pop("datacontenttype", None)
+    properties = [(name, _canonical(value)) for name, value in wire.items()]
+    return (None if content_type is None else str(content_type)), properties, payload
+
+
+def from_mqtt(
+    content_type: str | None,
+    user_properties: Mapping[str, Any] | Iterable[tuple[str, Any]] | None,
+    payload: bytes | bytearray | memoryview | str | None,
+    events: Events,
+) -> CloudEvent:
+    """The event in an MQTT PUBLISH: its Content Type (``None`` with MQTT
+    3.1.1), its User Properties and its payload.
+
+    Structured mode when the content type starts with
+    ``application/cloudevents``, or when there is neither a content type nor
+    a user property named after a required attribute (MQTT 3.1.1 is always
+    structured, §3); else binary mode.
+    """
+    pairs = [
+        (name, _text(value, f"user property {name!r}"))
+        for name, value in _pairs(user_properties)
+    ]
+    content = None if content_type is None else _text(content_type, "content-type")
+    data = _payload(payload)
+    if _is_structured(content):
+        return _structured(data, content, events)
+    if not {name for name, _ in pairs} & _REQUIRED:
+        if content is None:  # MQTT 3.1.1, or MQTT 5 without a content type
+            return parse_event(data, events)
+        raise EventError(
+            f"content type {content!r} is not {STRUCTURED_CONTENT_TYPE} and no user "
+            "property holds a CloudEvents attribute: not a CloudEvent"
+        )
+    attributes: dict[str, Any] = {}
+    for name, value in pairs:
+        if name == "datacontenttype":
+            content = content or value
+        else:
+            attributes[name] = value
+    return parse_event(
+        structured_from_binary(attributes, content, data, events), events
+    )

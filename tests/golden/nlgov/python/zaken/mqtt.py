@@ -1,0 +1,124 @@
+"""Publish and consume this package's events over MQTT with paho-mqtt.
+
+Part of evcat's runtime (``generator/runtime/``), copied verbatim into every
+generated package; needs the ``mqtt`` extra (``paho-mqtt`` 2).
+
+With an MQTT 5 client, binary mode carries the attributes as User
+Properties and ``datacontenttype`` as the Content Type (CloudEvents MQTT
+binding §3.1); structured mode sends the JSON format with Content Type
+``application/cloudevents+json``. An MQTT 3.1.1 client can only send and
+receive structured mode (§3).
+
+    consumer = Consumer(EVENTS)
+
+    @consumer.on(MeterReadingV1)
+    def store(event: MeterReadingV1) -> None: ...
+
+    client.on_message = consumer.on_message
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping
+from typing import Any, Literal, TypeVar
+
+from paho.mqtt.client import Client, MQTTMessage, MQTTMessageInfo
+from paho.mqtt.enums import MQTTProtocolVersion
+from paho.mqtt.packettypes import PacketTypes
+from paho.mqtt.properties import Properties
+from pydantic import ValidationError
+
+from ._bindings import from_mqtt, to_mqtt
+from ._cloudevents import CloudEvent, EventError
+
+__all__ = ["publish", "Consumer"]
+
+_LOG = logging.getLogger(__name__)
+E = TypeVar("E", bound=CloudEvent)
+ErrorHandler = Callable[[MQTTMessage, Exception], Any]
+
+
+def publish(
+    client: Client,
+    topic: str,
+    event: CloudEvent,
+    mode: Literal["structured", "binary"] | None = None,
+    qos: int = 1,
+    retain: bool = False,
+) -> MQTTMessageInfo:
+    """Publish ``event`` on ``topic``: by default in binary mode with an MQTT 5
+    client, in structured mode (the only one it has) with MQTT 3.1.1."""
+    version5 = client.protocol == MQTTProtocolVersion.MQTTv5
+    mode = mode or ("binary" if version5 else "structured")
+    content_type, user_properties, payload = to_mqtt(event, mode)
+    if not version5:
+        if mode != "structured":
+            raise ValueError("MQTT 3.1.1 carries CloudEvents in structured mode only")
+        return client.publish(topic, payload, qos=qos, retain=retain)
+    properties = Properties(PacketTypes.PUBLISH)  # type: ignore[no-untyped-call]
+    if content_type is not None:
+        properties.ContentType = content_type
+    if user_properties:
+        properties.UserProperty = user_properties
+    return client.publish(topic, payload, qos=qos, retain=retain, properties=properties)
+
+
+class Consumer:
+    """Typed dispatch of the events arriving at a paho client, like the
+    webhook receiver: set ``client.on_message = consumer.on_message``.
+
+    A message that is not a valid event of ``events`` is reported to
+    ``on_error`` with the same error ``parse_event`` raises for it; so is a
+    message whose handler raised. Neither stops the client's network loop.
+    """
+
+    def __init__(
+        self,
+        events: Mapping[tuple[str, str | None], type[CloudEvent]],
+        on_error: ErrorHandler | None = None,
+    ) -> None:
+        self.events = events
+        self.on_error: ErrorHandler = on_error or _report
+        self._handlers: list[tuple[type[CloudEvent], Callable[[Any], Any]]] = []
+
+    def on(
+        self, event_class: type[E]
+    ) -> Callable[[Callable[[E], Any]], Callable[[E], Any]]:
+        """Register a handler for ``event_class`` (and its subclasses)."""
+
+        def register(handler: Callable[[E], Any]) -> Callable[[E], Any]:
+            self._handlers.append((event_class, handler))
+            return handler
+
+        return register
+
+    def parse(self, message: MQTTMessage) -> CloudEvent:
+        """The event in ``message`` (raises ``EventError`` or ``ValidationError``)."""
+        properties = getattr(message, "properties", None)
+        content_type = getattr(properties, "ContentType", None)
+        user_properties = getattr(properties, "UserProperty", None)
+        return from_mqtt(content_type, user_properties, message.payload, self.events)
+
+    def on_message(self, client: Client, userdata: Any, message: MQTTMessage) -> None:
+        """paho's ``on_message`` callback; never raises."""
+        try:
+            event = self.parse(message)
+            for event_class, handler in self._handlers:
+                if isinstance(event, event_class):
+                    handler(event)
+                    break
+        except (EventError, ValidationError) as error:  # not a valid event
+            self._fail(message, error)
+        except Exception as error:  # a handler bug must not stop the loop either
+            self._fail(message, error)
+
+    def _fail(self, message: MQTTMessage, error: Exception) -> None:
+        try:
+            self.on_error(message, error)
+        except Exception:
+            _LOG.exception("on_error failed")
+
+
+def _report(message: MQTTMessage, error: Exception) -> None:
+    _LOG.warning("message on %s rejected: %s", message.topic, error)
