@@ -165,11 +165,11 @@ def envelope_schema(event: EventType, shared: Mapping[str, SharedSchema] | None 
             envelope["$defs"] = defs
         else:
             properties["data"] = {"not": {"type": "null"}}
-        properties["data_base64"] = False
+        properties["data_base64"] = {"type": "null"}  # null is unset (JSON format §2.4)
         required.append("data")
     else:
-        properties["data"] = False
-        properties["data_base64"] = False
+        properties["data"] = {"type": "null"}
+        properties["data_base64"] = {"type": "null"}
     if "dataversion" not in properties:
         # Contract §5: a dataversion names a catalog entry; this type has none.
         properties["dataversion"] = {"type": "null"}

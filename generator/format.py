@@ -23,9 +23,8 @@ from .diagnostics import Diagnostic, Severity
 from .formats import is_uri
 from .loader import Document, Path
 from .naming import did_you_mean
-
-EXTENSION_TYPES = ("Boolean", "Integer", "String", "Binary", "URI", "URI-reference", "Timestamp")
-PROFILES = ("cloudevents", "nlgov", "normo")
+from .profiles import NAMES as PROFILES
+from .vocabulary import TYPE_NAMES as EXTENSION_TYPES
 SEMVER_PATTERN = r"^(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)$"
 CATALOG_ID_PATTERN = r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$"
 

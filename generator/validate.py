@@ -90,8 +90,9 @@ class FastValidator:
             schema = _strip_annotations(envelope_schema(entry, payload=False))
             properties = schema["properties"]
             properties["type"] = {"type": "string"}
-            if "dataversion" in properties:
-                properties["dataversion"] = {"anyOf": [{"type": "string"}, {"type": "null"}]}
+            if "dataversion" in properties and entry.dataversion is not None:
+                required = entry.attribute_map["dataversion"].required
+                properties["dataversion"] = {"type": "string"} if required else {"type": ["string", "null"]}
             if entry.payload is not None:
                 properties.pop("data", None)
                 schema["required"] = [name for name in schema["required"] if name != "data"]

@@ -74,6 +74,7 @@ __all__ = [
     "now",
     "parse_batch",
     "parse_event",
+    "check_value",
     "read_json",
     "to_http",
     "to_http_batch",
@@ -82,7 +83,7 @@ __all__ = [
 STRUCTURED_CONTENT_TYPE = "application/cloudevents+json"
 BATCH_CONTENT_TYPE = "application/cloudevents-batch+json"
 INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
-MAX_DEPTH = 200  # nesting of a JSON event, data included
+MAX_DEPTH = 128  # nesting of a JSON event, data included (evcat validate reads alike)
 
 # The grammars of evcat's CloudEvents vocabulary (generator/vocabulary.py),
 # copied: tests/test_one_verdict.py checks both read one corpus alike.
@@ -164,18 +165,29 @@ def read_json(raw: str | bytes | bytearray) -> Any:
         raise EventError("the JSON is nested too deeply") from error
     except ValueError as error:  # JSONDecodeError, UnicodeDecodeError, long ints
         raise EventError(f"not valid JSON: {error}") from error
-    _check_depth(value)
+    check_value(value)
     return value
 
 
-def _check_depth(value: Any) -> None:
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def check_value(value: Any) -> None:
+    """``EventError`` for JSON no UTF-8 text can carry (a lone surrogate in a
+    string or a name) or nested more than ``MAX_DEPTH`` levels deep."""
     stack: list[tuple[Any, int]] = [(value, 0)]
     while stack:
         item, depth = stack.pop()
-        if depth > MAX_DEPTH:
+        if isinstance(item, str):
+            if _SURROGATE.search(item):
+                raise EventError("a string holds a lone surrogate (not Unicode text)")
+        elif depth >= MAX_DEPTH and isinstance(item, (dict, list)):
             raise EventError(f"the JSON is nested more than {MAX_DEPTH} levels deep")
-        if isinstance(item, dict):
-            stack.extend((child, depth + 1) for child in item.values())
+        elif isinstance(item, dict):
+            for key, child in item.items():
+                if isinstance(key, str) and _SURROGATE.search(key):
+                    raise EventError("a name holds a lone surrogate (not Unicode text)")
+                stack.append((child, depth + 1))
         elif isinstance(item, list):
             stack.extend((child, depth + 1) for child in item)
 
@@ -524,9 +536,18 @@ class CloudEvent(BaseModel):
     def _read_wire(cls, value: Any, info: ValidationInfo) -> Any:
         if not isinstance(value, Mapping) or _constructing(info):
             return value
+        fields = _python_names(cls)
+        for name in value:  # CloudEvents 1.0.2 §2: names of attributes, set or null
+            if name not in fields and name not in ("data", "data_base64"):
+                if not isinstance(name, str) or not _ATTRIBUTE_NAME.match(name):
+                    raise ValueError(
+                        f"attribute name {name!r} must consist of a-z and 0-9 only"
+                    )
         # JSON format §2.4: null for an optional attribute means unset.
         wire = {key: item for key, item in value.items() if item is not None}
-        if "data" in value:
+        if (
+            "data" in value and cls.has_data
+        ):  # JSON null data is data; no data for a notification
             wire["data"] = value["data"]
         for name in sorted(cls.wire_required):
             if name not in wire:
@@ -537,14 +558,9 @@ class CloudEvent(BaseModel):
             raise ValueError("this event's data is JSON: send it as 'data'")
         if "data" in wire and not cls.has_data:
             raise ValueError(f"{cls.event_type!r} is a notification without data")
-        fields = _python_names(cls)
         for name, item in wire.items():
             if name == "data" or name in fields:
                 continue
-            if not _ATTRIBUTE_NAME.match(name):
-                raise ValueError(
-                    f"attribute name {name!r} must consist of a-z and 0-9 only"
-                )
             # An undeclared extension (contract §5): String, Boolean or Integer.
             if isinstance(item, str):
                 _string(item)
@@ -598,7 +614,7 @@ def _event_class(event: Mapping[str, Any], events: Events) -> type[CloudEvent]:
         raise EventError(f"unknown event type {event_type!r}; known: {known_types}")
     dataversion = event.get("dataversion")
     if dataversion is not None:
-        if dataversion not in candidates:
+        if not isinstance(dataversion, str) or dataversion not in candidates:
             known = ", ".join(sorted(str(v) for v in candidates))
             raise EventError(
                 f"unknown dataversion {dataversion!r} of {event_type!r}; known: {known}"
@@ -625,7 +641,11 @@ def parse_event(raw: str | bytes | Mapping[str, Any], events: Events) -> CloudEv
     pydantic's ``ValidationError`` (naming the catalog's field names) for
     invalid content.
     """
-    event = read_json(raw) if isinstance(raw, (str, bytes, bytearray)) else raw
+    if isinstance(raw, (str, bytes, bytearray)):
+        event = read_json(raw)
+    else:
+        event = raw
+        check_value(event)
     if not isinstance(event, Mapping):
         raise EventError("an event must be a JSON object")
     return _validate(_event_class(event, events), event)
