@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
@@ -309,10 +309,22 @@ def http_request(wire: dict[str, Any], path: str) -> str:
 def type_views(catalog_set: CatalogSet, only: Catalog | None = None, *, full: bool = True) -> list[TypeView]:
     """The event types of ``only`` (or of every catalog); ``full=False`` leaves
     out the attribute and payload tables, examples and changes (the index needs none)."""
+    return _views(catalog_set, only.events if only is not None else catalog_set.events, full)
+
+
+def full_views(catalog_set: CatalogSet, light: list[TypeView]) -> Iterator[TypeView]:
+    """Each type of ``light`` (``full=False`` views) with its tables, one at a
+    time: a page is rendered and its tables dropped before the next are made,
+    so memory (and the garbage collector's work) does not grow with the catalog."""
+    for view in light:
+        yield _views(catalog_set, [version.event for version in view.versions], True)[0]
+
+
+def _views(catalog_set: CatalogSet, events: Iterable[EventType], full: bool) -> list[TypeView]:
     views: dict[tuple[str, str], TypeView] = {}
-    shared = dict(catalog_set.schemas)
+    shared = catalog_set.schemas
     catalogs = {catalog.id: catalog for catalog in catalog_set.catalogs}
-    for event in (only.events if only is not None else catalog_set.events):
+    for event in events:
         catalog = catalogs[event.catalog_id]
         key = (catalog.id, event.type)
         if key not in views:
@@ -496,7 +508,8 @@ def _render_index(inputs: tuple[Any, ...]) -> dict[str, bytes]:
 def _render_catalog(inputs: tuple[Any, ...]) -> dict[str, bytes]:
     catalog, schemas = inputs
     env = _environment()
-    types = type_views(partial_set((catalog,), schemas), catalog)
+    catalog_set = partial_set((catalog,), schemas)
+    types = type_views(catalog_set, catalog, full=False)
     files: dict[str, str] = {}
     page_path = catalog_path(catalog.id)
     files[f"docs/{page_path}"] = env.get_template("docs/catalog.html.jinja").render(
@@ -505,7 +518,7 @@ def _render_catalog(inputs: tuple[Any, ...]) -> dict[str, bytes]:
     )
     event_template = env.get_template("docs/event.html.jinja")
     markdown_template = env.get_template("docs/event.md.jinja")
-    for view in types:
+    for view in full_views(catalog_set, types):
         files[f"docs/{view.path}"] = event_template.render(page=view, root="../" * view.path.count("/"), nav_catalog=catalog)
         files[f"docs/markdown/{view.markdown_path}"] = markdown_template.render(
             page=view, root="../" * (view.markdown_path.count("/") + 2)

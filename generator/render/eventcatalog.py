@@ -40,7 +40,7 @@ from .. import __version__
 from ..model import Catalog, CatalogSet, SharedSchema
 from ..naming import safe_file_name
 from . import Unit, catalog_inputs, dump_json, partial_set, render_all
-from .docs import TypeView, VersionView, type_views
+from .docs import TypeView, VersionView, full_views, type_views
 from .templates import environment, md_cell, md_text
 
 EVENTCATALOG_VERSION = "3.48.4"  # the version the tests build with (tests/eventcatalog/package-lock.json)
@@ -200,7 +200,7 @@ def _render_catalog(inputs: tuple[Any, ...]) -> dict[str, bytes]:
     domain = f"{ROOT}/domains/{safe_file_name(catalog.id)}"
     team = team_id(catalog)
     service = f"{domain}/services/{team}"
-    views = type_views(catalog_set, catalog)
+    views = type_views(catalog_set, catalog, full=False)
     contact = catalog.producer.contact
     files: dict[str, bytes] = {}
     team_data: dict[str, Any] = {"id": team, "name": (contact.name if contact and contact.name else None) or catalog.producer.organization or catalog.title}
@@ -220,7 +220,7 @@ def _render_catalog(inputs: tuple[Any, ...]) -> dict[str, bytes]:
          "sends": [{"id": event_id(view.type), "version": _version(view.latest)} for view in views]},
         env.get_template("eventcatalog/service.md.jinja").render(catalog=catalog),
     )
-    for view in views:
+    for view in full_views(catalog_set, views):
         files.update(_event_files(view, f"{service}/events/{event_id(view.type)}", team, catalog_set.schemas, env))
     return files
 
