@@ -25,7 +25,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-import synth  # noqa: E402
+import synth
 
 LINEAR = 1.25  # per-type cost at 5,000 over per-type cost at 1,000: at most this
 

@@ -134,7 +134,7 @@ def viewer_schema(schema: Any, shared: Mapping[str, SharedSchema]) -> Any:
 
 def _front_matter(data: dict[str, Any], body: str) -> bytes:
     head = yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=1000)
-    return f"---\n{head}---\n\n{body}".encode("utf-8")
+    return f"---\n{head}---\n\n{body}".encode()
 
 
 def _summary(text: str | None, fallback: str) -> str:
