@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import json
 import re
 import subprocess
@@ -162,16 +163,19 @@ def test_enums_through_ref_constraints_and_nullability(tmp_path: Path) -> None:
     files = render(result.catalog_set, ["docs"])["docs"]
     page = files["docs/events/permits/nl.example.permit-requested.html"].decode()
     rows = {name: row for name, row in re.findall(r'data-field="([^"]+)">(.*?)</tr>', page)}
+    texts = {name: html.unescape(re.sub(r"<[^>]+>", "", row)) for name, row in rows.items()}
     for field in ("activiteiten", "hoofdactiviteit"):
-        assert "&#34;bouwen&#34;, &#34;slopen&#34;, &#34;kappen&#34;" in rows[field], rows[field]
+        assert '"bouwen", "slopen", "kappen"' in texts[field], texts[field]
+        assert "<code>&#34;kappen&#34;</code>" in rows[field]  # each value as code: never broken, quotes straight
         assert 'href="../../schemas/Activiteit.html">Activiteit</a>' in rows[field]
-    assert "array of <a" in rows["activiteiten"] and "min items 1" in rows["activiteiten"]
+    assert "array of <a" in rows["activiteiten"] and "min items 1" in texts["activiteiten"]
+    rows = texts
     assert "≥ 1" in rows["aantal"] and "≤ 10" in rows["aantal"] and "default 1" in rows["aantal"]
     assert "string | null" in rows["opmerking"] and "max length 200" in rows["opmerking"]
     assert "string (date)" in rows["datum"]
     schema_page = files["docs/schemas/Activiteit.html"].decode()
     assert "nl.example.permit-requested" in schema_page and "#v1.0.0" in schema_page
-    assert "&#34;kappen&#34;" in schema_page
+    assert "<code>&#34;kappen&#34;</code>" in schema_page
 
 
 def test_shared_schemas_contacts_servers_and_search_index(site: dict[Path, Any]) -> None:

@@ -56,7 +56,7 @@ class Row:
     name: str
     type: str
     required: bool
-    constraints: list[str]
+    constraints: list[Constraint]
     description: str | None
     anchor: str = ""
     schema: str | None = None  # the shared schema the field (or its items) refers to
@@ -140,12 +140,24 @@ def _schema_type(schema: Any, shared: Mapping[str, SharedSchema]) -> str:
 
 
 CONSTRAINTS = (
-    ("format", "format {}"), ("pattern", "pattern {}"), ("minLength", "min length {}"), ("maxLength", "max length {}"),
-    ("minimum", "≥ {}"), ("maximum", "≤ {}"), ("exclusiveMinimum", "> {}"), ("exclusiveMaximum", "< {}"),
-    ("multipleOf", "multiple of {}"), ("minItems", "min items {}"), ("maxItems", "max items {}"),
-    ("uniqueItems", "unique items"), ("minProperties", "min properties {}"), ("maxProperties", "max properties {}"),
-    ("default", "default {}"), ("const", "always {}"),
+    ("format", "format"), ("pattern", "pattern"), ("minLength", "min length"), ("maxLength", "max length"),
+    ("minimum", "≥"), ("maximum", "≤"), ("exclusiveMinimum", ">"), ("exclusiveMaximum", "<"),
+    ("multipleOf", "multiple of"), ("minItems", "min items"), ("maxItems", "max items"),
+    ("uniqueItems", "unique items"), ("minProperties", "min properties"), ("maxProperties", "max properties"),
+    ("default", "default"), ("const", "always"),
 )
+_FLAGS = {"uniqueItems"}  # shown by name only
+
+
+@dataclass(frozen=True)
+class Constraint:
+    """One constraint of a field: words, and the values (as JSON) a page shows as code."""
+
+    label: str
+    values: tuple[str, ...] = ()
+
+    def __str__(self) -> str:
+        return f"{self.label} {', '.join(self.values)}" if self.values else self.label
 
 
 def _json_text(value: Any) -> str:
@@ -170,23 +182,23 @@ def _nullable(schema: Any) -> bool:
     )
 
 
-def _constraints(schema: Any, shown_type: str = "") -> list[str]:
+def _constraints(schema: Any, shown_type: str = "") -> list[Constraint]:
     """What a value must satisfy, in words: enum values, bounds, pattern,
     format (unless the type column shows it), default, nullability."""
     if not isinstance(schema, dict):
         return []
-    found = ["may be null"] if _nullable(schema) and "null" not in shown_type.split(" | ") else []
-    for keyword, text in CONSTRAINTS:
+    found = [Constraint("may be null")] if _nullable(schema) and "null" not in shown_type.split(" | ") else []
+    for keyword, label in CONSTRAINTS:
         if keyword in schema:
             if keyword == "format" and f"({schema['format']})" in shown_type:
                 continue
-            found.append(text.format(_json_text(schema[keyword])))
+            found.append(Constraint(label) if keyword in _FLAGS else Constraint(label, (_json_text(schema[keyword]),)))
     if isinstance(schema.get("enum"), list):
-        found.append("one of " + ", ".join(_json_text(value) for value in schema["enum"]))
+        found.append(Constraint("one of", tuple(_json_text(value) for value in schema["enum"])))
     if schema.get("additionalProperties") is False:
-        found.append("no other properties")
+        found.append(Constraint("no other properties"))
     if schema.get("deprecated"):
-        found.append("deprecated")
+        found.append(Constraint("deprecated"))
     return found
 
 
@@ -203,12 +215,12 @@ def _resolve(node: Any, shared: Mapping[str, SharedSchema]) -> tuple[Any, str | 
     return node, None
 
 
-def _field_constraints(child: Any, resolved: Any, shown_type: str, shared: Mapping[str, SharedSchema]) -> list[str]:
+def _field_constraints(child: Any, resolved: Any, shown_type: str, shared: Mapping[str, SharedSchema]) -> list[Constraint]:
     found = _constraints(resolved, shown_type)
     items = resolved.get("items") if isinstance(resolved, dict) else None
     if isinstance(items, dict):  # an array: what each item must be (enum values through a $ref too)
         items_resolved, _ = _resolve(items, shared)
-        found += [f"each {text}" for text in _constraints(items_resolved, shown_type)]
+        found += [Constraint(f"each {item.label}", item.values) for item in _constraints(items_resolved, shown_type)]
     return found
 
 
@@ -242,7 +254,7 @@ def payload_rows(schema: Any, shared: Mapping[str, SharedSchema]) -> list[Row]:
             )
             rows.append(row)
             if target in seen:
-                row.constraints.append(f"recursive: {target}, as above")
+                row.constraints.append(Constraint(f"recursive: {target}, as above"))
                 continue
             walk(child, depth + 1, trail + (field_name,), seen)
 
@@ -382,7 +394,7 @@ class SchemaView:
     schema: SharedSchema
     path: str
     type: str
-    constraints: list[str]
+    constraints: list[Constraint]
     rows: list[Row]
     json: str
     used_by: list[UsedBy]
