@@ -40,7 +40,8 @@ def _parser() -> argparse.ArgumentParser:
     generate_parser = commands.add_parser("generate", help="lint, then write all outputs (refuses when there are errors)")
     generate_parser.add_argument("catalog", nargs="?", default="catalog", help="catalog directory or file (default: catalog)")
     generate_parser.add_argument("-o", "--output", default="out", help="output directory (default: out)")
-    generate_parser.add_argument("--only", help="comma-separated outputs to write (default: all)")
+    generate_parser.add_argument("--only", help="comma-separated outputs to write: python, jsonschema, asyncapi, docs (the default), "
+                                 "and eventcatalog (an EventCatalog project, only when asked for)")
     generate_parser.add_argument("--check", action="store_true", help="write nothing; exit 1 when OUT is stale")
     generate_parser.add_argument("--format", choices=FORMATS, default="text", help="format of diagnostics (default: text)")
     generate_parser.add_argument(

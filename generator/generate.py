@@ -36,16 +36,16 @@ from .cachefile import read_marshal, write_atomic
 from .lint import LintResult, UsageError, display_path, find_catalog_files, lint
 from .loader import Document
 from .model import CatalogSet
-from .render import Unit, asyncapi, docs, jsonschema, python
+from .render import KINDS, Unit, asyncapi, docs, eventcatalog, jsonschema, python
 from .render import templates as template_module
 from .workers import run as parallel
 from .workers import worker_count
 from .writer import WriteReport, plan, write
 
-MODULES = {"python": python, "jsonschema": jsonschema, "asyncapi": asyncapi, "docs": docs}
+MODULES = {"python": python, "jsonschema": jsonschema, "asyncapi": asyncapi, "docs": docs, "eventcatalog": eventcatalog}
 RENDERERS: dict[str, Callable[[CatalogSet], dict[str, bytes]]] = {kind: module.render for kind, module in MODULES.items()}
 # Heaviest first, so the workers finish together (python runs black and datamodel-code-generator).
-_COST = {"python": 0, "docs": 1, "asyncapi": 2, "jsonschema": 3}
+_COST = {"python": 0, "docs": 1, "eventcatalog": 2, "asyncapi": 3, "jsonschema": 4}
 _TOOLS = ("black", "ruff", "datamodel-code-generator", "pydantic", "jinja2", "markdown-it-py", "PyYAML")
 
 
@@ -68,7 +68,7 @@ class RenderStats:
 
 def parse_kinds(text: str | None) -> list[str]:
     if not text:
-        return list(MODULES)
+        return list(KINDS)
     kinds = [part.strip() for part in text.split(",") if part.strip()]
     unknown = [kind for kind in kinds if kind not in MODULES]
     if unknown or not kinds:

@@ -14,7 +14,8 @@ from ..formats import semver_key
 from ..model import Catalog, CatalogSet, EventType, SharedSchema
 from ..naming import safe_file_name
 
-KINDS = ("python", "jsonschema", "asyncapi", "docs")
+KINDS = ("python", "jsonschema", "asyncapi", "docs")  # what `evcat generate` writes by default (the contract)
+OPTIONAL_KINDS = ("eventcatalog",)  # written only when asked for with --only
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
@@ -25,6 +26,7 @@ from . import Unit, catalog_inputs, event_dir, partial_set, render_all
 from ..profiles import PROFILES
 from .asyncapi import message_id
 from .templates import environment
+from .timeline import TypeVersions, layout
 
 PROFILE_NAMES = {profile: profile.title for profile in PROFILES.values()}
 _HEADER_SAFE = "".join(chr(c) for c in range(0x21, 0x7F) if chr(c) not in '"%')
@@ -50,9 +52,17 @@ class Row:
     name: str
     type: str
     required: bool
-    constraints: list[str]
+    constraints: list[Constraint]
     description: str | None
     anchor: str = ""
+    schema: str | None = None  # the shared schema the field (or its items) refers to
+
+    @property
+    def type_prefix(self) -> str:
+        """The type text before the shared schema's name, which the page links."""
+        if self.schema and self.type.endswith(self.schema):
+            return self.type[: -len(self.schema)]
+        return self.type
 
 
 @dataclass
@@ -104,7 +114,7 @@ class TypeView:
         return " ".join(filter(None, [self.type, latest.title, latest.description or "", self.catalog.id])).lower()
 
 
-def _schema_type(schema: Any, shared: dict[str, SharedSchema]) -> str:
+def _schema_type(schema: Any, shared: Mapping[str, SharedSchema]) -> str:
     if not isinstance(schema, dict):
         return "any" if schema is True else "nothing"
     ref = schema.get("$ref")
@@ -126,45 +136,95 @@ def _schema_type(schema: Any, shared: dict[str, SharedSchema]) -> str:
 
 
 CONSTRAINTS = (
-    ("pattern", "pattern {}"), ("minLength", "min length {}"), ("maxLength", "max length {}"),
-    ("minimum", "≥ {}"), ("maximum", "≤ {}"), ("exclusiveMinimum", "> {}"), ("exclusiveMaximum", "< {}"),
-    ("multipleOf", "multiple of {}"), ("minItems", "min items {}"), ("maxItems", "max items {}"),
-    ("uniqueItems", "unique items"), ("default", "default {}"), ("const", "always {}"),
+    ("format", "format"), ("pattern", "pattern"), ("minLength", "min length"), ("maxLength", "max length"),
+    ("minimum", "≥"), ("maximum", "≤"), ("exclusiveMinimum", ">"), ("exclusiveMaximum", "<"),
+    ("multipleOf", "multiple of"), ("minItems", "min items"), ("maxItems", "max items"),
+    ("uniqueItems", "unique items"), ("minProperties", "min properties"), ("maxProperties", "max properties"),
+    ("default", "default"), ("const", "always"),
 )
+_FLAGS = {"uniqueItems"}  # shown by name only
 
 
-def _constraints(schema: Any) -> list[str]:
+@dataclass(frozen=True)
+class Constraint:
+    """One constraint of a field: words, and the values (as JSON) a page shows as code."""
+
+    label: str
+    values: tuple[str, ...] = ()
+
+    def __str__(self) -> str:
+        return f"{self.label} {', '.join(self.values)}" if self.values else self.label
+
+
+def _json_text(value: Any) -> str:
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return str(value)
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _nullable(schema: Any) -> bool:
+    """Whether JSON ``null`` is a valid value (a ``null`` type, enum value or option)."""
+    if not isinstance(schema, dict):
+        return False
+    kind = schema.get("type")
+    if kind == "null" or (isinstance(kind, list) and "null" in kind):
+        return True
+    if isinstance(schema.get("enum"), list) and None in schema["enum"]:
+        return True
+    return any(
+        isinstance(option, dict) and option.get("type") == "null"
+        for keyword in ("anyOf", "oneOf") if isinstance(schema.get(keyword), list)
+        for option in schema[keyword]
+    )
+
+
+def _constraints(schema: Any, shown_type: str = "") -> list[Constraint]:
+    """What a value must satisfy, in words: enum values, bounds, pattern,
+    format (unless the type column shows it), default, nullability."""
     if not isinstance(schema, dict):
         return []
-    found = []
-    for keyword, text in CONSTRAINTS:
+    found = [Constraint("may be null")] if _nullable(schema) and "null" not in shown_type.split(" | ") else []
+    for keyword, label in CONSTRAINTS:
         if keyword in schema:
-            value = schema[keyword]
-            found.append(text.format(json.dumps(value, ensure_ascii=False) if not isinstance(value, (int, float)) or isinstance(value, bool) else value))
-    if "enum" in schema:
-        found.append("one of " + ", ".join(json.dumps(value, ensure_ascii=False) for value in schema["enum"]))
+            if keyword == "format" and f"({schema['format']})" in shown_type:
+                continue
+            found.append(Constraint(label) if keyword in _FLAGS else Constraint(label, (_json_text(schema[keyword]),)))
+    if isinstance(schema.get("enum"), list):
+        found.append(Constraint("one of", tuple(_json_text(value) for value in schema["enum"])))
     if schema.get("additionalProperties") is False:
-        found.append("no other properties")
+        found.append(Constraint("no other properties"))
     if schema.get("deprecated"):
-        found.append("deprecated")
+        found.append(Constraint("deprecated"))
     return found
 
 
-def payload_rows(schema: Any, shared: dict[str, SharedSchema]) -> list[Row]:
+def _resolve(node: Any, shared: Mapping[str, SharedSchema]) -> tuple[Any, str | None]:
+    """A ``$ref`` to a shared schema replaced by that schema (keywords next to
+    the ``$ref``, such as a description, win), and the schema's name."""
+    if isinstance(node, dict) and isinstance(node.get("$ref"), str) and node["$ref"].startswith("#/$defs/"):
+        name = node["$ref"][len("#/$defs/"):]
+        target = shared.get(name)
+        if target is not None:
+            merged = dict(target.schema) if isinstance(target.schema, dict) else {}
+            merged.update({k: v for k, v in node.items() if k != "$ref"})
+            return merged, name
+    return node, None
+
+
+def _field_constraints(child: Any, resolved: Any, shown_type: str, shared: Mapping[str, SharedSchema]) -> list[Constraint]:
+    found = _constraints(resolved, shown_type)
+    items = resolved.get("items") if isinstance(resolved, dict) else None
+    if isinstance(items, dict):  # an array: what each item must be (enum values through a $ref too)
+        items_resolved, _ = _resolve(items, shared)
+        found += [Constraint(f"each {item.label}", item.values) for item in _constraints(items_resolved, shown_type)]
+    return found
+
+
+def payload_rows(schema: Any, shared: Mapping[str, SharedSchema]) -> list[Row]:
     rows: list[Row] = []
 
-    def resolve(node: Any) -> tuple[Any, str | None]:
-        if isinstance(node, dict) and isinstance(node.get("$ref"), str) and node["$ref"].startswith("#/$defs/"):
-            name = node["$ref"][len("#/$defs/"):]
-            target = shared.get(name)
-            if target is not None:
-                merged = dict(target.schema) if isinstance(target.schema, dict) else {}
-                merged.update({k: v for k, v in node.items() if k != "$ref"})
-                return merged, name
-        return node, None
-
     def walk(node: Any, depth: int, trail: tuple[str, ...], seen: frozenset[str]) -> None:
-        node, name = resolve(node)
+        node, name = _resolve(node, shared)
         if name is not None:
             if name in seen:
                 return  # a recursive schema: its fields are listed above
@@ -179,15 +239,18 @@ def payload_rows(schema: Any, shared: dict[str, SharedSchema]) -> list[Row]:
         if not isinstance(properties, dict):
             return
         for field_name, child in properties.items():
-            resolved, ref_name = resolve(child)
+            resolved, _ = _resolve(child, shared)
+            target = _target_name(child)
+            shown_type = _schema_type(child, shared)
             row = Row(
-                depth, field_name, _schema_type(child, shared), field_name in required, _constraints(resolved),
+                depth, field_name, shown_type, field_name in required,
+                _field_constraints(child, resolved, shown_type, shared),
                 resolved.get("description") if isinstance(resolved, dict) else None, "-".join(trail + (field_name,)),
+                target if target in shared else None,
             )
             rows.append(row)
-            target = _target_name(child)
             if target in seen:
-                row.constraints.append(f"recursive: {target}, as above")
+                row.constraints.append(Constraint(f"recursive: {target}, as above"))
                 continue
             walk(child, depth + 1, trail + (field_name,), seen)
 
@@ -203,6 +266,11 @@ def _target_name(node: Any) -> str | None:
             return ref[len("#/$defs/"):]
         node = node.get("items")
     return None
+
+
+def schema_path(name: str) -> str:
+    """The page of a shared schema, relative to docs/."""
+    return f"schemas/{safe_file_name(name)}.html"
 
 
 def attributes(event: EventType) -> list[Attribute]:
@@ -242,10 +310,22 @@ def http_request(wire: dict[str, Any], path: str) -> str:
 def type_views(catalog_set: CatalogSet, only: Catalog | None = None, *, full: bool = True) -> list[TypeView]:
     """The event types of ``only`` (or of every catalog); ``full=False`` leaves
     out the attribute and payload tables, examples and changes (the index needs none)."""
+    return _views(catalog_set, only.events if only is not None else catalog_set.events, full)
+
+
+def full_views(catalog_set: CatalogSet, light: list[TypeView]) -> Iterator[TypeView]:
+    """Each type of ``light`` (``full=False`` views) with its tables, one at a
+    time: a page is rendered and its tables dropped before the next are made,
+    so memory (and the garbage collector's work) does not grow with the catalog."""
+    for view in light:
+        yield _views(catalog_set, [version.event for version in view.versions], True)[0]
+
+
+def _views(catalog_set: CatalogSet, events: Iterable[EventType], full: bool) -> list[TypeView]:
     views: dict[tuple[str, str], TypeView] = {}
-    shared = dict(catalog_set.schemas)
+    shared = catalog_set.schemas
     catalogs = {catalog.id: catalog for catalog in catalog_set.catalogs}
-    for event in (only.events if only is not None else catalog_set.events):
+    for event in events:
         catalog = catalogs[event.catalog_id]
         key = (catalog.id, event.type)
         if key not in views:
@@ -280,72 +360,169 @@ def type_views(catalog_set: CatalogSet, only: Catalog | None = None, *, full: bo
     return sorted(views.values(), key=lambda v: (v.catalog.id, v.type))
 
 
+def catalog_path(catalog_id: str) -> str:
+    """The page of a catalog, relative to docs/."""
+    return f"catalogs/{safe_file_name(catalog_id)}.html"
+
+
+def link_url(url: str | None) -> str | None:
+    """A contact URL as a link target: only http(s), anything else stays text."""
+    return url if url and re.match(r"https?://", url, re.IGNORECASE) else None
+
+
+@dataclass
+class UsedBy:
+    """One event (type, dataversion) that uses a shared schema."""
+
+    event: EventType
+    path: str  # relative to docs/, with the version's anchor
+
+
+@dataclass
+class SchemaView:
+    schema: SharedSchema
+    path: str
+    type: str
+    constraints: list[Constraint]
+    rows: list[Row]
+    json: str
+    used_by: list[UsedBy]
+
+
+def schema_views(catalog_set: CatalogSet) -> list[SchemaView]:
+    """A page per shared schema, each listing the events that use it (directly or through another schema)."""
+    users: dict[str, list[UsedBy]] = {name: [] for name in catalog_set.schemas}
+    for event in catalog_set.events:
+        if event.payload is None:
+            continue
+        anchor = f"v{event.dataversion}" if event.dataversion else "notification"
+        page = f"events/{safe_file_name(event.catalog_id)}/{safe_file_name(event.type)}.html#{anchor}"
+        for name in event.payload.uses:
+            if name in users:
+                users[name].append(UsedBy(event, page))
+    views = []
+    for name, schema in sorted(catalog_set.schemas.items()):
+        shown_type = _schema_type(schema.schema, catalog_set.schemas)
+        views.append(SchemaView(
+            schema, schema_path(name), shown_type, _constraints(schema.schema, shown_type),
+            payload_rows(schema.schema, catalog_set.schemas),
+            json.dumps(schema.schema, indent=2, ensure_ascii=False),
+            sorted(users[name], key=lambda used: (used.event.catalog_id, used.event.type, semver_key(used.event.dataversion or ""))),
+        ))
+    return views
+
+
+def timeline(catalog: Catalog, types: list[TypeView], root: str) -> Any:
+    producer = catalog.producer
+    return layout(
+        producer.organization or catalog.title, producer.source,
+        [TypeVersions(view.type, root + view.path, tuple((v.event.dataversion, v.event.deprecated) for v in view.versions))
+         for view in types],
+    )
+
+
+def search_index(catalog_set: CatalogSet, types: list[TypeView], schemas: list[SchemaView]) -> str:
+    """The search index, a script that sets one global (``fetch`` of a file
+    next to the page does not work from the file system): per event type and
+    shared schema its page, what a result shows, and the lowercase text a
+    query searches (types, titles, descriptions, field names and the words
+    of field descriptions)."""
+    titles = {catalog.id: catalog.title for catalog in catalog_set.catalogs}
+    entries = []
+    for view in types:
+        fields: dict[str, None] = {}
+        words: dict[str, None] = {}
+        for version in view.versions:
+            event = version.event
+            for text in (event.title, event.description or ""):
+                words.update(dict.fromkeys(text.lower().split()))
+            if event.payload is not None:
+                for row in payload_rows(event.payload.schema, catalog_set.schemas):
+                    fields[row.name] = None
+                    words.update(dict.fromkeys((row.description or "").lower().split()))
+        entries.append({
+            "kind": "event", "title": view.latest.event.title, "name": view.type, "catalog": titles[view.catalog.id],
+            "url": view.path, "versions": [v.event.dataversion or "no data" for v in view.versions],
+            "deprecated": view.latest.event.deprecated, "fields": list(fields),
+            "text": " ".join([view.type.lower(), view.catalog.id, *(name.lower() for name in fields), *words]),
+        })
+    for schema in schemas:
+        fields = dict.fromkeys(row.name for row in schema.rows)
+        description = schema.schema.description or ""
+        entries.append({
+            "kind": "schema", "title": schema.schema.name, "name": schema.type, "catalog": "shared schema",
+            "url": schema.path, "versions": [], "deprecated": False, "fields": list(fields),
+            "text": " ".join([schema.schema.name.lower(), *(name.lower() for name in fields), *dict.fromkeys(description.lower().split())]),
+        })
+    return "window.EVCAT_SEARCH_INDEX = " + json.dumps(entries, ensure_ascii=False, separators=(",", ":")) + ";\n"
+
+
 def units(catalog_set: CatalogSet) -> list[Unit]:
-    """The pages of each catalog (their navigation names every catalog, so the
-    ids and titles are inputs too), and the index pages (every catalog is their input)."""
-    titles = tuple(sorted((catalog.id, catalog.title) for catalog in catalog_set.catalogs))
-    result = [
-        Unit("docs", catalog.id, (*catalog_inputs(catalog, catalog_set), titles), _render_catalog)
-        for catalog in catalog_set.catalogs
-    ]
-    result.append(Unit("docs", "index", (catalog_set.catalogs,), _render_index, local=True))
+    """The pages of each catalog (its own page and its event types), and the
+    index: the overview, the shared schema pages and the search index (every
+    catalog and schema is their input)."""
+    result = [Unit("docs", catalog.id, catalog_inputs(catalog, catalog_set), _render_catalog) for catalog in catalog_set.catalogs]
+    schemas = tuple(schema for _, schema in sorted(catalog_set.schemas.items()))
+    result.append(Unit("docs", "index", (catalog_set.catalogs, schemas), _render_index, local=True))
     return result
 
 
 def _environment() -> Any:
     env = environment()
     env.filters["markdown"] = markdown
+    env.globals.update(catalog_path=catalog_path, schema_path=schema_path, link_url=link_url, profiles=PROFILE_NAMES,
+                       version=__version__)
     return env
 
 
-@dataclass(frozen=True)
-class NavCatalog:
-    """What the navigation of an event page shows of another catalog."""
-
-    id: str
-    title: str
-
-
-def _context(catalogs: list[Any], types: list[TypeView]) -> dict[str, Any]:
-    catalogs = sorted(catalogs, key=lambda c: c.id)
-    # Grouped here, not filtered in the templates: that would be quadratic in the number of types.
-    by_catalog: dict[str, list[TypeView]] = {catalog.id: [] for catalog in catalogs}
-    domains: dict[str, dict[str, list[TypeView]]] = {catalog.id: {} for catalog in catalogs}
+def _by_domain(types: list[TypeView]) -> list[tuple[str, list[TypeView]]]:
+    domains: dict[str, list[TypeView]] = {}
     for view in types:
-        by_catalog[view.catalog.id].append(view)
-        domains[view.catalog.id].setdefault(view.domain, []).append(view)
-    return {
-        "catalogs": catalogs, "types": types, "version": __version__, "profiles": PROFILE_NAMES,
-        "by_catalog": by_catalog,
-        "domains": {catalog_id: sorted(groups.items()) for catalog_id, groups in domains.items()},
-    }
+        domains.setdefault(view.domain, []).append(view)
+    return sorted(domains.items())
 
 
 def _render_index(inputs: tuple[Any, ...]) -> dict[str, bytes]:
-    (catalogs,) = inputs
+    catalogs, schemas = inputs
     env = _environment()
-    context = _context(list(catalogs), type_views(partial_set(catalogs), full=False))
+    catalog_set = partial_set(catalogs, schemas)
+    types = type_views(catalog_set, full=False)
+    shared = schema_views(catalog_set)
+    by_catalog: dict[str, list[TypeView]] = {catalog.id: [] for catalog in catalogs}
+    for view in types:
+        by_catalog[view.catalog.id].append(view)
+    context = {"catalogs": sorted(catalogs, key=lambda c: c.id), "types": types, "by_catalog": by_catalog, "schemas": shared}
     files = {
-        "docs/index.html": env.get_template("docs/index.html.jinja").render(context, root="", page=None),
+        "docs/index.html": env.get_template("docs/index.html.jinja").render(context, root="", nav_catalog=None),
         "docs/assets/style.css": env.get_template("docs/style.css").render(),
         "docs/assets/search.js": env.get_template("docs/search.js").render(),
+        "docs/assets/docs.js": env.get_template("docs/docs.js").render(),
+        "docs/assets/search-index.js": search_index(catalog_set, types, shared),
         "docs/markdown/index.md": env.get_template("docs/index.md.jinja").render(context),
     }
+    schema_template = env.get_template("docs/schema.html.jinja")
+    for view in shared:
+        files[f"docs/{view.path}"] = schema_template.render(page=view, root="../", nav_catalog=None)
     return {path: text.encode("utf-8") for path, text in files.items()}
 
 
 def _render_catalog(inputs: tuple[Any, ...]) -> dict[str, bytes]:
-    catalog, schemas, titles = inputs
+    catalog, schemas = inputs
     env = _environment()
-    types = type_views(partial_set((catalog,), schemas), catalog)
-    context = _context([NavCatalog(catalog_id, title) for catalog_id, title in titles], types)
+    catalog_set = partial_set((catalog,), schemas)
+    types = type_views(catalog_set, catalog, full=False)
     files: dict[str, str] = {}
-    for view in types:
-        depth = view.path.count("/")
-        page = {"root": "../" * depth, "page": view}
-        files[f"docs/{view.path}"] = env.get_template("docs/event.html.jinja").render(context, **page)
-        files[f"docs/markdown/{view.markdown_path}"] = env.get_template("docs/event.md.jinja").render(
-            context, page=view, root="../" * (view.markdown_path.count("/") + 2)
+    page_path = catalog_path(catalog.id)
+    files[f"docs/{page_path}"] = env.get_template("docs/catalog.html.jinja").render(
+        catalog=catalog, types=types, domains=_by_domain(types), timeline=timeline(catalog, types, "../"),
+        root="../", nav_catalog=catalog,
+    )
+    event_template = env.get_template("docs/event.html.jinja")
+    markdown_template = env.get_template("docs/event.md.jinja")
+    for view in full_views(catalog_set, types):
+        files[f"docs/{view.path}"] = event_template.render(page=view, root="../" * view.path.count("/"), nav_catalog=catalog)
+        files[f"docs/markdown/{view.markdown_path}"] = markdown_template.render(
+            page=view, root="../" * (view.markdown_path.count("/") + 2)
         )
     return {path: text.encode("utf-8") for path, text in files.items()}
 

@@ -1,0 +1,255 @@
+"""An EventCatalog content tree (``evcat generate --only eventcatalog``).
+
+EventCatalog (https://www.eventcatalog.dev, checked against @eventcatalog/core
+3.48.4 and its ``content.config.ts``) reads Markdown files with YAML front
+matter from a project directory. Under ``OUT/eventcatalog/`` we write:
+
+- ``eventcatalog.config.js`` and ``package.json``: ``npm install && npx
+  eventcatalog build`` builds the site as it is;
+- ``teams/<catalog>-producer.md``: the producer (organization, contact), the
+  owner of everything in its catalog;
+- ``domains/<catalog>/index.md``: a domain per catalog;
+- ``domains/<catalog>/services/<catalog>-producer/index.md``: the producer as
+  the service that sends the catalog's events;
+- ``.../events/<type>/index.md`` for the latest dataversion of each type and
+  ``.../events/<type>/versioned/<dataversion>/index.md`` for the older ones,
+  each with ``schema.json`` (shown by EventCatalog's schema viewer),
+  ``data.schema.json`` (the exact payload schema) and ``changelog.md``.
+
+Pages are ``.md``, never ``.mdx``: MDX would evaluate ``{...}`` in a
+catalog's text as JavaScript at build time. Catalog text goes through the
+``md_text`` filter (HTML shown as text) and front matter through a YAML
+dumper, so nothing in a catalog can become markup or code. EventCatalog's
+schema viewer does not follow ``$ref``; ``schema.json`` has the shared
+schemas inlined, a recursive reference (or one deeper than ``MAX_DEPTH``)
+replaced by a stub that names the schema (see ``data.schema.json`` for the
+exact schema).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import uuid
+from collections.abc import Mapping
+from typing import Any
+
+import yaml
+
+from .. import __version__
+from ..model import Catalog, CatalogSet, SharedSchema
+from ..naming import safe_file_name
+from . import Unit, catalog_inputs, dump_json, partial_set, render_all
+from .docs import TypeView, VersionView, full_views, type_views
+from .templates import environment, md_cell, md_text
+
+EVENTCATALOG_VERSION = "3.48.4"  # the version the tests build with (tests/eventcatalog/package-lock.json)
+MAX_DEPTH = 8  # shared schemas inlined at most this deep in schema.json
+MAX_NODES = 5000  # and at most this many inlined schema objects per event: a stub beyond
+NO_DATAVERSION = "0.0.0"  # EventCatalog needs a version; a notification without data has none
+ROOT = "eventcatalog"
+
+
+def event_id(event_type: str) -> str:
+    """The EventCatalog id (and folder name) of a CloudEvents type."""
+    return safe_file_name(event_type)
+
+
+def md_code(text: str | None) -> str:
+    """A Markdown code span (in a table cell) that shows ``text`` literally,
+    whatever backticks, pipes or HTML it holds (CommonMark 6.1: a fence
+    longer than any run of backticks inside; GFM tables: ``\\|``)."""
+    value = " ".join(str(text or "").split())
+    longest = max((len(run) for run in re.findall(r"`+", value)), default=0)
+    fence = "`" * (longest + 1)
+    pad = " " if value.startswith("`") or value.endswith("`") or longest else ""
+    return f"{fence}{pad}{value}{pad}{fence}".replace("|", "\\|")
+
+
+_CODE_SPAN = re.compile(r"(`+)(?:.|\n)*?(?<!`)\1(?!`)")
+_DIRECTIVE = re.compile(r":(?=[A-Za-z])")
+
+
+def no_directives(markdown: str) -> str:
+    """EventCatalog's Markdown has remark-directive: ``:name`` in text (as in
+    ``urn:nld:oin`` or ``hh:mm:ss``) would become a directive and vanish.
+    Such colons are backslash-escaped (CommonMark 2.4), except in code spans."""
+    parts, last = [], 0
+    for match in _CODE_SPAN.finditer(markdown):
+        parts.append(_DIRECTIVE.sub(r"\\:", markdown[last:match.start()]))
+        parts.append(match.group(0))
+        last = match.end()
+    parts.append(_DIRECTIVE.sub(r"\\:", markdown[last:]))
+    return "".join(parts)
+
+
+def ec_text(text: str | None) -> str:
+    return no_directives(md_text(text))
+
+
+def ec_cell(text: str | None) -> str:
+    return no_directives(md_cell(text))
+
+
+def md_fence(text: str | None) -> str:
+    """A code fence longer than any run of backticks in ``text`` (CommonMark 4.5)."""
+    return "`" * max(3, max((len(run) + 1 for run in re.findall(r"`+", text or "")), default=0))
+
+
+def team_id(catalog: Catalog) -> str:
+    return f"{safe_file_name(catalog.id)}-producer"
+
+
+def viewer_schema(schema: Any, shared: Mapping[str, SharedSchema]) -> Any:
+    """The payload schema with shared schemas inlined, recursion and depth bounded."""
+    budget = [MAX_NODES]
+
+    def inline(node: Any, stack: tuple[str, ...]) -> Any:
+        if isinstance(node, list):
+            return [inline(item, stack) for item in node]
+        if not isinstance(node, dict):
+            return node
+        ref = node.get("$ref")
+        if isinstance(ref, str) and ref.startswith("#/$defs/") and ref[len("#/$defs/"):] in shared:
+            name = ref[len("#/$defs/"):]
+            siblings = {key: inline(value, stack) for key, value in node.items() if key != "$ref"}
+            budget[0] -= 1
+            if name in stack or len(stack) >= MAX_DEPTH or budget[0] < 0:
+                target = shared[name].schema
+                stub: dict[str, Any] = {"title": name}
+                if isinstance(target, dict) and isinstance(target.get("type"), str):
+                    stub["type"] = target["type"]
+                why = "recursive" if name in stack else "nested too deep to show"
+                stub["description"] = f"{name} ({why}: see {name} above or data.schema.json)."
+                return {**stub, **{k: v for k, v in siblings.items() if k != "description"}}
+            target = inline(shared[name].schema, (*stack, name))
+            merged = dict(target) if isinstance(target, dict) else {"allOf": [target]}
+            merged.setdefault("title", name)
+            merged.update(siblings)
+            return merged
+        return {key: inline(value, stack) for key, value in node.items() if key != "$defs"}
+
+    return inline(schema, ())
+
+
+def _front_matter(data: dict[str, Any], body: str) -> bytes:
+    head = yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=1000)
+    return f"---\n{head}---\n\n{body}".encode()
+
+
+def _summary(text: str | None, fallback: str) -> str:
+    """One line for EventCatalog's lists: the first paragraph, shortened."""
+    first = " ".join((text or "").strip().split("\n\n")[0].split()) or fallback
+    return first if len(first) <= 240 else first[:239] + "…"
+
+
+def _version(version: VersionView) -> str:
+    return version.event.dataversion or NO_DATAVERSION
+
+
+def _event_files(view: TypeView, folder: str, team: str, shared: Mapping[str, SharedSchema], env: Any) -> dict[str, bytes]:
+    files: dict[str, bytes] = {}
+    for index, version in enumerate(view.versions):
+        event = version.event
+        base = folder if index == 0 else f"{folder}/versioned/{safe_file_name(_version(version))}"
+        data: dict[str, Any] = {
+            "id": event_id(view.type),
+            "name": event.title,
+            "version": _version(version),
+            "summary": _summary(event.description, event.title),
+            "owners": [team],
+        }
+        badges = [{"content": "CloudEvent", "backgroundColor": "blue", "textColor": "blue"}]
+        if event.payload is None:
+            badges.append({"content": "no data", "backgroundColor": "gray", "textColor": "gray"})
+        if event.deprecated:
+            badges.append({"content": "deprecated", "backgroundColor": "red", "textColor": "red"})
+            data["deprecated"] = {"message": event.deprecation} if event.deprecation else True
+        data["badges"] = badges
+        if event.payload is not None:
+            data["schemaPath"] = "schema.json"
+            files[f"{base}/schema.json"] = dump_json(viewer_schema(event.payload.bundled(shared), shared))
+            files[f"{base}/data.schema.json"] = dump_json(event.payload.bundled(shared))
+        body = env.get_template("eventcatalog/event.md.jinja").render(page=view, version=version, event=event)
+        files[f"{base}/index.md"] = _front_matter(data, body)
+        if version.previous is not None:
+            changelog = env.get_template("eventcatalog/changelog.md.jinja").render(version=version)
+            files[f"{base}/changelog.md"] = _front_matter({"version": _version(version)}, changelog)
+    return files
+
+
+def units(catalog_set: CatalogSet) -> list[Unit]:
+    result = [Unit("eventcatalog", catalog.id, catalog_inputs(catalog, catalog_set), _render_catalog) for catalog in catalog_set.catalogs]
+    result.append(Unit("eventcatalog", "index", (tuple((c.id, c.title, c.producer.organization) for c in catalog_set.catalogs),), _render_index, local=True))
+    return result
+
+
+def _environment() -> Any:
+    env = environment()
+    env.filters["ec_text"] = ec_text
+    env.filters["ec_cell"] = ec_cell
+    env.filters["md_code"] = md_code
+    env.filters["md_fence"] = md_fence
+    return env
+
+
+def _render_catalog(inputs: tuple[Any, ...]) -> dict[str, bytes]:
+    catalog, schemas = inputs
+    catalog_set = partial_set((catalog,), schemas)
+    env = _environment()
+    domain = f"{ROOT}/domains/{safe_file_name(catalog.id)}"
+    team = team_id(catalog)
+    service = f"{domain}/services/{team}"
+    views = type_views(catalog_set, catalog, full=False)
+    contact = catalog.producer.contact
+    files: dict[str, bytes] = {}
+    team_data: dict[str, Any] = {"id": team, "name": (contact.name if contact and contact.name else None) or catalog.producer.organization or catalog.title}
+    team_data["summary"] = _summary(f"Producer of {catalog.title} ({catalog.producer.source}).", catalog.title)
+    if contact and contact.email:
+        team_data["email"] = contact.email
+    files[f"{ROOT}/teams/{team}.md"] = _front_matter(team_data, env.get_template("eventcatalog/team.md.jinja").render(catalog=catalog))
+    files[f"{domain}/index.md"] = _front_matter(
+        {"id": safe_file_name(catalog.id), "name": catalog.title, "version": catalog.version,
+         "summary": _summary(catalog.description, catalog.title), "owners": [team],
+         "services": [{"id": team}]},
+        env.get_template("eventcatalog/domain.md.jinja").render(catalog=catalog, views=views),
+    )
+    files[f"{service}/index.md"] = _front_matter(
+        {"id": team, "name": catalog.producer.organization or catalog.producer.source, "version": catalog.version,
+         "summary": _summary(f"Produces the events of {catalog.title}.", catalog.title), "owners": [team],
+         "sends": [{"id": event_id(view.type), "version": _version(view.latest)} for view in views]},
+        env.get_template("eventcatalog/service.md.jinja").render(catalog=catalog),
+    )
+    for view in full_views(catalog_set, views):
+        files.update(_event_files(view, f"{service}/events/{event_id(view.type)}", team, catalog_set.schemas, env))
+    return files
+
+
+def _render_index(inputs: tuple[Any, ...]) -> dict[str, bytes]:
+    (catalogs,) = inputs
+    ids = ",".join(catalog_id for catalog_id, _, _ in catalogs)
+    title = catalogs[0][1] if len(catalogs) == 1 else "Event catalog"
+    organization = sorted({org for _, _, org in catalogs if org}) or ["Event catalog"]
+    config = {
+        "cId": str(uuid.uuid5(uuid.NAMESPACE_URL, f"urn:evcat:{ids}")),  # fixed: EventCatalog writes one when missing
+        "title": title,
+        "tagline": f"Generated by evcat {__version__} from the event catalog.",
+        "organizationName": ", ".join(organization),
+        "homepageLink": "https://eventcatalog.dev/",
+        "output": "static",
+        "trailingSlash": False,
+        "base": "/",
+    }
+    text = "// Generated by evcat: an EventCatalog project for the event catalog.\n" \
+        "// Build it with: npm install && npx eventcatalog build\n" \
+        f"export default {json.dumps(config, indent=2, ensure_ascii=False)};\n"
+    package = {
+        "name": "evcat-eventcatalog", "private": True, "type": "module",
+        "scripts": {"dev": "eventcatalog dev", "build": "eventcatalog build", "preview": "eventcatalog preview"},
+        "dependencies": {"@eventcatalog/core": EVENTCATALOG_VERSION},
+    }
+    return {f"{ROOT}/eventcatalog.config.js": text.encode("utf-8"), f"{ROOT}/package.json": dump_json(package)}
+
+
+def render(catalog_set: CatalogSet) -> dict[str, bytes]:
+    return render_all(units(catalog_set))
