@@ -70,6 +70,7 @@ def _parser() -> argparse.ArgumentParser:
 
     commands.add_parser("schema", help="print the JSON Schema of the catalog format (for editors)")
     commands.add_parser("rules", help="list every rule id with its severity, profiles and summary")
+    commands.add_parser("lsp", help="run the language server for editors over standard input and output")
     return parser
 
 
@@ -137,6 +138,10 @@ def _run(arguments: argparse.Namespace) -> int:
         return 0
     if arguments.command == "rules":
         return _list_rules()
+    if arguments.command == "lsp":
+        from .lsp import run as serve_lsp
+
+        return serve_lsp()
     if arguments.command == "lint":
         return _watch(arguments, _lint) if arguments.watch else _lint(arguments)
     if arguments.command == "generate":

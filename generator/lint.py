@@ -65,6 +65,11 @@ def find_catalog_files(root: str) -> list[str]:
     return sorted(found)
 
 
+def source_digest(display: str, raw: bytes) -> str:
+    """The key of a file's parse-cache entry and memoised checks."""
+    return hashlib.sha256(f"{_CACHE_FORMAT}\0{display}\0".encode() + raw).hexdigest()
+
+
 def display_path(path: str) -> str:
     relative = os.path.relpath(path)
     shown = path if relative.startswith("..") else relative
@@ -86,35 +91,50 @@ class Cache:
         if self.root is not None:
             self.memo = read_marshal(self.root / "checks.marshal") or {}
 
-    def load_all(self, paths: list[str], meanwhile: Callable[[], object] | None = None) -> dict[str, Document]:
+    def load_all(
+        self, paths: list[str], meanwhile: Callable[[], object] | None = None,
+        display: Callable[[str], str] = display_path,
+    ) -> dict[str, Document]:
         """Every file, from the cache where it holds it; the rest parsed,
         on all cores when there is enough work (``meanwhile()`` runs here
-        while the workers parse)."""
+        while the workers parse). ``display`` names a file in diagnostics."""
         documents: dict[str, Document] = {}
         misses: list[tuple[str, bytes, str]] = []
         for path in paths:
-            display = display_path(path)
-            try:
-                with open(path, "rb") as handle:
-                    raw = handle.read(MAX_FILE_BYTES + 1)
-            except OSError as error:
-                documents[display] = _unreadable(display, error)
-                continue
-            digest = hashlib.sha256(f"{_CACHE_FORMAT}\0{display}\0".encode() + raw).hexdigest()
-            cached = self._cached(display, digest, raw)
-            if cached is not None:
-                documents[display] = cached
-            else:
-                documents[display] = Document(display)  # keeps the order; filled below
-                misses.append((display, raw, digest))
+            display_name = display(path)
+            documents.update(self._load_one(path, display_name, misses))
         entries = {digest: str(self._entry(digest)) if self.root is not None else None for _, _, digest in misses}
         parsed = _parse_all(misses, entries)  # the workers start now
         if meanwhile is not None:
             meanwhile()
-        sources = {display: raw for display, raw, _ in misses}
-        for display, packed, digest in parsed:
-            documents[display] = Document.from_data(display, marshal.loads(packed), digest, sources[display])
+        sources = {display_name: raw for display_name, raw, _ in misses}
+        for display_name, packed, digest in parsed:
+            documents[display_name] = Document.from_data(display_name, marshal.loads(packed), digest, sources[display_name])
         return documents
+
+    def load_source(self, display: str, raw: bytes) -> Document:
+        """One file's text (an editor's buffer, say): from the cache where it
+        holds it, else parsed here (and not written: buffers change often)."""
+        digest = source_digest(display, raw)
+        cached = self._cached(display, digest, raw)
+        if cached is not None:
+            return cached
+        document = load_bytes(raw, display, positions=False)
+        document.digest = digest
+        return document
+
+    def _load_one(self, path: str, display: str, misses: list[tuple[str, bytes, str]]) -> dict[str, Document]:
+        try:
+            with open(path, "rb") as handle:
+                raw = handle.read(MAX_FILE_BYTES + 1)
+        except OSError as error:
+            return {display: _unreadable(display, error)}
+        digest = source_digest(display, raw)
+        cached = self._cached(display, digest, raw)
+        if cached is not None:
+            return {display: cached}
+        misses.append((display, raw, digest))
+        return {display: Document(display)}  # keeps the order; filled by load_all
 
     def _entry(self, digest: str) -> FsPath:
         assert self.root is not None

@@ -123,6 +123,20 @@ class Context:
 
 
 RULES: dict[str, Rule] = {}
+
+# Where each family of rules comes from (hover in ``evcat lsp``, ``evcat rules``).
+RULE_SOURCES = {
+    "CAT": "evcat catalog format (docs/catalog-format.md)",
+    "PAY": "evcat payload naming (docs/catalog-format.md, Payload naming)",
+    "CE": "CloudEvents 1.0.2 core specification (spec.md, Context Attributes)",
+    "NLGOV": "NL GOV profile for CloudEvents 1.1",
+    "NORMO": "Het Normo Event Data Specification 1.1",
+}
+
+
+def rule_source(rule_id: str) -> str:
+    """The specification (and section, where the summary names one) a rule implements."""
+    return RULE_SOURCES.get(rule_id.split("-", 1)[0], "evcat")
 EventCheck = Callable[[EventType, Context], Iterable[Diagnostic]]
 FileCheck = Callable[[Document, Context], Iterable[Diagnostic]]
 SetCheck = Callable[[Context], Iterable[Diagnostic]]

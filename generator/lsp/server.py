@@ -1,0 +1,513 @@
+"""``evcat lsp``: the Language Server Protocol server (contract §8), on pygls.
+
+Each workspace folder is a catalog directory (``folder.Folder``), checked as
+``evcat lint <folder>`` checks it with the editor's buffers in place of the
+files. After every change the whole directory's diagnostics are worked out
+again (cheap: only the changed buffer is parsed again and the costly checks
+are memoised) and published for every file whose diagnostics changed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+from typing import Any
+
+import yaml
+from lsprotocol import types
+from pygls.lsp.server import LanguageServer
+from pygls.uris import from_fs_path, to_fs_path
+
+from .. import __version__
+from ..diagnostics import Diagnostic, Location, Severity
+from ..format import CATALOG, EXTENSION_TYPES, PROFILES, Field, ListOf, MapOf, Obj, Spec
+from ..loader import Document
+from .folder import Folder
+from .text import code_point_column, key_path, quoted_like, ref_at, ref_prefix, token_end, utf16_column
+
+_REF = re.compile(r"^(?P<file>[^#]*)#/schemas/(?P<name>[^/]+)$")
+SCHEMA_TYPES = ("array", "boolean", "integer", "null", "number", "object", "string")
+
+
+class CatalogServer(LanguageServer):
+    def __init__(self) -> None:
+        super().__init__("evcat", __version__)
+        self.folders: dict[str, Folder] = {}
+        # What was last published, by URI (published again only when it changes).
+        self.published: dict[str, list[types.Diagnostic]] = {}
+        self.dirty: set[str] = set()  # folder roots with changes not yet checked
+        self.flush_scheduled = False
+        self.shut_down = False
+
+    # -- folders and files -------------------------------------------------
+
+    def start_folders(self, roots: list[str]) -> None:
+        for root in roots:
+            if os.path.isdir(root) and os.path.abspath(root) not in self.folders:
+                self.folders[os.path.abspath(root)] = Folder.open(root)
+                self.dirty.add(os.path.abspath(root))
+
+    def folder_of(self, uri: str) -> tuple[Folder, str] | None:
+        """The folder that holds ``uri`` (the innermost one) and the file's name in it."""
+        path = to_fs_path(uri)
+        if path is None:
+            return None
+        path = os.path.abspath(path)
+        holders = [folder for folder in self.folders.values() if folder.holds(path)]
+        if not holders:
+            if not path.endswith((".yaml", ".yml")):
+                return None
+            # A catalog file outside every workspace folder: its directory is the catalog.
+            self.start_folders([os.path.dirname(path)])
+            holders = [self.folders[os.path.dirname(path)]]
+        folder = max(holders, key=lambda f: len(f.root))
+        return folder, folder.display(path)
+
+    def uri(self, folder: Folder, display: str) -> str:
+        return from_fs_path(folder.path(display)) or display
+
+    def changed(self, folder: Folder) -> None:
+        self.dirty.add(folder.root)
+        if self.flush_scheduled:
+            return
+        self.flush_scheduled = True
+        try:
+            asyncio.get_running_loop().call_soon(self.flush)
+        except RuntimeError:  # no loop (not served over a stream): check now
+            self.flush()
+
+    def flush(self) -> None:
+        """Check every folder with changes; publish what changed."""
+        self.flush_scheduled = False
+        while self.dirty:
+            folder = self.folders[self.dirty.pop()]
+            by_file = folder.check()
+            for display, diagnostics in by_file.items():
+                uri = self.uri(folder, display)
+                lines = folder.text(display).split("\n") if diagnostics else []
+                converted = [_lsp_diagnostic(d, lines, self, folder) for d in diagnostics]
+                if self.published.get(uri) != converted:
+                    self.published[uri] = converted
+                    version = self._version(uri)
+                    self.text_document_publish_diagnostics(
+                        types.PublishDiagnosticsParams(uri=uri, diagnostics=converted, version=version)
+                    )
+            for uri in [u for u in self.published if _in(u, folder) and not self._known(folder, u)]:
+                del self.published[uri]  # a deleted file: clear what it showed
+                self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
+
+    def _known(self, folder: Folder, uri: str) -> bool:
+        path = to_fs_path(uri)
+        return path is not None and folder.display(path) in folder.documents
+
+    def _version(self, uri: str) -> int | None:
+        document = self.workspace.text_documents.get(uri)
+        return document.version if document is not None else None
+
+    def evcat_diagnostics(self, uri: str) -> tuple[Folder, str, list[Diagnostic]] | None:
+        found = self.folder_of(uri)
+        if found is None:
+            return None
+        folder, display = found
+        return folder, display, folder.by_file.get(display, [])
+
+
+server = CatalogServer()
+
+
+def _in(uri: str, folder: Folder) -> bool:
+    path = to_fs_path(uri)
+    return path is not None and os.path.abspath(path).startswith(folder.root + os.sep)
+
+
+def _range(location: Location, lines: list[str]) -> types.Range:
+    line = max(location.line - 1, 0)
+    text = lines[line] if line < len(lines) else ""
+    start = min(max(location.column - 1, 0), len(text))
+    end = token_end(text, start) if start < len(text) else start
+    return types.Range(
+        types.Position(line, utf16_column(text, start)), types.Position(line, utf16_column(text, end))
+    )
+
+
+def _lsp_diagnostic(diagnostic: Diagnostic, lines: list[str], ls: CatalogServer, folder: Folder) -> types.Diagnostic:
+    related = [
+        types.DiagnosticRelatedInformation(
+            types.Location(ls.uri(folder, other.file), _range(other, folder.text(other.file).split("\n"))),
+            "also here",
+        )
+        for other in diagnostic.related
+    ]
+    return types.Diagnostic(
+        range=_range(diagnostic.location, lines),
+        message=diagnostic.message,
+        severity=types.DiagnosticSeverity.Error
+        if diagnostic.severity is Severity.ERROR
+        else types.DiagnosticSeverity.Warning,
+        code=diagnostic.rule,
+        source="evcat",
+        related_information=related or None,
+        data={"suggestion": diagnostic.suggestion} if diagnostic.suggestion else None,
+    )
+
+
+# -- lifecycle and text synchronisation --------------------------------------
+
+
+@server.feature(types.INITIALIZED)
+def initialized(ls: CatalogServer, params: types.InitializedParams) -> None:
+    roots = [to_fs_path(folder.uri) for folder in ls.workspace.folders.values()]
+    if not roots and ls.workspace.root_path:
+        roots = [ls.workspace.root_path]
+    ls.start_folders([root for root in roots if root])
+    ls.flush()
+
+
+@server.feature(types.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)
+def folders_changed(ls: CatalogServer, params: types.DidChangeWorkspaceFoldersParams) -> None:
+    for removed in params.event.removed:
+        root = to_fs_path(removed.uri)
+        if root and os.path.abspath(root) in ls.folders:
+            folder = ls.folders.pop(os.path.abspath(root))
+            for uri in [u for u in ls.published if _in(u, folder)]:
+                del ls.published[uri]
+                ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
+    ls.start_folders([root for added in params.event.added if (root := to_fs_path(added.uri))])
+    ls.flush()
+
+
+def _buffer_changed(ls: CatalogServer, uri: str) -> None:
+    found = ls.folder_of(uri)
+    if found is None:
+        return
+    folder, display = found
+    folder.set_buffer(display, ls.workspace.get_text_document(uri).source)
+    ls.changed(folder)
+
+
+@server.feature(types.TEXT_DOCUMENT_DID_OPEN)
+def did_open(ls: CatalogServer, params: types.DidOpenTextDocumentParams) -> None:
+    _buffer_changed(ls, params.text_document.uri)
+
+
+@server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
+def did_change(ls: CatalogServer, params: types.DidChangeTextDocumentParams) -> None:
+    _buffer_changed(ls, params.text_document.uri)
+
+
+@server.feature(types.TEXT_DOCUMENT_DID_SAVE)
+def did_save(ls: CatalogServer, params: types.DidSaveTextDocumentParams) -> None:
+    _buffer_changed(ls, params.text_document.uri)
+
+
+@server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
+def did_close(ls: CatalogServer, params: types.DidCloseTextDocumentParams) -> None:
+    found = ls.folder_of(params.text_document.uri)
+    if found is not None:
+        folder, display = found
+        folder.close_buffer(display)
+        ls.changed(folder)
+
+
+@server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
+def files_changed(ls: CatalogServer, params: types.DidChangeWatchedFilesParams) -> None:
+    for change in params.changes:
+        found = ls.folder_of(change.uri)
+        if found is not None:
+            folder, display = found
+            folder.reload(display)
+            ls.changed(folder)
+
+
+# -- quick fixes ---------------------------------------------------------------
+
+
+@server.feature(
+    types.TEXT_DOCUMENT_CODE_ACTION, types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix])
+)
+def code_action(ls: CatalogServer, params: types.CodeActionParams) -> list[types.CodeAction]:
+    found = ls.evcat_diagnostics(params.text_document.uri)
+    if found is None:
+        return []
+    folder, display, diagnostics = found
+    lines = folder.text(display).split("\n")
+    actions = []
+    for diagnostic in diagnostics:
+        if not diagnostic.suggestion:
+            continue
+        published = _lsp_diagnostic(diagnostic, lines, ls, folder)
+        if not _overlaps(published.range, params.range):
+            continue
+        edit = _fix(diagnostic, published.range, lines)
+        actions.append(
+            types.CodeAction(
+                title=f"{diagnostic.rule}: {edit[1]}",
+                kind=types.CodeActionKind.QuickFix,
+                diagnostics=[published],
+                is_preferred=True,
+                edit=types.WorkspaceEdit(changes={params.text_document.uri: [edit[0]]}),
+            )
+        )
+    return actions
+
+
+def _fix(diagnostic: Diagnostic, range_: types.Range, lines: list[str]) -> tuple[types.TextEdit, str]:
+    """The edit that applies ``diagnostic.suggestion``: it replaces the
+    offending token, keeping its quotes; a missing key is inserted."""
+    suggestion = diagnostic.suggestion or ""
+    line = lines[range_.start.line] if range_.start.line < len(lines) else ""
+    if diagnostic.rule == "CAT-REQUIRED":  # the missing key goes on a line of its own
+        key = "dataversion" if "dataversion" in diagnostic.message else "key"
+        indent = len(line) - len(line.lstrip(" -"))
+        at = types.Position(range_.start.line + 1, 0)
+        return types.TextEdit(types.Range(at, at), f"{' ' * indent}{key}: {suggestion}\n"), f"add {key}: {suggestion}"
+    start = code_point_column(line, range_.start.character)
+    end = code_point_column(line, range_.end.character)
+    replacement = quoted_like(line[start:end], suggestion)
+    return types.TextEdit(range_, replacement), f"change to {replacement}"
+
+
+def _overlaps(a: types.Range, b: types.Range) -> bool:
+    return not (_before(a.end, b.start) or _before(b.end, a.start))
+
+
+def _before(p: types.Position, q: types.Position) -> bool:
+    return (p.line, p.character) < (q.line, q.character)
+
+
+def _contains(range_: types.Range, position: types.Position) -> bool:
+    return not _before(position, range_.start) and not _before(range_.end, position)
+
+
+# -- $ref: definition and hover ------------------------------------------------
+
+
+def _ref_target(ls: CatalogServer, uri: str, position: types.Position) -> tuple[Folder, str, str, Any] | None:
+    """(folder, file, schema name, schema) that the ``$ref`` under the cursor names."""
+    found = ls.folder_of(uri)
+    if found is None:
+        return None
+    folder, display = found
+    lines = folder.text(display).split("\n")
+    if position.line >= len(lines):
+        return None
+    line = lines[position.line]
+    ref = ref_at(line, code_point_column(line, position.character))
+    match = _REF.match(ref.ref) if ref else None
+    if match is None:
+        return None
+    target = display
+    if match["file"]:
+        base = os.path.dirname(folder.path(display))
+        target = folder.display(os.path.normpath(os.path.join(base, match["file"])))
+    document = folder.documents.get(target)
+    name = match["name"].replace("~1", "/").replace("~0", "~")
+    schemas = document.value.get("schemas") if document is not None and isinstance(document.value, dict) else None
+    if not isinstance(schemas, dict) or name not in schemas:
+        return None
+    return folder, target, name, schemas[name]
+
+
+@server.feature(types.TEXT_DOCUMENT_DEFINITION)
+def definition(ls: CatalogServer, params: types.DefinitionParams) -> types.Location | None:
+    target = _ref_target(ls, params.text_document.uri, params.position)
+    if target is None:
+        return None
+    folder, display, name, _ = target
+    location = folder.documents[display].key_loc(("schemas", name))
+    return types.Location(ls.uri(folder, display), _range(location, folder.text(display).split("\n")))
+
+
+@server.feature(types.TEXT_DOCUMENT_HOVER)
+def hover(ls: CatalogServer, params: types.HoverParams) -> types.Hover | None:
+    parts: list[str] = []
+    target = _ref_target(ls, params.text_document.uri, params.position)
+    if target is not None:
+        _, display, name, schema = target
+        body = yaml.safe_dump(schema, sort_keys=False, allow_unicode=True, width=100).rstrip()
+        parts.append(f"**{name}** ({display})\n\n```yaml\n{body}\n```")
+    found = ls.evcat_diagnostics(params.text_document.uri)
+    if found is not None:
+        from ..rules import RULES, rule_source
+
+        folder, display, diagnostics = found
+        lines = folder.text(display).split("\n")
+        for diagnostic in diagnostics:
+            if _contains(_range(diagnostic.location, lines), params.position) and diagnostic.rule in RULES:
+                rule = RULES[diagnostic.rule]
+                text = f"**{rule.id}** ({diagnostic.severity}): {rule.summary}\n\nSource: {rule_source(rule.id)}"
+                if diagnostic.suggestion:
+                    text += f"\n\nSuggestion: `{diagnostic.suggestion}`"
+                if text not in parts:
+                    parts.append(text)
+    if not parts:
+        return None
+    return types.Hover(types.MarkupContent(types.MarkupKind.Markdown, "\n\n---\n\n".join(parts)))
+
+
+# -- completion ---------------------------------------------------------------
+
+
+@server.feature(types.TEXT_DOCUMENT_COMPLETION, types.CompletionOptions(trigger_characters=["#", "/", ":", " "]))
+def completion(ls: CatalogServer, params: types.CompletionParams) -> types.CompletionList:
+    found = ls.folder_of(params.text_document.uri)
+    items: list[types.CompletionItem] = []
+    if found is not None:
+        folder, display = found
+        lines = folder.text(display).split("\n")
+        row = params.position.line
+        line = lines[row] if row < len(lines) else ""
+        column = code_point_column(line, params.position.character)
+        typed_ref = ref_prefix(line, column)
+        if typed_ref is not None:
+            items = _ref_items(folder, display)
+        else:
+            path, at_key = key_path(lines, row, column)
+            items = _key_items(path) if at_key else _value_items(path)
+    return types.CompletionList(is_incomplete=False, items=items)
+
+
+def _ref_items(folder: Folder, display: str) -> list[types.CompletionItem]:
+    items = []
+    base = os.path.dirname(display)
+    for other, document in sorted(folder.documents.items()):
+        schemas = document.value.get("schemas") if isinstance(document.value, dict) else None
+        if not isinstance(schemas, dict):
+            continue
+        prefix = "" if other == display else os.path.relpath(other, base or ".").replace(os.sep, "/")
+        for name in schemas:
+            ref = f"{prefix}#/schemas/{name.replace('~', '~0').replace('/', '~1')}"
+            items.append(
+                types.CompletionItem(label=ref, kind=types.CompletionItemKind.Reference, detail=f"schema {name} in {other}")
+            )
+    return items
+
+
+def _spec_at(path: list[str | int]) -> Spec | None:
+    spec: Spec | None = CATALOG
+    for part in path:
+        if isinstance(spec, Obj) and isinstance(part, str) and part in spec.fields:
+            spec = spec.fields[part].spec
+        elif isinstance(spec, ListOf) and part == 0:
+            spec = spec.items
+        elif isinstance(spec, MapOf) and isinstance(part, str):
+            spec = spec.values
+        else:
+            return None
+    return spec
+
+
+def _key_items(path: list[str | int]) -> list[types.CompletionItem]:
+    spec = _spec_at(path)
+    if not isinstance(spec, Obj):
+        return _schema_keyword_items(path)
+    return [
+        types.CompletionItem(
+            label=name,
+            kind=types.CompletionItemKind.Property,
+            detail="required" if field.required else "optional",
+            documentation=field.spec.description or None,
+            insert_text=f"{name}: ",
+        )
+        for name, field in spec.fields.items()
+    ]
+
+
+def _schema_keyword_items(path: list[str | int]) -> list[types.CompletionItem]:
+    """Inside ``data`` or a ``schemas`` entry: JSON Schema keywords."""
+    if "data" not in path and (not path or path[0] != "schemas"):
+        return []
+    from ..rules.catalog import KEYWORDS
+
+    return [types.CompletionItem(label=word, kind=types.CompletionItemKind.Keyword) for word in sorted(KEYWORDS)]
+
+
+def _value_items(path: list[str | int]) -> list[types.CompletionItem]:
+    values: tuple[str, ...] = ()
+    if path == ["profile"]:
+        values = PROFILES
+    elif len(path) >= 2 and path[-1] == "type" and "extensions" in path[-4:-1] and "data" not in path:
+        values = EXTENSION_TYPES
+    elif path and path[-1] == "type" and ("data" in path or path[0] == "schemas"):
+        values = SCHEMA_TYPES
+    elif len(path) == 2 and path[0] == "rules":
+        values = ("error", "warning", "off")
+    kind = types.CompletionItemKind.EnumMember
+    return [types.CompletionItem(label=value, kind=kind) for value in values]
+
+
+# -- symbols ------------------------------------------------------------------
+
+
+@server.feature(types.TEXT_DOCUMENT_DOCUMENT_SYMBOL)
+def document_symbol(ls: CatalogServer, params: types.DocumentSymbolParams) -> list[types.DocumentSymbol]:
+    found = ls.folder_of(params.text_document.uri)
+    if found is None:
+        return []
+    folder, display = found
+    document = folder.documents.get(display)
+    if document is None or not isinstance(document.value, dict):
+        return []
+    lines = folder.text(display).split("\n")
+    symbols = []
+    events = document.value.get("events")
+    if isinstance(events, list):
+        for index, event in enumerate(events):
+            if not isinstance(event, dict):
+                continue
+            name = str(event.get("type") or f"events[{index}]")
+            if isinstance(event.get("dataversion"), str):
+                name += f" {event['dataversion']}"
+            symbols.append(_symbol(document, lines, ("events", index), ("events", index, "type"), name,
+                                   types.SymbolKind.Event, event.get("title")))
+    schemas = document.value.get("schemas")
+    if isinstance(schemas, dict):
+        for name in schemas:
+            symbols.append(_symbol(document, lines, ("schemas", name), ("schemas", name), name,
+                                   types.SymbolKind.Struct, None, key=True))
+    return symbols
+
+
+def _symbol(document: Document, lines: list[str], path: tuple[str | int, ...], selection: tuple[str | int, ...],
+            name: str, kind: types.SymbolKind, detail: Any, key: bool = False) -> types.DocumentSymbol:
+    start = document.key_loc(path) if key else document.loc(path)
+    chosen = document.key_loc(selection) if key else document.loc(selection)
+    end_line = _block_end(lines, start.line - 1, start.column - 1, key)
+    selection_range = _range(chosen, lines)
+    begin = types.Position(start.line - 1, selection_range.start.character if start == chosen else utf16_column(
+        lines[start.line - 1] if start.line - 1 < len(lines) else "", start.column - 1))
+    full = types.Range(begin, types.Position(end_line, len(lines[end_line]) if end_line < len(lines) else 0))
+    if _before(full.end, selection_range.end):
+        full = types.Range(full.start, selection_range.end)
+    return types.DocumentSymbol(name=name, kind=kind, range=full, selection_range=selection_range,
+                                detail=detail if isinstance(detail, str) else None)
+
+
+def _block_end(lines: list[str], line: int, column: int, key: bool) -> int:
+    """The last line of the block node that starts at (``line``, ``column``):
+    a value runs while lines are indented at least to ``column``, a key's
+    value while they are indented deeper than the key."""
+    last = line
+    for index in range(line + 1, len(lines)):
+        text = lines[index]
+        if not text.strip() or text.lstrip().startswith("#"):
+            continue
+        own = len(text) - len(text.lstrip(" "))
+        if own < column or (key and own == column):
+            break
+        last = index
+    return last
+
+
+@server.feature(types.SHUTDOWN)
+def shutdown(ls: CatalogServer, params: None) -> None:
+    ls.shut_down = True
+
+
+def run() -> int:
+    """Serve over standard input and output until the client says exit; exit
+    0 after a ``shutdown`` request, 1 otherwise (LSP's ``exit``). pygls has
+    closed standard output by then: the process ends here."""
+    server.start_io()
+    os._exit(0 if server.shut_down else 1)

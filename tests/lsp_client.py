@@ -1,0 +1,102 @@
+"""A real LSP client (pygls) that drives ``evcat lsp`` over stdio: used by
+tests/test_lsp.py and bench/lsp_bench.py."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+import time
+from pathlib import Path
+
+from lsprotocol import types
+from pygls.lsp.client import LanguageClient
+from pygls.uris import from_fs_path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+class CatalogClient(LanguageClient):
+    def __init__(self) -> None:
+        super().__init__("evcat-test-client", "1")
+        self.diagnostics: dict[str, list[types.Diagnostic]] = {}
+        # (arrival time, uri, diagnostics) of every publishDiagnostics.
+        self.published: list[tuple[float, str, list[types.Diagnostic]]] = []
+        self._arrived = asyncio.Event()
+        self.versions: dict[str, int] = {}
+
+        @self.feature(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+        def _publish(client: CatalogClient, params: types.PublishDiagnosticsParams) -> None:
+            client.diagnostics[params.uri] = list(params.diagnostics)
+            client.published.append((time.perf_counter(), params.uri, list(params.diagnostics)))
+            client._arrived.set()
+
+        @self.feature(types.WINDOW_LOG_MESSAGE)
+        def _log(client: CatalogClient, params: types.LogMessageParams) -> None:
+            pass
+
+    async def start(self, folder: Path) -> None:
+        await self.start_io(sys.executable, "-m", "generator", "lsp", cwd=str(ROOT), env={**os.environ, "PYTHONPATH": str(ROOT)})
+        await self.initialize_async(
+            types.InitializeParams(
+                process_id=os.getpid(),
+                root_uri=uri(folder),
+                capabilities=types.ClientCapabilities(),
+                workspace_folders=[types.WorkspaceFolder(uri=uri(folder), name=folder.name)],
+            )
+        )
+        self.initialized(types.InitializedParams())
+
+    async def wait_for(self, predicate, timeout: float = 30.0) -> None:
+        """Until ``predicate()`` holds (checked after every publishDiagnostics)."""
+        deadline = time.monotonic() + timeout
+        while not predicate():
+            self._arrived.clear()
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise TimeoutError("the expected diagnostics were not published")
+            try:
+                await asyncio.wait_for(self._arrived.wait(), remaining)
+            except asyncio.TimeoutError:
+                pass
+
+    def open(self, path: Path, text: str | None = None) -> str:
+        document_uri = uri(path)
+        self.versions[document_uri] = 1
+        self.text_document_did_open(
+            types.DidOpenTextDocumentParams(
+                text_document=types.TextDocumentItem(uri=document_uri, language_id="yaml", version=1, text=path.read_text() if text is None else text)
+            )
+        )
+        return document_uri
+
+    def replace(self, document_uri: str, text: str) -> None:
+        """Send the whole new text (a full-document change)."""
+        self.versions[document_uri] += 1
+        self.text_document_did_change(
+            types.DidChangeTextDocumentParams(
+                text_document=types.VersionedTextDocumentIdentifier(uri=document_uri, version=self.versions[document_uri]),
+                content_changes=[types.TextDocumentContentChangeWholeDocument(text=text)],
+            )
+        )
+
+    def edit(self, document_uri: str, range_: types.Range, text: str) -> None:
+        """An incremental change, as editors send while typing."""
+        self.versions[document_uri] += 1
+        self.text_document_did_change(
+            types.DidChangeTextDocumentParams(
+                text_document=types.VersionedTextDocumentIdentifier(uri=document_uri, version=self.versions[document_uri]),
+                content_changes=[types.TextDocumentContentChangePartial(range=range_, text=text)],
+            )
+        )
+
+    async def close(self) -> None:
+        await self.shutdown_async(None)
+        self.exit(None)
+        if self._server is not None:
+            await asyncio.wait_for(self._server.wait(), 10)
+        await self.stop()
+
+
+def uri(path: Path) -> str:
+    return from_fs_path(str(Path(path).resolve()))
