@@ -9,6 +9,7 @@ the structural check and are read as absent here.
 
 from __future__ import annotations
 
+import hashlib
 import posixpath
 import re
 from collections import Counter
@@ -107,12 +108,36 @@ def _normal(file: str) -> str:
     return posixpath.normpath(file.replace("\\", "/"))
 
 
-def build(documents: list[Document]) -> Built:
+def build(documents: list[Document], memo: dict[Any, Any] | None = None) -> Built:
+    """The model of ``documents``. ``memo`` (kept by a long-running caller,
+    such as ``evcat lsp``, between builds) holds each schema's rewritten form
+    by the content of its file and the directory's schema names, so an
+    unchanged file's schemas are not walked again; it is left holding what
+    this build used."""
     documents = sorted((d for d in documents if isinstance(d.value, dict)), key=lambda d: d.file)
     index = _SchemaIndex(documents)
     diagnostics: list[Diagnostic] = []
+    names_key = (
+        hashlib.sha256(repr((sorted(index.documents), sorted(index.names.items()))).encode()).hexdigest()
+        if memo is not None
+        else ""
+    )
+    used_memo: dict[Any, Any] = {}
 
     def rewritten(schema: Any, document: Document, base: Path) -> tuple[Any, set[str]]:
+        key = (document.digest, document.file, names_key, base) if memo is not None and document.digest else None
+        if key is not None and key in memo:
+            new_schema, used, problems = used_memo[key] = memo[key]
+            diagnostics.extend(problems)
+            return new_schema, set(used)
+        found: list[Diagnostic] = []
+        new_schema, used = _rewritten(schema, document, base, found)
+        diagnostics.extend(found)
+        if key is not None:
+            used_memo[key] = (new_schema, frozenset(used), tuple(found))
+        return new_schema, used
+
+    def _rewritten(schema: Any, document: Document, base: Path, diagnostics: list[Diagnostic]) -> tuple[Any, set[str]]:
         used: set[str] = set()
 
         def replace(ref: str, path: Path) -> str | None:
@@ -188,6 +213,9 @@ def build(documents: list[Document]) -> Built:
                 files=tuple(document.file for document in group),
             )
         )
+    if memo is not None:
+        memo.clear()
+        memo.update(used_memo)
     return Built(CatalogSet(tuple(catalogs), dict(sorted(shared.items()))), diagnostics)
 
 

@@ -88,6 +88,10 @@ class Cache:
         self.root = FsPath(root) if root else None
         self.memo: dict[str, Any] = {}
         self.memo_used: dict[str, Any] = {}
+        # Work a long-running process (evcat lsp) keeps between checks of
+        # the same directory: each file's structure check and rewritten
+        # schemas, each schema's subschemas; None: nothing is kept.
+        self.keep: dict[str, Any] | None = None
         if self.root is not None:
             self.memo = read_marshal(self.root / "checks.marshal") or {}
 
@@ -111,17 +115,6 @@ class Cache:
         for display_name, packed, digest in parsed:
             documents[display_name] = Document.from_data(display_name, marshal.loads(packed), digest, sources[display_name])
         return documents
-
-    def load_source(self, display: str, raw: bytes) -> Document:
-        """One file's text (an editor's buffer, say): from the cache where it
-        holds it, else parsed here (and not written: buffers change often)."""
-        digest = source_digest(display, raw)
-        cached = self._cached(display, digest, raw)
-        if cached is not None:
-            return cached
-        document = load_bytes(raw, display, positions=False)
-        document.digest = digest
-        return document
 
     def _load_one(self, path: str, display: str, misses: list[tuple[str, bytes, str]]) -> dict[str, Document]:
         try:
@@ -214,18 +207,30 @@ def check(documents: Iterable[Document], cache: Cache | None = None) -> LintResu
     from .rules import Context, run_rules
 
     by_file = {document.file: document for document in documents}
+    keep = cache.keep if cache is not None else None
     diagnostics: list[Diagnostic] = []
+    structure_before = keep.get("structure", {}) if keep is not None else {}
+    structure: dict[tuple[str, str], list[Diagnostic]] = {}
     for document in by_file.values():
         diagnostics.extend(document.diagnostics)
-        diagnostics.extend(check_structure(document))
+        key = (document.file, document.digest)
+        found = structure_before.get(key) if document.digest else None
+        if found is None:
+            found = list(check_structure(document))
+        structure[key] = found
+        diagnostics.extend(found)
+    if keep is not None:
+        keep["structure"] = structure
     too_many = _event_limit(by_file)
     if too_many is not None:  # nothing more is checked: the work would be unbounded
         return LintResult(by_file, build([]), sort_diagnostics([*diagnostics, too_many]))
-    built = build(list(by_file.values()))
+    built = build(list(by_file.values()), memo=keep.setdefault("build", {}) if keep is not None else None)
     diagnostics.extend(built.diagnostics)
     context = Context(built, by_file)
     if cache is not None:
         context.memo, context.memo_used = cache.memo, cache.memo_used
+    if keep is not None:
+        context.cache["nodes"] = keep.setdefault("nodes", {})
     diagnostics.extend(run_rules(context, worker_count(len(built.catalog_set.events))))
     return LintResult(by_file, built, sort_diagnostics(_apply_overrides(diagnostics, by_file)))
 

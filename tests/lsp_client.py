@@ -24,6 +24,7 @@ class CatalogClient(LanguageClient):
         self.published: list[tuple[float, str, list[types.Diagnostic]]] = []
         self._arrived = asyncio.Event()
         self.versions: dict[str, int] = {}
+        self.stderr: list[str] = []
 
         @self.feature(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
         def _publish(client: CatalogClient, params: types.PublishDiagnosticsParams) -> None:
@@ -37,6 +38,8 @@ class CatalogClient(LanguageClient):
 
     async def start(self, folder: Path) -> None:
         await self.start_io(sys.executable, "-m", "generator", "lsp", cwd=str(ROOT), env={**os.environ, "PYTHONPATH": str(ROOT)})
+        assert self._server is not None and self._server.stderr is not None
+        self._drain = asyncio.create_task(self._read_stderr(self._server.stderr))
         await self.initialize_async(
             types.InitializeParams(
                 process_id=os.getpid(),
@@ -47,6 +50,11 @@ class CatalogClient(LanguageClient):
         )
         self.initialized(types.InitializedParams())
 
+    async def _read_stderr(self, stream: asyncio.StreamReader) -> None:
+        """Keep what the server writes to stderr (read, so a full pipe never blocks it)."""
+        while line := await stream.readline():
+            self.stderr.append(line.decode("utf-8", errors="replace"))
+
     async def wait_for(self, predicate, timeout: float = 30.0) -> None:
         """Until ``predicate()`` holds (checked after every publishDiagnostics)."""
         deadline = time.monotonic() + timeout
@@ -54,7 +62,7 @@ class CatalogClient(LanguageClient):
             self._arrived.clear()
             remaining = deadline - time.monotonic()
             if remaining <= 0:
-                raise TimeoutError("the expected diagnostics were not published")
+                raise TimeoutError("the expected diagnostics were not published; server stderr:\n" + "".join(self.stderr[-50:]))
             try:
                 await asyncio.wait_for(self._arrived.wait(), remaining)
             except asyncio.TimeoutError:

@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..diagnostics import Diagnostic
-from ..lint import CATALOG_SUFFIXES, Cache, LintResult, check, find_catalog_files, UsageError
-from ..loader import MAX_FILE_BYTES, Document
+from ..lint import CATALOG_SUFFIXES, Cache, LintResult, UsageError, check, find_catalog_files, source_digest
+from ..loader import MAX_FILE_BYTES, Document, load_bytes
 
 _SKIPPED = {".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv", "venv"}
 
@@ -39,6 +39,7 @@ class Folder:
         folder = cls(os.path.abspath(root))
         cache_dir = os.path.join(folder.root, ".evcat-cache")
         folder.cache = Cache(cache_dir if os.path.isdir(cache_dir) else None)
+        folder.cache.keep = {}
         try:
             paths = find_catalog_files(folder.root)
         except UsageError:
@@ -74,7 +75,10 @@ class Folder:
     def set_buffer(self, display: str, text: str) -> None:
         raw = text.encode("utf-8")
         self.buffers[display] = raw
-        self.documents[display] = self.cache.load_source(display, raw)
+        # Parsed with positions: a buffer being edited usually has diagnostics to place.
+        document = load_bytes(raw, display)
+        document.digest = source_digest(display, raw)
+        self.documents[display] = document
 
     def close_buffer(self, display: str) -> None:
         """The editor closed the file: its disk content counts again."""

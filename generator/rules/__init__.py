@@ -306,9 +306,12 @@ def schema_nodes(context: Context, part: PayloadPart) -> list[tuple[Path, dict[s
     """Every schema object inside ``part`` with its path in the file (cached)."""
     cache = context.cache.setdefault("nodes", {})
     key = (part.file, part.path)
-    if key not in cache:
-        cache[key] = list(subschemas(part.schema, part.path))
-    nodes: list[tuple[Path, dict[str, Any]]] = cache[key]
+    known = cache.get(key)
+    # The same schema object (a long-running caller keeps this cache between
+    # runs, and ``build`` hands back unchanged schemas as they were).
+    if known is None or known[0] is not part.schema:
+        known = cache[key] = (part.schema, list(subschemas(part.schema, part.path)))
+    nodes: list[tuple[Path, dict[str, Any]]] = known[1]
     return nodes
 
 
