@@ -31,7 +31,7 @@ from .model import (
     Server,
     SharedSchema,
 )
-from .naming import did_you_mean, to_pascal
+from .naming import closest, did_you_mean, to_pascal
 from .schemawalk import rewrite_refs
 
 DEFAULT_PROFILE = "nlgov"
@@ -83,25 +83,50 @@ class _SchemaIndex:
             taken.add(unique)
             self.names[(file, name)] = unique
 
-    def resolve(self, ref: str, file: str) -> tuple[str | None, str]:
-        """(unique name, or None and why not)."""
+    def resolve(self, ref: str, file: str) -> tuple[str | None, str, str | None]:
+        """(unique name, or None, why not and the reference probably meant)."""
         match = _REF.match(ref)
         if not match:
+            defs = re.match(r"^(?P<file>[^#]*)#/(?:\$defs|definitions|components/schemas)/(?P<name>[^/]+)$", ref)
+            if defs:  # JSON Schema's or OpenAPI's place for shared schemas: here they are under schemas
+                meant = f"{defs['file']}#/schemas/{defs['name']}"
+                return None, f"'{ref}': shared schemas are under schemas in a catalog; write '{meant}'", meant
             return None, (
                 f"'{ref}' is not a catalog reference; write '#/schemas/<Name>' for a schema of this file "
                 "or '<file>.yaml#/schemas/<Name>' for one in another file of the directory"
-            )
+            ), None
         target_file = _normal(file)
         if match["file"]:
             target_file = _normal(posixpath.join(posixpath.dirname(target_file), match["file"]))
             if target_file not in self.documents:
-                return None, f"'{ref}': no catalog file '{match['file']}' in the directory"
+                return None, f"'{ref}': no catalog file '{match['file']}' in the directory", None
         name = match["name"].replace("~1", "/").replace("~0", "~")
         unique = self.names.get((target_file, name))
         if unique is None:
             known = [declared for (f, declared) in self.names if f == target_file]
-            return None, f"'{ref}': no schema '{name}' under schemas{did_you_mean(name, known)}"
-        return unique, ""
+            elsewhere = self._elsewhere(name, target_file, _normal(file))
+            if elsewhere is not None:
+                where, declared = elsewhere
+                meant = f"{where}#/schemas/{declared.replace('~', '~0').replace('/', '~1')}"
+                return None, f"'{ref}': no schema '{name}' under schemas of that file; '{meant}' is {'that' if declared == name else 'a similar'} schema in another file: write '{meant}'", meant
+            suggestion = closest(name, known)
+            meant = f"{match['file']}#/schemas/{suggestion}" if suggestion else None
+            return None, f"'{ref}': no schema '{name}' under schemas" + (f"; did you mean '{meant}'?" if meant else ""), meant
+        return unique, "", None
+
+    def _elsewhere(self, name: str, target_file: str, from_file: str) -> tuple[str, str] | None:
+        """A schema of another file named ``name`` (or, failing that, nearly so):
+        (its file relative to ``from_file``, its declared name)."""
+        others = [(f, declared) for (f, declared) in self.names if f != target_file]
+        exact = [(f, declared) for f, declared in others if declared == name]
+        if not exact:
+            close = closest(name, [declared for _, declared in others])
+            if close is None or close in (declared for f, declared in self.names if f == target_file):
+                return None
+            exact = [(f, declared) for f, declared in others if declared == close]
+        other, declared = exact[0]
+        relative = posixpath.relpath(other, posixpath.dirname(from_file) or ".")
+        return ("" if other == from_file else relative), declared
 
 
 def _normal(file: str) -> str:
@@ -141,10 +166,12 @@ def build(documents: list[Document], memo: dict[Any, Any] | None = None) -> Buil
         used: set[str] = set()
 
         def replace(ref: str, path: Path) -> str | None:
-            unique, problem = index.resolve(ref, document.file)
+            unique, problem, meant = index.resolve(ref, document.file)
             if unique is None:
-                diagnostics.append(_ref_error(document, base + path, problem))
-                return None
+                diagnostics.append(_ref_error(document, base + path, problem, meant))
+                # A reference that looks resolved but is not must not read as resolved
+                # later (the payload checks skip a payload with a broken $ref).
+                return "#/unresolved" + ref[1:] if ref.startswith("#/$defs/") else None
             used.add(unique)
             return f"#/$defs/{unique}"
 
@@ -235,8 +262,8 @@ def _merged_head(heads: list[dict[str, Any]]) -> dict[str, Any]:
     return merged
 
 
-def _ref_error(document: Document, path: Path, problem: str) -> Diagnostic:
-    return Diagnostic("CAT-REF", Severity.ERROR, f"$ref does not resolve: {problem}", document.loc(path))
+def _ref_error(document: Document, path: Path, problem: str, meant: str | None = None) -> Diagnostic:
+    return Diagnostic("CAT-REF", Severity.ERROR, f"$ref does not resolve: {problem}", document.loc(path), meant)
 
 
 def _events(document: Document, catalog_id: str, rewritten: Any, closure: Any) -> Iterator[EventType]:

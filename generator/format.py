@@ -334,19 +334,27 @@ def _check(spec: Spec, value: Any, path: Path, document: Document, what: str) ->
         yield _type_error(spec, value, path, document, what)
         return
     if isinstance(spec, Obj):
+        # A typo of a required key is one mistake: one diagnostic, at the
+        # typo, not a second one for the key it misses.
+        meant: set[str] = set()
         for key, child in value.items():
             if key not in spec.fields:
+                suggestion = _suggestion(key, [name for name in spec.fields if name not in value])
+                required = suggestion is not None and spec.fields[suggestion].required
+                if required:
+                    meant.add(suggestion)
                 yield Diagnostic(
                     "CAT-UNKNOWN-KEY",
                     Severity.ERROR,
                     f"unknown key '{key}' in {what}{did_you_mean(key, spec.fields)}"
+                    + (f" ({what} needs '{suggestion}')" if required else "")
                     + ("; a comma in an unquoted value inside { } starts a new key: quote the value before it" if " " in key else ""),
                     document.key_loc(path + (key,)),
-                    suggestion=_suggestion(key, spec.fields),
+                    suggestion=suggestion or _suggestion(key, spec.fields),
                 )
                 continue
             yield from _check(spec.fields[key].spec, child, path + (key,), document, f"'{key}'")
-        missing = [name for name, f in spec.fields.items() if f.required and name not in value]
+        missing = [name for name, f in spec.fields.items() if f.required and name not in value and name not in meant]
         for name in missing:
             yield Diagnostic(
                 "CAT-REQUIRED",
@@ -399,7 +407,13 @@ def _suggestion(name: str, candidates: Any) -> str | None:
 def _type_error(spec: Spec, value: Any, path: Path, document: Document, what: str) -> Diagnostic:
     got = _yaml_type(value)
     hint = ""
-    if isinstance(spec, Str) and isinstance(value, (int, float)) and not isinstance(value, bool):
+    suggestion = None
+    if isinstance(spec, Str) and spec.pattern == SEMVER_PATTERN and isinstance(value, (int, float)) and not isinstance(value, bool):
+        # `version: 1.0` is a number to YAML and not MAJOR.MINOR.PATCH either: one step fixes both.
+        fixed = _semver_text(str(document.scalar_text.get(path, value)))
+        suggestion = f"'{fixed}'"
+        hint = f"; write {suggestion} (MAJOR.MINOR.PATCH, quoted)"
+    elif isinstance(spec, Str) and isinstance(value, (int, float)) and not isinstance(value, bool):
         hint = f"; quote it: '{document.scalar_text.get(path, value)}'"
     elif isinstance(spec, Str) and isinstance(value, bool):
         hint = "; quote it (YAML reads yes/no/on/off/true/false as booleans)"
@@ -410,7 +424,14 @@ def _type_error(spec: Spec, value: Any, path: Path, document: Document, what: st
         Severity.ERROR,
         f"{what} must be {spec.type_name()}, not {got}{hint}",
         document.loc(path),
+        suggestion=suggestion,
     )
+
+
+def _semver_text(text: str) -> str:
+    """``1`` -> ``1.0.0``, ``1.0`` -> ``1.0.0``, ``2.1`` -> ``2.1.0``."""
+    numbers = [str(int(part)) if part.isdigit() else "0" for part in text.split(".")][:3]
+    return ".".join(numbers + ["0"] * (3 - len(numbers)))
 
 
 def _yaml_type(value: Any) -> str:

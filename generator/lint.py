@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 
 CATALOG_SUFFIXES = (".yaml", ".yml")
 _SKIP_DIRS = {".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv", "venv"}
-_CACHE_FORMAT = f"{__version__}-3"
+_CACHE_FORMAT = f"{__version__}-4"
 
 
 class UsageError(Exception):

@@ -14,7 +14,7 @@ from ..instance import EventChecker, Problem, pointer_text
 from ..loader import Document, Path
 from ..model import EventType
 from ..naming import closest, did_you_mean
-from ..schemawalk import KEYWORDS
+from ..schemawalk import KEYWORDS, type_problem
 from . import ALL, RULES, Context, PayloadPart, declare, event_rule, file_rule, payload_parts, schema_nodes, set_rule, shared_schemas_of
 
 E, W = Severity.ERROR, Severity.WARNING
@@ -135,11 +135,23 @@ def meta_errors(context: Context, part: PayloadPart) -> list[tuple[Path, str]]:
     cache = context.cache.setdefault("meta", {})
     key = (part.file, part.path)
     if key not in cache:
-        cache[key] = [
-            (part.path + tuple(error.instance_path), _short(error.message)) for error in _META.iter_errors(part.schema)
-        ]
-    errors: list[tuple[Path, str]] = cache[key]
+        cache[key] = [_explained(part, tuple(error.instance_path), _short(error.message))
+                      for error in _META.iter_errors(part.schema)]
+    errors: list[tuple[Path, str, str | None]] = cache[key]
     return errors
+
+
+def _explained(part: PayloadPart, where: Path, message: str) -> tuple[Path, str, str | None]:
+    """(path, message, suggestion) of a meta-schema error; a bad ``type``
+    names the valid types and the one probably meant."""
+    if where and where[-1] == "type" or len(where) >= 2 and where[-2] == "type":
+        node: Any = part.schema
+        for step in where[: where.index("type", len(where) - 2) + 1]:
+            node = node[step] if isinstance(node, (dict, list)) else None
+        problem = type_problem(node)
+        if problem is not None:
+            return part.path + where[: where.index("type", len(where) - 2) + 1], problem[0], problem[1]
+    return part.path + where, f"not a valid JSON Schema 2020-12: {message}", None
 
 
 @set_rule("CAT-SCHEMA", E, "data and schemas entries are valid JSON Schema 2020-12.", fixed=True, after_costly=True)
@@ -150,8 +162,8 @@ def payload_schema_valid(context: Context) -> Iterator[Diagnostic]:
     for part in payload_parts(context):
         if (part.file, part.path) in valid:
             continue
-        for path, message in meta_errors(context, part):
-            yield context.report("CAT-SCHEMA", f"not a valid JSON Schema 2020-12: {message}", context.loc(part.file, path))
+        for path, message, suggestion in meta_errors(context, part):
+            yield context.report("CAT-SCHEMA", message, context.loc(part.file, path), suggestion)
 
 
 def _short(message: str) -> str:
