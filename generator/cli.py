@@ -69,7 +69,9 @@ def _parser() -> argparse.ArgumentParser:
     diff_parser.add_argument("--format", choices=("text", "json", "markdown"), default="text")
 
     commands.add_parser("schema", help="print the JSON Schema of the catalog format (for editors)")
-    commands.add_parser("rules", help="list every rule id with its severity, profiles and summary")
+    rules_parser = commands.add_parser("rules", help="list every rule id with its severity, profiles and summary")
+    rules_parser.add_argument("--format", choices=("text", "json", "markdown"), default="text", help="output format (default: text)")
+    rules_parser.add_argument("--profile", choices=("cloudevents", "nlgov", "normo"), help="only the rules of this profile")
     commands.add_parser("lsp", help="run the language server for editors over standard input and output")
     return parser
 
@@ -137,7 +139,7 @@ def _run(arguments: argparse.Namespace) -> int:
         sys.stdout.write(json.dumps(catalog_json_schema(), indent=2) + "\n")
         return 0
     if arguments.command == "rules":
-        return _list_rules()
+        return _list_rules(arguments.format, arguments.profile)
     if arguments.command == "lsp":
         from .lsp import run as serve_lsp
 
@@ -318,10 +320,27 @@ def _format(diagnostics: list, output_format: str, checked: int | None) -> str:
     return format_text(diagnostics, checked)
 
 
-def _list_rules() -> int:
-    from .rules import RULES
+def _list_rules(output_format: str = "text", profile: str | None = None) -> int:
+    from .rules import RULES, rule_source
 
-    for rule in sorted(RULES.values(), key=lambda r: r.id):
-        profiles = ",".join(sorted(rule.profiles))
-        print(f"{rule.id:26} {str(rule.severity):8} {profiles:24} {rule.summary}")
+    rules = [rule for rule in sorted(RULES.values(), key=lambda r: r.id) if profile is None or profile in rule.profiles]
+    if output_format == "json":
+        items = [
+            {
+                "id": rule.id, "severity": str(rule.severity), "profiles": sorted(rule.profiles),
+                "summary": rule.summary, "source": rule_source(rule.id), "can_be_turned_off": not rule.fixed,
+            }
+            for rule in rules
+        ]
+        print(json.dumps({"rules": items}, indent=2))
+    elif output_format == "markdown":
+        print("| id | severity | profiles | rule | source |")
+        print("|---|---|---|---|---|")
+        for rule in rules:
+            summary = rule.summary.replace("|", "\\|")
+            print(f"| `{rule.id}` | {rule.severity} | {', '.join(sorted(rule.profiles))} | {summary} | {rule_source(rule.id)} |")
+    else:
+        for rule in rules:
+            profiles = ",".join(sorted(rule.profiles))
+            print(f"{rule.id:26} {str(rule.severity):8} {profiles:24} {rule.summary}")
     return 0
