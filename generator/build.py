@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .diagnostics import Diagnostic, Location, Severity
+from .format import is_schema_library
 from .loader import Document, Path
 from .model import (
     Catalog,
@@ -200,6 +201,8 @@ def build(documents: list[Document], memo: dict[Any, Any] | None = None) -> Buil
 
     by_id: dict[str, list[Document]] = {}
     for document in documents:
+        if is_schema_library(document.value):
+            continue  # shared schemas only: indexed above, no catalog of its own
         catalog_id = _str(document.value.get("catalog")) or posixpath.splitext(posixpath.basename(document.file))[0]
         by_id.setdefault(catalog_id, []).append(document)
 

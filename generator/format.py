@@ -301,17 +301,41 @@ CATALOG = Obj(
 )
 
 
+# A schema library: shared payload schemas (Adres, BSN, KvK-nummer, OIN)
+# that catalogs of the directory `$ref` (`types.yaml#/schemas/Adres`). A
+# file without `events` and without `catalog` and `producer` is one.
+SCHEMA_LIBRARY = Obj(
+    {
+        "title": Field(_text("Human title of the shared schemas.")),
+        "description": Field(_text("What the shared schemas are for, in Markdown.")),
+        "version": Field(Str("Version of this file, MAJOR.MINOR.PATCH.", pattern=SEMVER_PATTERN)),
+        "profile": Field(Str("Rule set the schemas follow (default nlgov).", enum=PROFILES)),
+        "rules": CATALOG.fields["rules"],
+        "schemas": Field(MapOf(PayloadSchema(), "Shared payload schemas by PascalCase name."), required=True),
+    },
+    "A schema library: shared payload schemas that the catalogs of the directory $ref; no events.",
+)
+
+
+def is_schema_library(value: Any) -> bool:
+    """A file of shared schemas only: ``schemas`` without ``events``, ``catalog`` or ``producer``."""
+    return (
+        isinstance(value, dict)
+        and "schemas" in value
+        and not any(key in value for key in ("events", "catalog", "producer"))
+    )
+
+
 _EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
 _FORMATS = {"uri": is_uri, "email": lambda value: bool(_EMAIL.match(value))}
 
 
 def catalog_json_schema() -> dict[str, Any]:
-    schema = CATALOG.json_schema()
     return {
         "$schema": "http://json-schema.org/draft-07/schema#",
         "$id": "https://evcat.dev/schema/catalog.json",
         "title": "evcat event catalog",
-        **schema,
+        "anyOf": [CATALOG.json_schema(), SCHEMA_LIBRARY.json_schema()],
     }
 
 
@@ -325,6 +349,9 @@ def check_structure(document: Document) -> Iterator[Diagnostic]:
         )
         return
     if document.value is None:
+        return
+    if is_schema_library(document.value):
+        yield from _check(SCHEMA_LIBRARY, document.value, (), document, "the schema library file")
         return
     yield from _check(CATALOG, document.value, (), document, "the catalog file")
 
