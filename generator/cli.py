@@ -72,6 +72,9 @@ def _parser() -> argparse.ArgumentParser:
     rules_parser = commands.add_parser("rules", help="list every rule id with its severity, profiles and summary")
     rules_parser.add_argument("--format", choices=("text", "json", "markdown"), default="text", help="output format (default: text)")
     rules_parser.add_argument("--profile", choices=("cloudevents", "nlgov", "normo"), help="only the rules of this profile")
+    init_parser = commands.add_parser("init", help="start a project: a starter catalog that lints clean, editor schema, .gitignore, CI")
+    init_parser.add_argument("directory", nargs="?", default=".", help="project directory (default: .)")
+    init_parser.add_argument("--profile", choices=("nlgov", "normo"), default="nlgov", help="rule set of the starter catalog (default: nlgov)")
     commands.add_parser("lsp", help="run the language server for editors over standard input and output")
     return parser
 
@@ -140,6 +143,13 @@ def _run(arguments: argparse.Namespace) -> int:
         return 0
     if arguments.command == "rules":
         return _list_rules(arguments.format, arguments.profile)
+    if arguments.command == "init":
+        from .init import init
+
+        for path, what in init(arguments.directory, arguments.profile):
+            print(f"{what:8} {os.path.join(arguments.directory, path)}")
+        print(f"next: evcat lint {os.path.join(arguments.directory, 'catalog')}")
+        return 0
     if arguments.command == "lsp":
         from .lsp import run as serve_lsp
 
