@@ -330,6 +330,53 @@ _EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
 _FORMATS = {"uri": is_uri, "email": lambda value: bool(_EMAIL.match(value))}
 
 
+def reference_markdown() -> str:
+    """Every key of the format as Markdown tables, one per mapping, from the
+    declarations above (docs/catalog-format.md embeds it; a test compares)."""
+    sections: list[str] = []
+
+    def table(title: str, spec: Obj, prefix: str) -> None:
+        rows = [f"### {title}", "", spec.description, "", "| key | required | value | meaning |", "|---|---|---|---|"]
+        nested: list[tuple[str, Obj, str]] = []
+        for name, entry in spec.fields.items():
+            inner = entry.spec
+            if isinstance(inner, ListOf) and isinstance(inner.items, Obj):
+                nested.append((f"`{prefix}{name}[]`", inner.items, f"{prefix}{name}[]."))
+            elif isinstance(inner, MapOf) and isinstance(inner.values, Obj):
+                nested.append((f"`{prefix}{name}.<name>`", inner.values, f"{prefix}{name}.<name>."))
+            elif isinstance(inner, Obj):
+                nested.append((f"`{prefix}{name}`", inner, f"{prefix}{name}."))
+            meaning = (inner.description or "").replace("|", "\\|")
+            rows.append(f"| `{prefix}{name}` | {'yes' if entry.required else 'no'} | {_value_text(inner)} | {meaning} |")
+        sections.append("\n".join(rows))
+        for nested_title, nested_spec, nested_prefix in nested:
+            table(nested_title, nested_spec, nested_prefix)
+
+    table("A catalog file", CATALOG, "")
+    table("A schema library file", SCHEMA_LIBRARY, "")
+    return "\n\n".join(sections) + "\n"
+
+
+def _value_text(spec: Spec) -> str:
+    if isinstance(spec, Str) and spec.enum:
+        return " \\| ".join(f"`{value}`" for value in spec.enum)
+    if isinstance(spec, Str) and spec.pattern == SEMVER_PATTERN:
+        return "string, MAJOR.MINOR.PATCH"
+    if isinstance(spec, Str) and spec.format:
+        return f"string ({spec.format})"
+    if isinstance(spec, Str) and spec.pattern:
+        return f"string matching `{spec.pattern}`"
+    if isinstance(spec, MapOf):
+        return f"mapping of {_value_text(spec.values)}" if not isinstance(spec.values, Obj) else "mapping by name"
+    if isinstance(spec, ListOf):
+        return "list" + (f", at least {spec.min_items}" if spec.min_items else "")
+    if isinstance(spec, Either):
+        return " or ".join(_value_text(option) for option in spec.options)
+    if isinstance(spec, PayloadSchema):
+        return "JSON Schema 2020-12"
+    return spec.type_name().removeprefix("a ").removeprefix("an ")
+
+
 def catalog_json_schema() -> dict[str, Any]:
     return {
         "$schema": "http://json-schema.org/draft-07/schema#",

@@ -40,3 +40,15 @@ def test_profile_filter() -> None:
     markdown = _rules("--format", "markdown", "--profile", "normo").splitlines()
     assert markdown[:2] == ["| id | severity | profiles | rule | source |", "|---|---|---|---|---|"]
     assert len(markdown) - 2 == sum(1 for rule in RULES.values() if "normo" in rule.profiles)
+
+
+def test_format_reference_lists_every_key() -> None:
+    from generator.format import CATALOG, reference_markdown
+
+    doc = (ROOT / "docs" / "catalog-format.md").read_text(encoding="utf-8")
+    start = doc.index("\n", doc.index("<!-- reference:start")) + 1
+    assert doc[start : doc.index("<!-- reference:end -->")] == reference_markdown()
+    for key in CATALOG.fields:
+        assert f"| `{key}` |" in doc
+    for key in ("events[].extensions.<name>.type", "producer.contact.email", "servers.<name>.host", "events[].dataref"):
+        assert f"| `{key}` |" in doc
