@@ -105,14 +105,20 @@ class _SchemaIndex:
         unique = self.names.get((target_file, name))
         if unique is None:
             known = [declared for (f, declared) in self.names if f == target_file]
+            suggestion = closest(name, known)
+            if suggestion is not None:  # the file named (or this one) has it under a similar name
+                meant = f"{match['file']}#/schemas/{suggestion.replace('~', '~0').replace('/', '~1')}"
+                return None, f"'{ref}': no schema '{name}' under schemas; did you mean '{meant}'?", meant
             elsewhere = self._elsewhere(name, target_file, _normal(file))
             if elsewhere is not None:
                 where, declared = elsewhere
                 meant = f"{where}#/schemas/{declared.replace('~', '~0').replace('/', '~1')}"
-                return None, f"'{ref}': no schema '{name}' under schemas of that file; '{meant}' is {'that' if declared == name else 'a similar'} schema in another file: write '{meant}'", meant
-            suggestion = closest(name, known)
-            meant = f"{match['file']}#/schemas/{suggestion}" if suggestion else None
-            return None, f"'{ref}': no schema '{name}' under schemas" + (f"; did you mean '{meant}'?" if meant else ""), meant
+                kind = "that" if declared == name else "a similar"
+                return None, (
+                    f"'{ref}': no schema '{name}' under schemas of {repr(match['file']) if match['file'] else 'this file'}; '{meant}' is {kind} schema "
+                    f"in another file: write '{meant}'"
+                ), meant
+            return None, f"'{ref}': no schema '{name}' under schemas", None
         return unique, "", None
 
     def _elsewhere(self, name: str, target_file: str, from_file: str) -> tuple[str, str] | None:

@@ -36,7 +36,8 @@ class CatalogClient(LanguageClient):
         def _log(client: CatalogClient, params: types.LogMessageParams) -> None:
             pass
 
-    async def start(self, folder: Path) -> None:
+    async def start(self, folder: Path, *more: Path) -> None:
+        """Start the server with ``folder`` (and ``more``) as workspace folders."""
         await self.start_io(sys.executable, "-m", "generator", "lsp", cwd=str(ROOT), env={**os.environ, "PYTHONPATH": str(ROOT)})
         assert self._server is not None and self._server.stderr is not None
         self._drain = asyncio.create_task(self._read_stderr(self._server.stderr))
@@ -45,7 +46,7 @@ class CatalogClient(LanguageClient):
                 process_id=os.getpid(),
                 root_uri=uri(folder),
                 capabilities=types.ClientCapabilities(),
-                workspace_folders=[types.WorkspaceFolder(uri=uri(folder), name=folder.name)],
+                workspace_folders=[types.WorkspaceFolder(uri=uri(each), name=each.name) for each in (folder, *more)],
             )
         )
         self.initialized(types.InitializedParams())

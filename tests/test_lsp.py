@@ -226,3 +226,121 @@ def test_hover_on_a_diagnostic_shows_the_rule(tmp_path: Path) -> None:
         await client.close()
 
     _run(scenario)
+
+
+def _apply(text: str, edits: list[types.TextEdit]) -> str:
+    """``edits`` applied to ``text`` (ASCII text: UTF-16 columns are characters)."""
+    lines = text.split("\n")
+    for edit in sorted(edits, key=lambda e: (e.range.start.line, e.range.start.character), reverse=True):
+        start, end = edit.range.start, edit.range.end
+        before = "\n".join(lines[: start.line] + [lines[start.line][: start.character]])
+        after = "\n".join([lines[end.line][end.character :]] + lines[end.line + 1 :]) if end.line < len(lines) else ""
+        lines = (before + edit.new_text + after).split("\n")
+    return "\n".join(lines)
+
+
+def test_every_quick_fix_of_the_error_snapshots_clears_its_diagnostic(tmp_path: Path) -> None:
+    """Each case under tests/catalogs/bad/ is its own workspace folder of one
+    server; every diagnostic with a suggestion has a quick fix, and applying
+    it (as the editor would) makes that diagnostic go away. Diagnostics equal
+    `evcat lint` of the same folder."""
+    import shutil
+
+    from tests.snapshots import cases
+
+    folders = []
+    for case in cases():
+        folder = tmp_path / case.stem
+        if case.is_dir():
+            shutil.copytree(case, folder)
+        else:
+            folder.mkdir()
+            shutil.copy(case, folder / case.name)
+        folders.append(folder)
+    files = sorted(path for folder in folders for path in folder.rglob("*.yaml"))
+
+    async def scenario() -> None:
+        client = CatalogClient()
+        await client.start(*folders)
+        await client.wait_for(lambda: all(uri(path) in client.diagnostics for path in files))
+        for folder in folders:
+            published = [row for row in _published_in(client, folder)]
+            assert published == _lint_json(folder), folder.name
+        fixed = 0
+        for path in files:
+            document_uri = uri(path)
+            text = path.read_text()
+            client.open(path, text)
+            for problem in [d for d in client.diagnostics[document_uri] if d.data]:
+                actions = await client.text_document_code_action_async(
+                    types.CodeActionParams(
+                        text_document=types.TextDocumentIdentifier(uri=document_uri), range=problem.range,
+                        context=types.CodeActionContext(diagnostics=[problem]),
+                    )
+                )
+                (action,) = [a for a in actions if a.diagnostics[0].code == problem.code]
+                assert action.kind == types.CodeActionKind.QuickFix and action.is_preferred
+                text = _apply(text, action.edit.changes[document_uri])
+                client.replace(document_uri, text)
+                before = (problem.code, problem.message)
+                await client.wait_for(
+                    lambda: before not in [(d.code, d.message) for d in client.diagnostics[document_uri]]
+                )
+                fixed += 1
+        assert fixed >= 10
+        await client.close()
+
+    _run(scenario)
+
+
+def _published_in(client: CatalogClient, folder: Path) -> list[tuple]:
+    rows = []
+    for document_uri, diagnostics in client.diagnostics.items():
+        path = Path(document_uri.removeprefix("file://"))
+        if folder.resolve() not in path.parents:
+            continue
+        name = path.relative_to(folder.resolve()).as_posix()
+        for d in diagnostics:
+            severity = "error" if d.severity == types.DiagnosticSeverity.Error else "warning"
+            rows.append((name, d.range.start.line + 1, d.range.start.character + 1, d.code, severity, d.message))
+    return sorted(rows)
+
+
+def test_hostile_buffers_get_diagnostics_and_the_server_keeps_answering(tmp_path: Path) -> None:
+    (tmp_path / "good.yaml").write_text(USER.replace("'shared.yaml#/schemas/Address'", "'#/schemas/Missing'"))
+    bomb = "a: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(
+        f"{chr(98 + i)}: &{chr(98 + i)} [*{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}]\n" for i in range(8)
+    )
+    hostile = {
+        "bomb.yaml": bomb,
+        "deep.yaml": "[" * 50_000 + "]" * 50_000,
+        "control.yaml": "catalog: \x00\x07\n",
+        "tabs.yaml": "catalog: x\nproducer:\n\tsource: y\n",
+        "empty.yaml": "",
+        "huge.yaml": "# " + "x" * (9 * 1024 * 1024) + "\n",
+        "surrogate.yaml": "catalog: \ud83d\n",
+    }
+
+    async def scenario() -> None:
+        client = CatalogClient()
+        await client.start(tmp_path)
+        good = uri(tmp_path / "good.yaml")
+        await client.wait_for(lambda: good in client.diagnostics)
+        for name, text in hostile.items():
+            document_uri = client.open(tmp_path / name, text)
+            await client.wait_for(lambda: any(d.code in ("CAT-YAML", "CAT-REQUIRED") for d in client.diagnostics.get(document_uri, [])))
+            where = types.TextDocumentIdentifier(uri=document_uri)
+            far = types.Position(line=10_000, character=10_000)
+            assert await client.text_document_hover_async(types.HoverParams(text_document=where, position=far)) is None
+            await client.text_document_completion_async(types.CompletionParams(text_document=where, position=far))
+            assert await client.text_document_document_symbol_async(types.DocumentSymbolParams(text_document=where)) == []
+            await client.text_document_definition_async(types.DefinitionParams(text_document=where, position=far))
+        # Outside every folder and not a file: answered, not crashed.
+        other = types.TextDocumentIdentifier(uri="untitled:Untitled-1")
+        assert await client.text_document_hover_async(types.HoverParams(text_document=other, position=types.Position(line=0, character=0))) is None
+        # The good file was checked all along and still is.
+        assert "CAT-REF" in _codes(client, good)
+        await client.close()
+        assert not any("Traceback" in line for line in client.stderr), "".join(client.stderr)
+
+    _run(scenario)

@@ -73,7 +73,8 @@ class Folder:
         return raw.decode("utf-8", errors="replace")
 
     def set_buffer(self, display: str, text: str) -> None:
-        raw = text.encode("utf-8")
+        # A lone surrogate (valid JSON, not valid text) stays in: the loader reports it.
+        raw = text.encode("utf-8", errors="surrogatepass")
         self.buffers[display] = raw
         # Parsed with positions: a buffer being edited usually has diagnostics to place.
         document = load_bytes(raw, display)
