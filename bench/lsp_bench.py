@@ -30,7 +30,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))
 import synth  # noqa: E402
-from tests.lsp_client import CatalogClient, uri  # noqa: E402
+from tests.lsp_client import CatalogClient  # noqa: E402
 
 
 def _rss_mb(pid: int) -> tuple[float, float]:

@@ -32,11 +32,13 @@ from .model import (
     Server,
     SharedSchema,
 )
-from .naming import closest, did_you_mean, to_pascal
+from .naming import closest, to_pascal
 from .schemawalk import rewrite_refs
 
 DEFAULT_PROFILE = "nlgov"
-_REF = re.compile(r"^(?P<file>[^#]*)#/schemas/(?P<name>[^/]+)$")
+# A catalog reference (contract §1); evcat lsp reads it too.
+REF = re.compile(r"^(?P<file>[^#]*)#/schemas/(?P<name>[^/]+)$")
+_REF = REF
 
 
 @dataclass

@@ -32,6 +32,7 @@ class Folder:
     result: LintResult | None = None
     by_file: dict[str, list[Diagnostic]] = field(default_factory=dict)
     cache: Cache = field(default_factory=lambda: Cache(None))
+    touched: set[str] = field(default_factory=set)  # files changed since the last check
     _previous_memo: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
@@ -76,6 +77,7 @@ class Folder:
         # A lone surrogate (valid JSON, not valid text) stays in: the loader reports it.
         raw = text.encode("utf-8", errors="surrogatepass")
         self.buffers[display] = raw
+        self.touched.add(display)
         # Parsed with positions: a buffer being edited usually has diagnostics to place.
         document = load_bytes(raw, display)
         document.digest = source_digest(display, raw)
@@ -90,6 +92,7 @@ class Folder:
         """Read a file from disk again (changed or deleted outside the editor)."""
         if display in self.buffers:
             return
+        self.touched.add(display)
         path = self.path(display)
         if not os.path.isfile(path):
             self.documents.pop(display, None)

@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import gc
 import os
-import re
 from typing import Any
 
 import yaml
@@ -22,13 +21,13 @@ from pygls.uris import from_fs_path, to_fs_path
 
 from .. import __version__
 from ..diagnostics import Diagnostic, Location, Severity
-from ..format import CATALOG, EXTENSION_TYPES, PROFILES, Field, ListOf, MapOf, Obj, Spec
+from ..build import REF as _REF
+from ..format import CATALOG, EXTENSION_TYPES, PROFILES, ListOf, MapOf, Obj, Spec
 from ..loader import Document
+from ..schemawalk import SCHEMA_TYPES
 from .folder import Folder
 from .text import code_point_column, key_path, quoted_like, ref_at, ref_prefix, token_end, utf16_column
 
-_REF = re.compile(r"^(?P<file>[^#]*)#/schemas/(?P<name>[^/]+)$")
-SCHEMA_TYPES = ("array", "boolean", "integer", "null", "number", "object", "string")
 
 
 class CatalogServer(LanguageServer):
@@ -83,9 +82,13 @@ class CatalogServer(LanguageServer):
         self.flush_scheduled = False
         while self.dirty:
             folder = self.folders[self.dirty.pop()]
+            before, touched = folder.by_file, folder.touched
+            folder.touched = set()
             by_file = folder.check()
             for display, diagnostics in by_file.items():
                 uri = self.uri(folder, display)
+                if display not in touched and uri in self.published and before.get(display) == diagnostics:
+                    continue  # same findings in an unchanged file: nothing to convert or send
                 lines = folder.text(display).split("\n") if diagnostics else []
                 converted = [_lsp_diagnostic(d, lines, self, folder) for d in diagnostics]
                 if self.published.get(uri) != converted:

@@ -110,7 +110,7 @@ def required_properties(context: Context) -> Iterator[Diagnostic]:
                     yield context.report(
                         "PAY-REQUIRED",
                         f"required property '{name}' is not under properties{did_you_mean(name, properties)}"
-                        + ("" if fix else f"; add it to properties or remove it from required"),
+                        + ("" if fix else "; add it to properties or remove it from required"),
                         context.loc(part.file, path + ("required", index)),
                         fix,
                     )
