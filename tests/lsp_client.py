@@ -36,8 +36,9 @@ class CatalogClient(LanguageClient):
         def _log(client: CatalogClient, params: types.LogMessageParams) -> None:
             pass
 
-    async def start(self, folder: Path, *more: Path) -> None:
-        """Start the server with ``folder`` (and ``more``) as workspace folders."""
+    async def start(self, folder: Path, *more: Path, encodings: list[str] | None = None) -> None:
+        """Start the server with ``folder`` (and ``more``) as workspace folders;
+        ``encodings``: the position encodings the client offers, preferred first."""
         await self.start_io(sys.executable, "-m", "generator", "lsp", cwd=str(ROOT), env={**os.environ, "PYTHONPATH": str(ROOT)})
         assert self._server is not None and self._server.stderr is not None
         self._drain = asyncio.create_task(self._read_stderr(self._server.stderr))
@@ -45,7 +46,9 @@ class CatalogClient(LanguageClient):
             types.InitializeParams(
                 process_id=os.getpid(),
                 root_uri=uri(folder),
-                capabilities=types.ClientCapabilities(),
+                capabilities=types.ClientCapabilities(
+                    general=types.GeneralClientCapabilities(position_encodings=encodings) if encodings else None
+                ),
                 workspace_folders=[types.WorkspaceFolder(uri=uri(each), name=each.name) for each in (folder, *more)],
             )
         )

@@ -344,3 +344,26 @@ def test_hostile_buffers_get_diagnostics_and_the_server_keeps_answering(tmp_path
         assert not any("Traceback" in line for line in client.stderr), "".join(client.stderr)
 
     _run(scenario)
+
+
+def test_positions_follow_the_encoding_the_client_chose(tmp_path: Path) -> None:
+    """Columns count UTF-16 code units by default, bytes or code points when the client asks."""
+    text = USER.replace("newAddress", "reëleDatum😀")
+    (tmp_path / "people.yaml").write_text(text)
+    (tmp_path / "shared.yaml").write_text(SHARED)
+    row = next(i for i, line in enumerate(text.split("\n")) if "reëleDatum" in line)
+    name = "reëleDatum😀"
+
+    async def scenario(encodings: list[str] | None, width: int) -> None:
+        client = CatalogClient()
+        await client.start(tmp_path, encodings=encodings)
+        people = uri(tmp_path / "people.yaml")
+        await client.wait_for(lambda: "PAY-CAMELCASE" in _codes(client, people))
+        problem = next(d for d in client.diagnostics[people] if d.code == "PAY-CAMELCASE")
+        assert (problem.range.start.line, problem.range.start.character) == (row, 8)
+        assert problem.range.end.character == 8 + width
+        await client.close()
+
+    _run(lambda: scenario(None, len(name.encode("utf-16-le")) // 2))
+    _run(lambda: scenario(["utf-8"], len(name.encode("utf-8"))))
+    _run(lambda: scenario(["utf-32", "utf-16"], len(name)))

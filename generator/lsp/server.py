@@ -24,9 +24,9 @@ from ..diagnostics import Diagnostic, Location, Severity
 from ..build import REF as _REF
 from ..format import CATALOG, EXTENSION_TYPES, PROFILES, ListOf, MapOf, Obj, Spec
 from ..loader import Document
-from ..schemawalk import SCHEMA_TYPES
+from ..schemawalk import FORMATS, SCHEMA_TYPES
 from .folder import Folder
-from .text import code_point_column, key_path, quoted_like, ref_at, ref_prefix, token_end, utf16_column
+from .text import code_point_column, key_path, quoted_like, ref_at, ref_prefix, token_end, client_column
 
 
 
@@ -39,6 +39,12 @@ class CatalogServer(LanguageServer):
         self.dirty: set[str] = set()  # folder roots with changes not yet checked
         self.flush_scheduled = False
         self.shut_down = False
+
+    @property
+    def encoding(self) -> str:
+        """The position encoding agreed with the client (LSP 3.17; UTF-16 by default)."""
+        encoding = self.workspace.position_encoding
+        return str(getattr(encoding, "value", encoding) or "utf-16")
 
     # -- folders and files -------------------------------------------------
 
@@ -130,26 +136,26 @@ def _in(uri: str, folder: Folder) -> bool:
     return path is not None and os.path.abspath(path).startswith(folder.root + os.sep)
 
 
-def _range(location: Location, lines: list[str]) -> types.Range:
+def _range(location: Location, lines: list[str], encoding: str) -> types.Range:
     line = max(location.line - 1, 0)
     text = lines[line] if line < len(lines) else ""
     start = min(max(location.column - 1, 0), len(text))
     end = token_end(text, start) if start < len(text) else start
     return types.Range(
-        types.Position(line, utf16_column(text, start)), types.Position(line, utf16_column(text, end))
+        types.Position(line, client_column(text, start, encoding)), types.Position(line, client_column(text, end, encoding))
     )
 
 
 def _lsp_diagnostic(diagnostic: Diagnostic, lines: list[str], ls: CatalogServer, folder: Folder) -> types.Diagnostic:
     related = [
         types.DiagnosticRelatedInformation(
-            types.Location(ls.uri(folder, other.file), _range(other, folder.text(other.file).split("\n"))),
+            types.Location(ls.uri(folder, other.file), _range(other, folder.text(other.file).split("\n"), ls.encoding)),
             "also here",
         )
         for other in diagnostic.related
     ]
     return types.Diagnostic(
-        range=_range(diagnostic.location, lines),
+        range=_range(diagnostic.location, lines, ls.encoding),
         message=diagnostic.message,
         severity=types.DiagnosticSeverity.Error
         if diagnostic.severity is Severity.ERROR
@@ -248,7 +254,7 @@ def code_action(ls: CatalogServer, params: types.CodeActionParams) -> list[types
         published = _lsp_diagnostic(diagnostic, lines, ls, folder)
         if not _overlaps(published.range, params.range):
             continue
-        edit = _fix(diagnostic, published.range, lines)
+        edit = _fix(diagnostic, published.range, lines, ls.encoding)
         actions.append(
             types.CodeAction(
                 title=f"{diagnostic.rule}: {edit[1]}",
@@ -261,7 +267,7 @@ def code_action(ls: CatalogServer, params: types.CodeActionParams) -> list[types
     return actions
 
 
-def _fix(diagnostic: Diagnostic, range_: types.Range, lines: list[str]) -> tuple[types.TextEdit, str]:
+def _fix(diagnostic: Diagnostic, range_: types.Range, lines: list[str], encoding: str) -> tuple[types.TextEdit, str]:
     """The edit that applies ``diagnostic.suggestion``: it replaces the
     offending token, keeping its quotes; a missing key is inserted."""
     suggestion = diagnostic.suggestion or ""
@@ -271,8 +277,8 @@ def _fix(diagnostic: Diagnostic, range_: types.Range, lines: list[str]) -> tuple
         indent = len(line) - len(line.lstrip(" -"))
         at = types.Position(range_.start.line + 1, 0)
         return types.TextEdit(types.Range(at, at), f"{' ' * indent}{key}: {suggestion}\n"), f"add {key}: {suggestion}"
-    start = code_point_column(line, range_.start.character)
-    end = code_point_column(line, range_.end.character)
+    start = code_point_column(line, range_.start.character, encoding)
+    end = code_point_column(line, range_.end.character, encoding)
     replacement = quoted_like(line[start:end], suggestion)
     return types.TextEdit(range_, replacement), f"change to {replacement}"
 
@@ -302,7 +308,7 @@ def _ref_target(ls: CatalogServer, uri: str, position: types.Position) -> tuple[
     if position.line >= len(lines):
         return None
     line = lines[position.line]
-    ref = ref_at(line, code_point_column(line, position.character))
+    ref = ref_at(line, code_point_column(line, position.character, ls.encoding))
     match = _REF.match(ref.ref) if ref else None
     if match is None:
         return None
@@ -325,7 +331,7 @@ def definition(ls: CatalogServer, params: types.DefinitionParams) -> types.Locat
         return None
     folder, display, name, _ = target
     location = folder.documents[display].key_loc(("schemas", name))
-    return types.Location(ls.uri(folder, display), _range(location, folder.text(display).split("\n")))
+    return types.Location(ls.uri(folder, display), _range(location, folder.text(display).split("\n"), ls.encoding))
 
 
 @server.feature(types.TEXT_DOCUMENT_HOVER)
@@ -343,7 +349,7 @@ def hover(ls: CatalogServer, params: types.HoverParams) -> types.Hover | None:
         folder, display, diagnostics = found
         lines = folder.text(display).split("\n")
         for diagnostic in diagnostics:
-            if _contains(_range(diagnostic.location, lines), params.position) and diagnostic.rule in RULES:
+            if _contains(_range(diagnostic.location, lines, ls.encoding), params.position) and diagnostic.rule in RULES:
                 rule = RULES[diagnostic.rule]
                 text = f"**{rule.id}** ({diagnostic.severity}): {rule.summary}\n\nSource: {rule_source(rule.id)}"
                 if diagnostic.suggestion:
@@ -367,7 +373,7 @@ def completion(ls: CatalogServer, params: types.CompletionParams) -> types.Compl
         lines = folder.text(display).split("\n")
         row = params.position.line
         line = lines[row] if row < len(lines) else ""
-        column = code_point_column(line, params.position.character)
+        column = code_point_column(line, params.position.character, ls.encoding)
         typed_ref = ref_prefix(line, column)
         if typed_ref is not None:
             items = _ref_items(folder, display)
@@ -442,6 +448,8 @@ def _value_items(path: list[str | int]) -> list[types.CompletionItem]:
         values = SCHEMA_TYPES
     elif len(path) == 2 and path[0] == "rules":
         values = ("error", "warning", "off")
+    elif path and path[-1] == "format" and ("data" in path or path[0] == "schemas"):
+        values = FORMATS
     kind = types.CompletionItemKind.EnumMember
     return [types.CompletionItem(label=value, kind=kind) for value in values]
 
@@ -469,24 +477,25 @@ def document_symbol(ls: CatalogServer, params: types.DocumentSymbolParams) -> li
             if isinstance(event.get("dataversion"), str):
                 name += f" {event['dataversion']}"
             symbols.append(_symbol(document, lines, ("events", index), ("events", index, "type"), name,
-                                   types.SymbolKind.Event, event.get("title")))
+                                   types.SymbolKind.Event, event.get("title"), ls.encoding))
     schemas = document.value.get("schemas")
     if isinstance(schemas, dict):
         for name in schemas:
             symbols.append(_symbol(document, lines, ("schemas", name), ("schemas", name), name,
-                                   types.SymbolKind.Struct, None, key=True))
+                                   types.SymbolKind.Struct, None, ls.encoding, key=True))
     return symbols
 
 
 def _symbol(document: Document, lines: list[str], path: tuple[str | int, ...], selection: tuple[str | int, ...],
-            name: str, kind: types.SymbolKind, detail: Any, key: bool = False) -> types.DocumentSymbol:
+            name: str, kind: types.SymbolKind, detail: Any, encoding: str, key: bool = False) -> types.DocumentSymbol:
     start = document.key_loc(path) if key else document.loc(path)
     chosen = document.key_loc(selection) if key else document.loc(selection)
     end_line = _block_end(lines, start.line - 1, start.column - 1, key)
-    selection_range = _range(chosen, lines)
-    begin = types.Position(start.line - 1, selection_range.start.character if start == chosen else utf16_column(
-        lines[start.line - 1] if start.line - 1 < len(lines) else "", start.column - 1))
-    full = types.Range(begin, types.Position(end_line, len(lines[end_line]) if end_line < len(lines) else 0))
+    selection_range = _range(chosen, lines, encoding)
+    first = lines[start.line - 1] if start.line - 1 < len(lines) else ""
+    last = lines[end_line] if end_line < len(lines) else ""
+    begin = types.Position(start.line - 1, client_column(first, start.column - 1, encoding))
+    full = types.Range(begin, types.Position(end_line, client_column(last, len(last), encoding)))
     if _before(full.end, selection_range.end):
         full = types.Range(full.start, selection_range.end)
     return types.DocumentSymbol(name=name, kind=kind, range=full, selection_range=selection_range,

@@ -15,18 +15,29 @@ _KEY_LINE = re.compile(r"""^(?P<indent>\s*(?:-\s+)*)(?P<key>[^\s#:'"{}\[\],-][^:
 _PLAIN_STOP = re.compile(r":(?:\s|$)|\s#|[,\]}]")
 
 
-def utf16_column(line: str, column: int) -> int:
-    """A code-point column as the UTF-16 column LSP counts by default."""
+def client_column(line: str, column: int, encoding: str = "utf-16") -> int:
+    """A code-point column as the client counts columns (LSP's position
+    encoding: UTF-16 code units unless the client chose utf-8 or utf-32)."""
     prefix = line[:column]
+    if encoding == "utf-32":
+        return len(prefix)
+    if encoding == "utf-8":
+        return len(prefix.encode("utf-8", errors="surrogatepass"))
     return column + sum(1 for character in prefix if ord(character) > 0xFFFF)
 
 
-def code_point_column(line: str, utf16: int) -> int:
+def code_point_column(line: str, column: int, encoding: str = "utf-16") -> int:
+    """The client's column on ``line`` as a code-point column."""
+    if encoding == "utf-32":
+        return min(column, len(line))
     count = 0
     for index, character in enumerate(line):
-        if count >= utf16:
+        if count >= column:
             return index
-        count += 2 if ord(character) > 0xFFFF else 1
+        if encoding == "utf-8":
+            count += len(character.encode("utf-8", errors="surrogatepass"))
+        else:
+            count += 2 if ord(character) > 0xFFFF else 1
     return len(line)
 
 
