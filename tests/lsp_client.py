@@ -25,11 +25,17 @@ class CatalogClient(LanguageClient):
         self._arrived = asyncio.Event()
         self.versions: dict[str, int] = {}
         self.stderr: list[str] = []
+        self.registrations: list[types.Registration] = []
 
         @self.feature(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
         def _publish(client: CatalogClient, params: types.PublishDiagnosticsParams) -> None:
             client.diagnostics[params.uri] = list(params.diagnostics)
             client.published.append((time.perf_counter(), params.uri, list(params.diagnostics)))
+            client._arrived.set()
+
+        @self.feature(types.CLIENT_REGISTER_CAPABILITY)
+        def _register(client: CatalogClient, params: types.RegistrationParams) -> None:
+            client.registrations.extend(params.registrations)
             client._arrived.set()
 
         @self.feature(types.WINDOW_LOG_MESSAGE)
@@ -47,7 +53,10 @@ class CatalogClient(LanguageClient):
                 process_id=os.getpid(),
                 root_uri=uri(folder),
                 capabilities=types.ClientCapabilities(
-                    general=types.GeneralClientCapabilities(position_encodings=encodings) if encodings else None
+                    general=types.GeneralClientCapabilities(position_encodings=encodings) if encodings else None,
+                    workspace=types.WorkspaceClientCapabilities(
+                        did_change_watched_files=types.DidChangeWatchedFilesClientCapabilities(dynamic_registration=True)
+                    ),
                 ),
                 workspace_folders=[types.WorkspaceFolder(uri=uri(each), name=each.name) for each in (folder, *more)],
             )
@@ -68,7 +77,7 @@ class CatalogClient(LanguageClient):
             if remaining <= 0:
                 raise TimeoutError("the expected diagnostics were not published; server stderr:\n" + "".join(self.stderr[-50:]))
             try:
-                await asyncio.wait_for(self._arrived.wait(), remaining)
+                await asyncio.wait_for(self._arrived.wait(), min(remaining, 0.2))
             except asyncio.TimeoutError:
                 pass
 

@@ -367,3 +367,33 @@ def test_positions_follow_the_encoding_the_client_chose(tmp_path: Path) -> None:
     _run(lambda: scenario(None, len(name.encode("utf-16-le")) // 2))
     _run(lambda: scenario(["utf-8"], len(name.encode("utf-8"))))
     _run(lambda: scenario(["utf-32", "utf-16"], len(name)))
+
+
+def test_files_changed_outside_the_editor(tmp_path: Path) -> None:
+    """The server asks to watch catalog files; a file written, fixed or deleted
+    on disk (not open in the editor) changes the diagnostics of the others."""
+    (tmp_path / "people.yaml").write_text(USER)
+
+    async def scenario() -> None:
+        client = CatalogClient()
+        await client.start(tmp_path)
+        people = uri(tmp_path / "people.yaml")
+        await client.wait_for(lambda: "CAT-REF" in _codes(client, people))
+        await client.wait_for(lambda: bool(client.registrations))
+        (watch,) = client.registrations
+        assert watch.method == types.WORKSPACE_DID_CHANGE_WATCHED_FILES
+
+        def changed(kind: types.FileChangeType) -> None:
+            client.workspace_did_change_watched_files(
+                types.DidChangeWatchedFilesParams(changes=[types.FileEvent(uri=uri(tmp_path / "shared.yaml"), type=kind)])
+            )
+
+        (tmp_path / "shared.yaml").write_text(SHARED)
+        changed(types.FileChangeType.Created)
+        await client.wait_for(lambda: _codes(client, people) == [])
+        (tmp_path / "shared.yaml").unlink()
+        changed(types.FileChangeType.Deleted)
+        await client.wait_for(lambda: "CAT-REF" in _codes(client, people))
+        await client.close()
+
+    _run(scenario)

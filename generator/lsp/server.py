@@ -177,6 +177,22 @@ def initialized(ls: CatalogServer, params: types.InitializedParams) -> None:
         roots = [ls.workspace.root_path]
     ls.start_folders([root for root in roots if root])
     ls.flush()
+    watched = ls.client_capabilities.workspace.did_change_watched_files if ls.client_capabilities.workspace else None
+    if watched is not None and watched.dynamic_registration:
+        # Files changed outside the editor (git checkout, another tool) count too.
+        ls.client_register_capability(
+            types.RegistrationParams(
+                registrations=[
+                    types.Registration(
+                        id="evcat-catalog-files",
+                        method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES,
+                        register_options=types.DidChangeWatchedFilesRegistrationOptions(
+                            watchers=[types.FileSystemWatcher(glob_pattern="**/*.{yaml,yml}")]
+                        ),
+                    )
+                ]
+            )
+        )
 
 
 @server.feature(types.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)
