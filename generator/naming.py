@@ -90,6 +90,12 @@ IRREGULAR_PAST = {
     "gone": "go", "went": "go", "broken": "break", "fallen": "fall", "risen": "rise", "thrown": "throw",
     "driven": "drive", "grown": "grow", "sought": "seek", "taught": "teach", "caught": "catch",
     "brought": "bring", "thought": "think", "felt": "feel", "lit": "light",
+    # Participles in -en, which must not read as Dutch infinitives.
+    "forbidden": "forbid", "forgiven": "forgive", "mistaken": "mistake", "proven": "prove", "shaken": "shake",
+    "spoken": "speak", "stolen": "steal", "woken": "wake", "awoken": "awake", "eaten": "eat", "beaten": "beat",
+    "bitten": "bite", "ridden": "ride", "overtaken": "overtake", "undertaken": "undertake", "arisen": "arise",
+    "retaken": "retake", "rewoven": "reweave", "striven": "strive", "sworn": "swear", "torn": "tear",
+    "worn": "wear", "born": "bear",
 }
 _PRESENT_TO_PAST = {present: past for past, present in IRREGULAR_PAST.items()}
 _DOUBLE_FINAL = {"submit", "stop", "plan", "commit", "admit", "cancel", "transfer", "ship", "drop", "tag",
