@@ -397,3 +397,29 @@ def test_files_changed_outside_the_editor(tmp_path: Path) -> None:
         await client.close()
 
     _run(scenario)
+
+
+def test_a_project_made_by_evcat_init_is_read_through_its_catalog_directory(tmp_path: Path) -> None:
+    """Opening the project (not catalog/) reads catalog/ as `evcat lint` does by
+    default; the CI files beside it are not taken for catalogs."""
+    from tests.conftest import run_evcat
+
+    assert run_evcat("init", str(tmp_path / "project")).returncode == 0
+    project = tmp_path / "project"
+    (project / "docker-compose.yml").write_text("services: {web: {image: nginx}}\n")
+    catalog = project / "catalog" / "project.yaml"
+
+    async def scenario() -> None:
+        client = CatalogClient()
+        await client.start(project)
+        await client.wait_for(lambda: uri(catalog) in client.diagnostics)
+        assert client.diagnostics[uri(catalog)] == []
+        client.open(project / "docker-compose.yml")
+        client.open(project / ".gitlab-ci.yml")
+        client.open(catalog)
+        client.replace(uri(catalog), catalog.read_text().replace("registrationId", "registration_id", 1))
+        await client.wait_for(lambda: "PAY-CAMELCASE" in _codes(client, uri(catalog)))
+        assert sorted(client.diagnostics) == [uri(catalog)]
+        await client.close()
+
+    _run(scenario)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import os
+import re
 from typing import Any
 
 import yaml
@@ -33,7 +34,8 @@ from .text import code_point_column, key_path, quoted_like, ref_at, ref_prefix, 
 class CatalogServer(LanguageServer):
     def __init__(self) -> None:
         super().__init__("evcat", __version__)
-        self.folders: dict[str, Folder] = {}
+        self.folders: dict[str, Folder] = {}  # by catalog directory
+        self.workspace_roots: dict[str, str] = {}  # workspace folder -> its catalog directory
         # What was last published, by URI (published again only when it changes).
         self.published: dict[str, list[types.Diagnostic]] = {}
         self.dirty: set[str] = set()  # folder roots with changes not yet checked
@@ -48,11 +50,18 @@ class CatalogServer(LanguageServer):
 
     # -- folders and files -------------------------------------------------
 
-    def start_folders(self, roots: list[str]) -> None:
+    def start_folders(self, roots: list[str], workspace: bool = True) -> None:
+        """Read each root's catalog directory (``catalog_directory``)."""
         for root in roots:
-            if os.path.isdir(root) and os.path.abspath(root) not in self.folders:
-                self.folders[os.path.abspath(root)] = Folder.open(root)
-                self.dirty.add(os.path.abspath(root))
+            if not os.path.isdir(root):
+                continue
+            root = os.path.abspath(root)
+            directory = catalog_directory(root) if workspace else root
+            if workspace:
+                self.workspace_roots[root] = directory
+            if directory not in self.folders:
+                self.folders[directory] = Folder.open(directory)
+                self.dirty.add(directory)
 
     def folder_of(self, uri: str) -> tuple[Folder, str] | None:
         """The folder that holds ``uri`` (the innermost one) and the file's name in it."""
@@ -62,10 +71,12 @@ class CatalogServer(LanguageServer):
         path = os.path.abspath(path)
         holders = [folder for folder in self.folders.values() if folder.holds(path)]
         if not holders:
-            if not path.endswith((".yaml", ".yml")):
-                return None
+            if not path.endswith((".yaml", ".yml")) or any(
+                path.startswith(root + os.sep) for root in self.workspace_roots
+            ):
+                return None  # not a catalog file, or YAML of a workspace beside its catalog directory
             # A catalog file outside every workspace folder: its directory is the catalog.
-            self.start_folders([os.path.dirname(path)])
+            self.start_folders([os.path.dirname(path)], workspace=False)
             holders = [self.folders[os.path.dirname(path)]]
         folder = max(holders, key=lambda f: len(f.root))
         return folder, folder.display(path)
@@ -129,6 +140,34 @@ class CatalogServer(LanguageServer):
 
 
 server = CatalogServer()
+
+
+def catalog_directory(root: str) -> str:
+    """The catalog directory of a workspace folder: the folder itself, as
+    ``evcat lint <folder>`` reads it; but a project folder with no catalog
+    files of its own and a ``catalog/`` directory (``evcat init``'s layout,
+    and what ``evcat lint`` reads by default) is read as ``catalog/``, so its
+    CI files and other YAML are not taken for catalogs."""
+    nested = os.path.join(root, "catalog")
+    if not os.path.isdir(nested):
+        return root
+    try:
+        names = [name for name in os.listdir(root) if name.endswith((".yaml", ".yml")) and not name.startswith(".")]
+    except OSError:
+        return root
+    return root if any(_looks_like_catalog(os.path.join(root, name)) for name in names) else nested
+
+
+_CATALOG_KEY = re.compile(rb"^(catalog|events|schemas)\s*:", re.MULTILINE)
+
+
+def _looks_like_catalog(path: str) -> bool:
+    """A top-level ``catalog:``, ``events:`` or ``schemas:`` key in the file's first 64 kB."""
+    try:
+        with open(path, "rb") as handle:
+            return _CATALOG_KEY.search(handle.read(65536)) is not None
+    except OSError:
+        return False
 
 
 def _in(uri: str, folder: Folder) -> bool:
@@ -199,8 +238,9 @@ def initialized(ls: CatalogServer, params: types.InitializedParams) -> None:
 def folders_changed(ls: CatalogServer, params: types.DidChangeWorkspaceFoldersParams) -> None:
     for removed in params.event.removed:
         root = to_fs_path(removed.uri)
-        if root and os.path.abspath(root) in ls.folders:
-            folder = ls.folders.pop(os.path.abspath(root))
+        directory = ls.workspace_roots.pop(os.path.abspath(root), None) if root else None
+        if directory is not None and directory in ls.folders and directory not in ls.workspace_roots.values():
+            folder = ls.folders.pop(directory)
             for uri in [u for u in ls.published if _in(u, folder)]:
                 del ls.published[uri]
                 ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
