@@ -7,13 +7,14 @@ parsed ``Document``); the costly checks (payload compilation, examples) are
 memoised by the content of the files they read (``rules.Context.memoized``),
 so an edit re-runs them only for the events it can affect; the parse cache
 and memo of ``.evcat-cache/`` (as ``evcat lint`` leaves them) are read at
-start.
+start. ``catalog_directory`` says which directory a workspace folder stands for.
 """
 
 from __future__ import annotations
 
 import gc
 import os
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -119,3 +120,31 @@ class Folder:
             by_file.setdefault(diagnostic.location.file, []).append(diagnostic)
         self.by_file = by_file
         return by_file
+
+
+def catalog_directory(root: str) -> str:
+    """The catalog directory of a workspace folder: the folder itself, as
+    ``evcat lint <folder>`` reads it; but a project folder with no catalog
+    files of its own and a ``catalog/`` directory (``evcat init``'s layout,
+    and what ``evcat lint`` reads by default) is read as ``catalog/``, so its
+    CI files and other YAML are not taken for catalogs."""
+    nested = os.path.join(root, "catalog")
+    if not os.path.isdir(nested):
+        return root
+    try:
+        names = [name for name in os.listdir(root) if name.endswith((".yaml", ".yml")) and not name.startswith(".")]
+    except OSError:
+        return root
+    return root if any(_looks_like_catalog(os.path.join(root, name)) for name in names) else nested
+
+
+_CATALOG_KEY = re.compile(rb"^(catalog|events|schemas)\s*:", re.MULTILINE)
+
+
+def _looks_like_catalog(path: str) -> bool:
+    """A top-level ``catalog:``, ``events:`` or ``schemas:`` key in the file's first 64 kB."""
+    try:
+        with open(path, "rb") as handle:
+            return _CATALOG_KEY.search(handle.read(65536)) is not None
+    except OSError:
+        return False

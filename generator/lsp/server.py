@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import gc
 import os
-import re
 from typing import Any
 
 import yaml
@@ -21,14 +20,12 @@ from pygls.lsp.server import LanguageServer
 from pygls.uris import from_fs_path, to_fs_path
 
 from .. import __version__
-from ..diagnostics import Diagnostic, Location, Severity
 from ..build import REF as _REF
-from ..format import CATALOG, EXTENSION_TYPES, PROFILES, ListOf, MapOf, Obj, Spec
-from ..loader import Document
-from ..schemawalk import FORMATS, SCHEMA_TYPES
-from .folder import Folder
-from .text import code_point_column, key_path, quoted_like, ref_at, ref_prefix, token_end, client_column
-
+from ..diagnostics import Diagnostic, Severity
+from .complete import key_items, ref_items, value_items
+from .folder import Folder, catalog_directory
+from .symbols import file_symbols
+from .text import code_point_column, contains, key_path, location_range, overlaps, quoted_like, ref_at, ref_prefix
 
 
 class CatalogServer(LanguageServer):
@@ -142,59 +139,21 @@ class CatalogServer(LanguageServer):
 server = CatalogServer()
 
 
-def catalog_directory(root: str) -> str:
-    """The catalog directory of a workspace folder: the folder itself, as
-    ``evcat lint <folder>`` reads it; but a project folder with no catalog
-    files of its own and a ``catalog/`` directory (``evcat init``'s layout,
-    and what ``evcat lint`` reads by default) is read as ``catalog/``, so its
-    CI files and other YAML are not taken for catalogs."""
-    nested = os.path.join(root, "catalog")
-    if not os.path.isdir(nested):
-        return root
-    try:
-        names = [name for name in os.listdir(root) if name.endswith((".yaml", ".yml")) and not name.startswith(".")]
-    except OSError:
-        return root
-    return root if any(_looks_like_catalog(os.path.join(root, name)) for name in names) else nested
-
-
-_CATALOG_KEY = re.compile(rb"^(catalog|events|schemas)\s*:", re.MULTILINE)
-
-
-def _looks_like_catalog(path: str) -> bool:
-    """A top-level ``catalog:``, ``events:`` or ``schemas:`` key in the file's first 64 kB."""
-    try:
-        with open(path, "rb") as handle:
-            return _CATALOG_KEY.search(handle.read(65536)) is not None
-    except OSError:
-        return False
-
-
 def _in(uri: str, folder: Folder) -> bool:
     path = to_fs_path(uri)
     return path is not None and os.path.abspath(path).startswith(folder.root + os.sep)
 
 
-def _range(location: Location, lines: list[str], encoding: str) -> types.Range:
-    line = max(location.line - 1, 0)
-    text = lines[line] if line < len(lines) else ""
-    start = min(max(location.column - 1, 0), len(text))
-    end = token_end(text, start) if start < len(text) else start
-    return types.Range(
-        types.Position(line, client_column(text, start, encoding)), types.Position(line, client_column(text, end, encoding))
-    )
-
-
 def _lsp_diagnostic(diagnostic: Diagnostic, lines: list[str], ls: CatalogServer, folder: Folder) -> types.Diagnostic:
     related = [
         types.DiagnosticRelatedInformation(
-            types.Location(ls.uri(folder, other.file), _range(other, folder.text(other.file).split("\n"), ls.encoding)),
+            types.Location(ls.uri(folder, other.file), location_range(other, folder.text(other.file).split("\n"), ls.encoding)),
             "also here",
         )
         for other in diagnostic.related
     ]
     return types.Diagnostic(
-        range=_range(diagnostic.location, lines, ls.encoding),
+        range=location_range(diagnostic.location, lines, ls.encoding),
         message=diagnostic.message,
         severity=types.DiagnosticSeverity.Error
         if diagnostic.severity is Severity.ERROR
@@ -308,7 +267,7 @@ def code_action(ls: CatalogServer, params: types.CodeActionParams) -> list[types
         if not diagnostic.suggestion:
             continue
         published = _lsp_diagnostic(diagnostic, lines, ls, folder)
-        if not _overlaps(published.range, params.range):
+        if not overlaps(published.range, params.range):
             continue
         edit = _fix(diagnostic, published.range, lines, ls.encoding)
         actions.append(
@@ -337,18 +296,6 @@ def _fix(diagnostic: Diagnostic, range_: types.Range, lines: list[str], encoding
     end = code_point_column(line, range_.end.character, encoding)
     replacement = quoted_like(line[start:end], suggestion)
     return types.TextEdit(range_, replacement), f"change to {replacement}"
-
-
-def _overlaps(a: types.Range, b: types.Range) -> bool:
-    return not (_before(a.end, b.start) or _before(b.end, a.start))
-
-
-def _before(p: types.Position, q: types.Position) -> bool:
-    return (p.line, p.character) < (q.line, q.character)
-
-
-def _contains(range_: types.Range, position: types.Position) -> bool:
-    return not _before(position, range_.start) and not _before(range_.end, position)
 
 
 # -- $ref: definition and hover ------------------------------------------------
@@ -387,7 +334,7 @@ def definition(ls: CatalogServer, params: types.DefinitionParams) -> types.Locat
         return None
     folder, display, name, _ = target
     location = folder.documents[display].key_loc(("schemas", name))
-    return types.Location(ls.uri(folder, display), _range(location, folder.text(display).split("\n"), ls.encoding))
+    return types.Location(ls.uri(folder, display), location_range(location, folder.text(display).split("\n"), ls.encoding))
 
 
 @server.feature(types.TEXT_DOCUMENT_HOVER)
@@ -405,7 +352,7 @@ def hover(ls: CatalogServer, params: types.HoverParams) -> types.Hover | None:
         folder, display, diagnostics = found
         lines = folder.text(display).split("\n")
         for diagnostic in diagnostics:
-            if _contains(_range(diagnostic.location, lines, ls.encoding), params.position) and diagnostic.rule in RULES:
+            if contains(location_range(diagnostic.location, lines, ls.encoding), params.position) and diagnostic.rule in RULES:
                 rule = RULES[diagnostic.rule]
                 text = f"**{rule.id}** ({diagnostic.severity}): {rule.summary}\n\nSource: {rule_source(rule.id)}"
                 if diagnostic.suggestion:
@@ -432,82 +379,11 @@ def completion(ls: CatalogServer, params: types.CompletionParams) -> types.Compl
         column = code_point_column(line, params.position.character, ls.encoding)
         typed_ref = ref_prefix(line, column)
         if typed_ref is not None:
-            items = _ref_items(folder, display)
+            items = ref_items(folder, display)
         else:
             path, at_key = key_path(lines, row, column)
-            items = _key_items(path) if at_key else _value_items(path)
+            items = key_items(path) if at_key else value_items(path)
     return types.CompletionList(is_incomplete=False, items=items)
-
-
-def _ref_items(folder: Folder, display: str) -> list[types.CompletionItem]:
-    items = []
-    base = os.path.dirname(display)
-    for other, document in sorted(folder.documents.items()):
-        schemas = document.value.get("schemas") if isinstance(document.value, dict) else None
-        if not isinstance(schemas, dict):
-            continue
-        prefix = "" if other == display else os.path.relpath(other, base or ".").replace(os.sep, "/")
-        for name in schemas:
-            ref = f"{prefix}#/schemas/{name.replace('~', '~0').replace('/', '~1')}"
-            items.append(
-                types.CompletionItem(label=ref, kind=types.CompletionItemKind.Reference, detail=f"schema {name} in {other}")
-            )
-    return items
-
-
-def _spec_at(path: list[str | int]) -> Spec | None:
-    spec: Spec | None = CATALOG
-    for part in path:
-        if isinstance(spec, Obj) and isinstance(part, str) and part in spec.fields:
-            spec = spec.fields[part].spec
-        elif isinstance(spec, ListOf) and part == 0:
-            spec = spec.items
-        elif isinstance(spec, MapOf) and isinstance(part, str):
-            spec = spec.values
-        else:
-            return None
-    return spec
-
-
-def _key_items(path: list[str | int]) -> list[types.CompletionItem]:
-    spec = _spec_at(path)
-    if not isinstance(spec, Obj):
-        return _schema_keyword_items(path)
-    return [
-        types.CompletionItem(
-            label=name,
-            kind=types.CompletionItemKind.Property,
-            detail="required" if field.required else "optional",
-            documentation=field.spec.description or None,
-            insert_text=f"{name}: ",
-        )
-        for name, field in spec.fields.items()
-    ]
-
-
-def _schema_keyword_items(path: list[str | int]) -> list[types.CompletionItem]:
-    """Inside ``data`` or a ``schemas`` entry: JSON Schema keywords."""
-    if "data" not in path and (not path or path[0] != "schemas"):
-        return []
-    from ..rules.catalog import KEYWORDS
-
-    return [types.CompletionItem(label=word, kind=types.CompletionItemKind.Keyword) for word in sorted(KEYWORDS)]
-
-
-def _value_items(path: list[str | int]) -> list[types.CompletionItem]:
-    values: tuple[str, ...] = ()
-    if path == ["profile"]:
-        values = PROFILES
-    elif len(path) >= 2 and path[-1] == "type" and "extensions" in path[-4:-1] and "data" not in path:
-        values = EXTENSION_TYPES
-    elif path and path[-1] == "type" and ("data" in path or path[0] == "schemas"):
-        values = SCHEMA_TYPES
-    elif len(path) == 2 and path[0] == "rules":
-        values = ("error", "warning", "off")
-    elif path and path[-1] == "format" and ("data" in path or path[0] == "schemas"):
-        values = FORMATS
-    kind = types.CompletionItemKind.EnumMember
-    return [types.CompletionItem(label=value, kind=kind) for value in values]
 
 
 # -- symbols ------------------------------------------------------------------
@@ -520,58 +396,9 @@ def document_symbol(ls: CatalogServer, params: types.DocumentSymbolParams) -> li
         return []
     folder, display = found
     document = folder.documents.get(display)
-    if document is None or not isinstance(document.value, dict):
+    if document is None:
         return []
-    lines = folder.text(display).split("\n")
-    symbols = []
-    events = document.value.get("events")
-    if isinstance(events, list):
-        for index, event in enumerate(events):
-            if not isinstance(event, dict):
-                continue
-            name = str(event.get("type") or f"events[{index}]")
-            if isinstance(event.get("dataversion"), str):
-                name += f" {event['dataversion']}"
-            symbols.append(_symbol(document, lines, ("events", index), ("events", index, "type"), name,
-                                   types.SymbolKind.Event, event.get("title"), ls.encoding))
-    schemas = document.value.get("schemas")
-    if isinstance(schemas, dict):
-        for name in schemas:
-            symbols.append(_symbol(document, lines, ("schemas", name), ("schemas", name), name,
-                                   types.SymbolKind.Struct, None, ls.encoding, key=True))
-    return symbols
-
-
-def _symbol(document: Document, lines: list[str], path: tuple[str | int, ...], selection: tuple[str | int, ...],
-            name: str, kind: types.SymbolKind, detail: Any, encoding: str, key: bool = False) -> types.DocumentSymbol:
-    start = document.key_loc(path) if key else document.loc(path)
-    chosen = document.key_loc(selection) if key else document.loc(selection)
-    end_line = _block_end(lines, start.line - 1, start.column - 1, key)
-    selection_range = _range(chosen, lines, encoding)
-    first = lines[start.line - 1] if start.line - 1 < len(lines) else ""
-    last = lines[end_line] if end_line < len(lines) else ""
-    begin = types.Position(start.line - 1, client_column(first, start.column - 1, encoding))
-    full = types.Range(begin, types.Position(end_line, client_column(last, len(last), encoding)))
-    if _before(full.end, selection_range.end):
-        full = types.Range(full.start, selection_range.end)
-    return types.DocumentSymbol(name=name, kind=kind, range=full, selection_range=selection_range,
-                                detail=detail if isinstance(detail, str) else None)
-
-
-def _block_end(lines: list[str], line: int, column: int, key: bool) -> int:
-    """The last line of the block node that starts at (``line``, ``column``):
-    a value runs while lines are indented at least to ``column``, a key's
-    value while they are indented deeper than the key."""
-    last = line
-    for index in range(line + 1, len(lines)):
-        text = lines[index]
-        if not text.strip() or text.lstrip().startswith("#"):
-            continue
-        own = len(text) - len(text.lstrip(" "))
-        if own < column or (key and own == column):
-            break
-        last = index
-    return last
+    return file_symbols(document, folder.text(display).split("\n"), ls.encoding)
 
 
 @server.feature(types.SHUTDOWN)

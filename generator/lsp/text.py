@@ -10,6 +10,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from lsprotocol import types
+
+from ..diagnostics import Location
+
 _REF_VALUE = re.compile(r"""(?P<key>["']?\$ref["']?\s*:\s*)(?P<quote>["']?)(?P<ref>[^"'\s,}\]]*)""")
 _KEY_LINE = re.compile(r"""^(?P<indent>\s*(?:-\s+)*)(?P<key>[^\s#:'"{}\[\],-][^:#]*?|"[^"]*"|'[^']*')\s*:(?:\s|$)""")
 _PLAIN_STOP = re.compile(r":(?:\s|$)|\s#|[,\]}]")
@@ -172,3 +176,25 @@ def _unquote(key: str) -> str:
     if len(key) >= 2 and key[0] == key[-1] and key[0] in "\"'":
         return key[1:-1]
     return key
+
+
+def location_range(location: Location, lines: list[str], encoding: str) -> types.Range:
+    line = max(location.line - 1, 0)
+    text = lines[line] if line < len(lines) else ""
+    start = min(max(location.column - 1, 0), len(text))
+    end = token_end(text, start) if start < len(text) else start
+    return types.Range(
+        types.Position(line, client_column(text, start, encoding)), types.Position(line, client_column(text, end, encoding))
+    )
+
+
+def overlaps(a: types.Range, b: types.Range) -> bool:
+    return not (before(a.end, b.start) or before(b.end, a.start))
+
+
+def before(p: types.Position, q: types.Position) -> bool:
+    return (p.line, p.character) < (q.line, q.character)
+
+
+def contains(range_: types.Range, position: types.Position) -> bool:
+    return not before(position, range_.start) and not before(range_.end, position)
