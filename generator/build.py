@@ -160,7 +160,7 @@ def build(documents: list[Document], memo: dict[Any, Any] | None = None) -> Buil
 
     def rewritten(schema: Any, document: Document, base: Path) -> tuple[Any, set[str]]:
         key = (document.digest, document.file, names_key, base) if memo is not None and document.digest else None
-        if key is not None and key in memo:
+        if memo is not None and key is not None and key in memo:
             new_schema, used, problems = used_memo[key] = memo[key]
             diagnostics.extend(problems)
             return new_schema, set(used)

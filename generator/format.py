@@ -415,7 +415,7 @@ def _check(spec: Spec, value: Any, path: Path, document: Document, what: str) ->
             if key not in spec.fields:
                 suggestion = _suggestion(key, [name for name in spec.fields if name not in value])
                 required = suggestion is not None and spec.fields[suggestion].required
-                if required:
+                if suggestion is not None and required:
                     meant.add(suggestion)
                 yield Diagnostic(
                     "CAT-UNKNOWN-KEY",

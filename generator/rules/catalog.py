@@ -130,8 +130,8 @@ def unknown_keywords(context: Context) -> Iterator[Diagnostic]:
                     )
 
 
-def meta_errors(context: Context, part: PayloadPart) -> list[tuple[Path, str]]:
-    """Where ``part`` breaks the JSON Schema 2020-12 meta-schema (cached)."""
+def meta_errors(context: Context, part: PayloadPart) -> list[tuple[Path, str, str | None]]:
+    """Where ``part`` breaks the JSON Schema 2020-12 meta-schema, why, and a fix (cached)."""
     cache = context.cache.setdefault("meta", {})
     key = (part.file, part.path)
     if key not in cache:
@@ -144,13 +144,21 @@ def meta_errors(context: Context, part: PayloadPart) -> list[tuple[Path, str]]:
 def _explained(part: PayloadPart, where: Path, message: str) -> tuple[Path, str, str | None]:
     """(path, message, suggestion) of a meta-schema error; a bad ``type``
     names the valid types and the one probably meant."""
-    if where and where[-1] == "type" or len(where) >= 2 and where[-2] == "type":
+    keyword: Path | None = None
+    if where and where[-1] == "type":
+        keyword = where
+    elif len(where) >= 2 and where[-2] == "type" and isinstance(where[-1], int):
+        keyword = where[:-1]  # an item of a list of types
+    if keyword is not None:
         node: Any = part.schema
-        for step in where[: where.index("type", len(where) - 2) + 1]:
-            node = node[step] if isinstance(node, (dict, list)) else None
+        for step in keyword:
+            node = node.get(step) if isinstance(node, dict) else None
         problem = type_problem(node)
         if problem is not None:
-            return part.path + where[: where.index("type", len(where) - 2) + 1], problem[0], problem[1]
+            if isinstance(node, list):  # at the item, so a fix replaces just that name
+                bad = next(i for i, name in enumerate(node) if type_problem(name) == problem)
+                keyword += (bad,)
+            return part.path + keyword, problem[0], problem[1]
     return part.path + where, f"not a valid JSON Schema 2020-12: {message}", None
 
 
