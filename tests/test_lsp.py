@@ -83,8 +83,11 @@ def test_open_change_cross_file_fix_and_shutdown(tmp_path: Path) -> None:
         await client.wait_for(lambda: "CAT-REF" in _codes(client, user_uri))
         assert _published(client, tmp_path) == _lint_json(tmp_path)
 
-        # Fixing the target's name in A (unsaved) clears the error in B.
+        # Opening a file publishes its diagnostics (again), even when unchanged.
+        before = len(client.published)
         client.open(tmp_path / "shared.yaml")
+        await client.wait_for(lambda: any(u == shared_uri for _, u, _ in client.published[before:]))
+        # Fixing the target's name in A (unsaved) clears the error in B.
         client.replace(shared_uri, SHARED)
         await client.wait_for(lambda: _codes(client, user_uri) == [])
         (tmp_path / "shared.yaml").write_text(SHARED)

@@ -105,7 +105,8 @@ class CatalogServer(LanguageServer):
                     continue  # same findings in an unchanged file: nothing to convert or send
                 lines = folder.text(display).split("\n") if diagnostics else []
                 converted = [_lsp_diagnostic(d, lines, self, folder) for d in diagnostics]
-                if self.published.get(uri) != converted:
+                # The file opened, changed or saved always hears back; others when theirs change.
+                if display in touched or self.published.get(uri) != converted:
                     self.published[uri] = converted
                     version = self._version(uri)
                     self.text_document_publish_diagnostics(
