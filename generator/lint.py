@@ -231,6 +231,7 @@ def check(documents: Iterable[Document], cache: Cache | None = None) -> LintResu
         context.memo, context.memo_used = cache.memo, cache.memo_used
     if keep is not None:
         context.cache["nodes"] = keep.setdefault("nodes", {})
+        context.cache["part-findings"] = keep.setdefault("part-findings", {})
     diagnostics.extend(run_rules(context, worker_count(len(built.catalog_set.events))))
     return LintResult(by_file, built, sort_diagnostics(_apply_overrides(diagnostics, by_file)))
 

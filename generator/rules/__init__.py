@@ -315,6 +315,21 @@ def schema_nodes(context: Context, part: PayloadPart) -> list[tuple[Path, dict[s
     return nodes
 
 
+def part_findings(
+    context: Context, rule_id: str, part: PayloadPart, compute: Callable[[], Iterable[Diagnostic]]
+) -> list[Diagnostic]:
+    """``compute()``: the findings of a check that reads nothing but ``part``
+    (cached by the part's schema object, which ``build`` hands back unchanged
+    to a long-running caller for an unchanged file; see ``lint.Cache.keep``)."""
+    cache = context.cache.setdefault("part-findings", {})
+    key = (rule_id, part.file, part.path)
+    known = cache.get(key)
+    if known is None or known[0] is not part.schema:
+        known = cache[key] = (part.schema, list(compute()))
+    findings: list[Diagnostic] = known[1]
+    return findings
+
+
 def shared_schemas_of(document: Document, context: Context) -> Iterator[SharedSchema]:
     for schema in context.built.catalog_set.schemas.values():
         if schema.file == document.file:

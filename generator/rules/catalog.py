@@ -15,7 +15,10 @@ from ..loader import Document, Path
 from ..model import EventType
 from ..naming import closest, did_you_mean
 from ..schemawalk import KEYWORDS, type_problem
-from . import ALL, RULES, Context, PayloadPart, declare, event_rule, file_rule, payload_parts, schema_nodes, set_rule, shared_schemas_of
+from . import (
+    ALL, RULES, Context, PayloadPart, declare, event_rule, file_rule, part_findings, payload_parts, schema_nodes,
+    set_rule, shared_schemas_of,
+)
 
 E, W = Severity.ERROR, Severity.WARNING
 
@@ -118,16 +121,20 @@ def unknown_keys(document: Document, context: Context) -> Iterator[Diagnostic]:
 def unknown_keywords(context: Context) -> Iterator[Diagnostic]:
     """Keywords in payload schemas are JSON Schema 2020-12 keywords (or x- annotations)."""
     for part in payload_parts(context):
-        for path, subschema in schema_nodes(context, part):
-            for keyword in subschema:
-                if keyword not in KEYWORDS and not keyword.startswith("x-"):
-                    yield context.report(
-                        "CAT-UNKNOWN-KEY",
-                        f"'{keyword}' is not a JSON Schema 2020-12 keyword{did_you_mean(keyword, KEYWORDS)}"
-                        + (FLOW_COMMA_HINT if " " in keyword else " (prefix your own annotations with 'x-')"),
-                        context.key_loc(part.file, path + (keyword,)),
-                        closest(keyword, KEYWORDS),
-                    )
+        yield from part_findings(context, "CAT-UNKNOWN-KEY", part, lambda part=part: _unknown_keywords(context, part))
+
+
+def _unknown_keywords(context: Context, part: PayloadPart) -> Iterator[Diagnostic]:
+    for path, subschema in schema_nodes(context, part):
+        for keyword in subschema:
+            if keyword not in KEYWORDS and not keyword.startswith("x-"):
+                yield context.report(
+                    "CAT-UNKNOWN-KEY",
+                    f"'{keyword}' is not a JSON Schema 2020-12 keyword{did_you_mean(keyword, KEYWORDS)}"
+                    + (FLOW_COMMA_HINT if " " in keyword else " (prefix your own annotations with 'x-')"),
+                    context.key_loc(part.file, path + (keyword,)),
+                    closest(keyword, KEYWORDS),
+                )
 
 
 def meta_errors(context: Context, part: PayloadPart) -> list[tuple[Path, str, str | None]]:
