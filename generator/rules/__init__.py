@@ -128,14 +128,31 @@ RULES: dict[str, Rule] = {}
 RULE_SOURCES = {
     "CAT": "evcat catalog format (docs/catalog-format.md)",
     "PAY": "evcat payload naming (docs/catalog-format.md, Payload naming)",
-    "CE": "CloudEvents 1.0.2 core specification (spec.md, Context Attributes)",
+    "CE": "CloudEvents 1.0.2 core specification (spec.md)",
     "NLGOV": "NL GOV profile for CloudEvents 1.1",
     "NORMO": "Het Normo Event Data Specification 1.1",
 }
 
 
+# The section of the CloudEvents 1.0.2 core specification (spec.md) each CE rule checks.
+_CE_SECTIONS = {
+    "CE-ATTR-NAME": "Attribute Naming Convention", "CE-ATTR-LENGTH": "Attribute Naming Convention",
+    "CE-ATTR-RESERVED": "Extension Context Attributes", "CE-EXTENSION-UNDECLARED": "Extension Context Attributes",
+    "CE-ATTR-TYPE": "Type System", "CE-INTEGER-RANGE": "Type System", "CE-STRING-CHARS": "Type System",
+    "CE-TYPE-EMPTY": "REQUIRED Attributes: type", "CE-TYPE-RDNS": "REQUIRED Attributes: type",
+    "CE-SOURCE-URI": "REQUIRED Attributes: source", "CE-SOURCE-ABSOLUTE": "REQUIRED Attributes: source",
+    "CE-REQUIRED": "REQUIRED Attributes", "CE-DATASCHEMA-URI": "OPTIONAL Attributes: dataschema",
+    "CE-CONTENTTYPE": "OPTIONAL Attributes: datacontenttype", "CE-TIME": "OPTIONAL Attributes: time",
+    "CE-SEQUENCE": "Sequence extension (extensions/sequence.md)", "CE-SIZE": "Size Limits",
+    "CE-DATA-BOTH": "Event Data", "CE-DATA-MISSING": "Event Data", "CE-DATA-UNEXPECTED": "Event Data",
+}
+
+
 def rule_source(rule_id: str) -> str:
-    """The specification (and section, where the summary names one) a rule implements."""
+    """The specification (and section, where known) a rule implements; NL GOV and
+    Het Normo rules name their section (§3.3.4, ID04) in their summary."""
+    if rule_id in _CE_SECTIONS:
+        return f"CloudEvents 1.0.2 core specification (spec.md), {_CE_SECTIONS[rule_id]}"
     return RULE_SOURCES.get(rule_id.split("-", 1)[0], "evcat")
 EventCheck = Callable[[EventType, Context], Iterable[Diagnostic]]
 FileCheck = Callable[[Document, Context], Iterable[Diagnostic]]
