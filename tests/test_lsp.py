@@ -152,6 +152,13 @@ def test_definition_hover_completion_symbols(tmp_path: Path) -> None:
         assert "**Address** (shared.yaml)" in shown.contents.value
         assert "postalCode:" in shown.contents.value
 
+        # Hover on a key: what the format says about it.
+        row = next(i for i, line in enumerate(user_lines) if line.strip().startswith("dataversion:"))
+        shown = await client.text_document_hover_async(
+            types.HoverParams(text_document=where, position=types.Position(line=row, character=6))
+        )
+        assert shown.contents.value.startswith("**dataversion** (optional): Version of the payload, MAJOR.MINOR.PATCH.")
+
         # Completion: $ref targets, keys of an event, profiles, extension types.
         typing = USER.replace("{$ref: 'shared.yaml#/schemas/Address', description: Where to.}", "\n          $ref: ")
         typing = typing.replace("profile: nlgov", "profile: ")

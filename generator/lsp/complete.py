@@ -82,3 +82,12 @@ def value_items(path: list[str | int]) -> list[types.CompletionItem]:
         values = FORMATS
     kind = types.CompletionItemKind.EnumMember
     return [types.CompletionItem(label=value, kind=kind) for value in values]
+
+
+def key_documentation(path: list[str | int], key: str) -> str | None:
+    """What the format says about ``key`` in the mapping at ``path`` (hover)."""
+    spec = _spec_at(path)
+    if not isinstance(spec, Obj) or key not in spec.fields:
+        return None
+    entry = spec.fields[key]
+    return f"**{key}** ({'required' if entry.required else 'optional'}): {entry.spec.description or spec.description}"

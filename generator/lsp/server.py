@@ -22,10 +22,10 @@ from pygls.uris import from_fs_path, to_fs_path
 from .. import __version__
 from ..build import REF as _REF
 from ..diagnostics import Diagnostic, Severity
-from .complete import key_items, ref_items, value_items
+from .complete import key_documentation, key_items, ref_items, value_items
 from .folder import Folder, catalog_directory
 from .symbols import file_symbols
-from .text import code_point_column, contains, key_path, location_range, overlaps, quoted_like, ref_at, ref_prefix
+from .text import code_point_column, contains, key_path, key_under, location_range, overlaps, quoted_like, ref_at, ref_prefix
 
 
 class CatalogServer(LanguageServer):
@@ -360,6 +360,19 @@ def hover(ls: CatalogServer, params: types.HoverParams) -> types.Hover | None:
                     text += f"\n\nSuggestion: `{diagnostic.suggestion}`"
                 if text not in parts:
                     parts.append(text)
+    found_file = ls.folder_of(params.text_document.uri)
+    if found_file is not None and not parts:
+        folder, display = found_file
+        lines = folder.text(display).split("\n")
+        if params.position.line < len(lines):
+            line = lines[params.position.line]
+            column = code_point_column(line, params.position.character, ls.encoding)
+            key = key_under(line, column)
+            if key is not None:
+                path, _ = key_path(lines, params.position.line, len(line) - len(line.lstrip(" -")))
+                documentation = key_documentation(path, key)
+                if documentation is not None:
+                    parts.append(documentation)
     if not parts:
         return None
     return types.Hover(types.MarkupContent(types.MarkupKind.Markdown, "\n\n---\n\n".join(parts)))

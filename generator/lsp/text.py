@@ -198,3 +198,11 @@ def before(p: types.Position, q: types.Position) -> bool:
 
 def contains(range_: types.Range, position: types.Position) -> bool:
     return not before(position, range_.start) and not before(range_.end, position)
+
+
+def key_under(line: str, column: int) -> str | None:
+    """The mapping key written at the start of ``line`` when ``column`` is on it."""
+    match = _KEY_LINE.match(line)
+    if match is None or not match.start("key") <= column <= match.end("key"):
+        return None
+    return _unquote(match["key"].strip())
