@@ -9,6 +9,7 @@ the structural check and are read as absent here.
 
 from __future__ import annotations
 
+import hashlib
 import posixpath
 import re
 from collections import Counter
@@ -17,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .diagnostics import Diagnostic, Location, Severity
+from .format import is_schema_library
 from .loader import Document, Path
 from .model import (
     Catalog,
@@ -31,12 +33,14 @@ from .model import (
     SharedSchema,
 )
 from . import profiles
-from .naming import did_you_mean, to_pascal
+from .naming import closest, to_pascal
 from .profiles import Profile
 from .schemawalk import rewrite_refs
 
 DEFAULT_PROFILE = profiles.DEFAULT.name
-_REF = re.compile(r"^(?P<file>[^#]*)#/schemas/(?P<name>[^/]+)$")
+# A catalog reference (contract §1); evcat lsp reads it too.
+REF = re.compile(r"^(?P<file>[^#]*)#/schemas/(?P<name>[^/]+)$")
+_REF = REF
 
 
 @dataclass
@@ -84,44 +88,101 @@ class _SchemaIndex:
             taken.add(unique)
             self.names[(file, name)] = unique
 
-    def resolve(self, ref: str, file: str) -> tuple[str | None, str]:
-        """(unique name, or None and why not)."""
+    def resolve(self, ref: str, file: str) -> tuple[str | None, str, str | None]:
+        """(unique name, or None, why not and the reference probably meant)."""
         match = _REF.match(ref)
         if not match:
+            defs = re.match(r"^(?P<file>[^#]*)#/(?:\$defs|definitions|components/schemas)/(?P<name>[^/]+)$", ref)
+            if defs:  # JSON Schema's or OpenAPI's place for shared schemas: here they are under schemas
+                meant = f"{defs['file']}#/schemas/{defs['name']}"
+                return None, f"'{ref}': shared schemas are under schemas in a catalog; write '{meant}'", meant
             return None, (
                 f"'{ref}' is not a catalog reference; write '#/schemas/<Name>' for a schema of this file "
                 "or '<file>.yaml#/schemas/<Name>' for one in another file of the directory"
-            )
+            ), None
         target_file = _normal(file)
         if match["file"]:
             target_file = _normal(posixpath.join(posixpath.dirname(target_file), match["file"]))
             if target_file not in self.documents:
-                return None, f"'{ref}': no catalog file '{match['file']}' in the directory"
+                return None, f"'{ref}': no catalog file '{match['file']}' in the directory", None
         name = match["name"].replace("~1", "/").replace("~0", "~")
         unique = self.names.get((target_file, name))
         if unique is None:
             known = [declared for (f, declared) in self.names if f == target_file]
-            return None, f"'{ref}': no schema '{name}' under schemas{did_you_mean(name, known)}"
-        return unique, ""
+            suggestion = closest(name, known)
+            if suggestion is not None:  # the file named (or this one) has it under a similar name
+                meant = f"{match['file']}#/schemas/{suggestion.replace('~', '~0').replace('/', '~1')}"
+                return None, f"'{ref}': no schema '{name}' under schemas; did you mean '{meant}'?", meant
+            elsewhere = self._elsewhere(name, target_file, _normal(file))
+            if elsewhere is not None:
+                where, declared = elsewhere
+                meant = f"{where}#/schemas/{declared.replace('~', '~0').replace('/', '~1')}"
+                kind = "that" if declared == name else "a similar"
+                return None, (
+                    f"'{ref}': no schema '{name}' under schemas of {repr(match['file']) if match['file'] else 'this file'}; '{meant}' is {kind} schema "
+                    f"in another file: write '{meant}'"
+                ), meant
+            return None, f"'{ref}': no schema '{name}' under schemas", None
+        return unique, "", None
+
+    def _elsewhere(self, name: str, target_file: str, from_file: str) -> tuple[str, str] | None:
+        """A schema of another file named ``name`` (or, failing that, nearly so):
+        (its file relative to ``from_file``, its declared name)."""
+        others = [(f, declared) for (f, declared) in self.names if f != target_file]
+        exact = [(f, declared) for f, declared in others if declared == name]
+        if not exact:
+            close = closest(name, [declared for _, declared in others])
+            if close is None or close in (declared for f, declared in self.names if f == target_file):
+                return None
+            exact = [(f, declared) for f, declared in others if declared == close]
+        other, declared = exact[0]
+        relative = posixpath.relpath(other, posixpath.dirname(from_file) or ".")
+        return ("" if other == from_file else relative), declared
 
 
 def _normal(file: str) -> str:
     return posixpath.normpath(file.replace("\\", "/"))
 
 
-def build(documents: list[Document]) -> Built:
+def build(documents: list[Document], memo: dict[Any, Any] | None = None) -> Built:
+    """The model of ``documents``. ``memo`` (kept by a long-running caller,
+    such as ``evcat lsp``, between builds) holds each schema's rewritten form
+    by the content of its file and the directory's schema names, so an
+    unchanged file's schemas are not walked again; it is left holding what
+    this build used."""
     documents = sorted((d for d in documents if isinstance(d.value, dict)), key=lambda d: d.file)
     index = _SchemaIndex(documents)
     diagnostics: list[Diagnostic] = []
+    names_key = (
+        hashlib.sha256(repr((sorted(index.documents), sorted(index.names.items()))).encode()).hexdigest()
+        if memo is not None
+        else ""
+    )
+    used_memo: dict[Any, Any] = {}
 
     def rewritten(schema: Any, document: Document, base: Path) -> tuple[Any, set[str]]:
+        key = (document.digest, document.file, names_key, base) if memo is not None and document.digest else None
+        if memo is not None and key is not None and key in memo:
+            new_schema, used, problems = used_memo[key] = memo[key]
+            diagnostics.extend(problems)
+            return new_schema, set(used)
+        found: list[Diagnostic] = []
+        new_schema, used = _rewritten(schema, document, base, found)
+        diagnostics.extend(found)
+        if key is not None:
+            used_memo[key] = (new_schema, frozenset(used), tuple(found))
+        return new_schema, used
+
+    def _rewritten(schema: Any, document: Document, base: Path, diagnostics: list[Diagnostic]) -> tuple[Any, set[str]]:
         used: set[str] = set()
 
         def replace(ref: str, path: Path) -> str | None:
-            unique, problem = index.resolve(ref, document.file)
+            unique, problem, meant = index.resolve(ref, document.file)
             if unique is None:
-                diagnostics.append(_ref_error(document, base + path, problem))
-                return None
+                diagnostics.append(_ref_error(document, base + path, problem, meant))
+                # A reference that looks resolved but is not must not read as resolved
+                # later (the payload checks skip a payload with a broken $ref).
+                return "#/unresolved" + ref[1:] if ref.startswith("#/$defs/") else None
             used.add(unique)
             return f"#/$defs/{unique}"
 
@@ -150,6 +211,8 @@ def build(documents: list[Document]) -> Built:
 
     by_id: dict[str, list[Document]] = {}
     for document in documents:
+        if is_schema_library(document.value):
+            continue  # shared schemas only: indexed above, no catalog of its own
         catalog_id = _str(document.value.get("catalog")) or posixpath.splitext(posixpath.basename(document.file))[0]
         by_id.setdefault(catalog_id, []).append(document)
 
@@ -190,6 +253,9 @@ def build(documents: list[Document]) -> Built:
                 files=tuple(document.file for document in group),
             )
         )
+    if memo is not None:
+        memo.clear()
+        memo.update(used_memo)
     return Built(CatalogSet(tuple(catalogs), dict(sorted(shared.items()))), diagnostics)
 
 
@@ -209,8 +275,8 @@ def _merged_head(heads: list[dict[str, Any]]) -> dict[str, Any]:
     return merged
 
 
-def _ref_error(document: Document, path: Path, problem: str) -> Diagnostic:
-    return Diagnostic("CAT-REF", Severity.ERROR, f"$ref does not resolve: {problem}", document.loc(path))
+def _ref_error(document: Document, path: Path, problem: str, meant: str | None = None) -> Diagnostic:
+    return Diagnostic("CAT-REF", Severity.ERROR, f"$ref does not resolve: {problem}", document.loc(path), meant)
 
 
 def _events(document: Document, catalog_id: str, rewritten: Any, closure: Any) -> Iterator[EventType]:

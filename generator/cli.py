@@ -18,6 +18,7 @@ from typing import NoReturn
 from . import __version__
 from .diagnostics import format_github, format_json, format_sarif, format_text
 from .lint import UsageError, display_path, lint
+from .profiles import NAMES as PROFILE_NAMES
 
 DEFAULT_CACHE = ".evcat-cache"
 FORMATS = ("text", "json", "sarif", "github")
@@ -72,7 +73,13 @@ def _parser() -> argparse.ArgumentParser:
     _webhook_parsers(commands)
 
     commands.add_parser("schema", help="print the JSON Schema of the catalog format (for editors)")
-    commands.add_parser("rules", help="list every rule id with its severity, profiles and summary")
+    rules_parser = commands.add_parser("rules", help="list every rule id with its severity, profiles and summary")
+    rules_parser.add_argument("--format", choices=("text", "json", "markdown"), default="text", help="output format (default: text)")
+    rules_parser.add_argument("--profile", choices=PROFILE_NAMES, help="only the rules of this profile")
+    init_parser = commands.add_parser("init", help="start a project: a starter catalog that lints clean, editor schema, .gitignore, CI")
+    init_parser.add_argument("directory", nargs="?", default=".", help="project directory (default: .)")
+    init_parser.add_argument("--profile", choices=("nlgov", "normo"), default="nlgov", help="rule set of the starter catalog (default: nlgov)")
+    commands.add_parser("lsp", help="run the language server for editors over standard input and output")
     return parser
 
 
@@ -182,7 +189,18 @@ def _run(arguments: argparse.Namespace) -> int:
         sys.stdout.write(json.dumps(catalog_json_schema(), indent=2) + "\n")
         return 0
     if arguments.command == "rules":
-        return _list_rules()
+        return _list_rules(arguments.format, arguments.profile)
+    if arguments.command == "init":
+        from .init import init
+
+        for path, what in init(arguments.directory, arguments.profile):
+            print(f"{what:8} {os.path.join(arguments.directory, path)}")
+        print(f"next: evcat lint {os.path.join(arguments.directory, 'catalog')}")
+        return 0
+    if arguments.command == "lsp":
+        from .lsp import run as serve_lsp
+
+        return serve_lsp()
     if arguments.command == "lint":
         return _watch(arguments, _lint) if arguments.watch else _lint(arguments)
     if arguments.command == "generate":
@@ -435,10 +453,27 @@ def _format(diagnostics: list, output_format: str, checked: int | None) -> str:
     return format_text(diagnostics, checked)
 
 
-def _list_rules() -> int:
-    from .rules import RULES
+def _list_rules(output_format: str = "text", profile: str | None = None) -> int:
+    from .rules import RULES, rule_source
 
-    for rule in sorted(RULES.values(), key=lambda r: r.id):
-        profiles = ",".join(rule.profile_names)
-        print(f"{rule.id:26} {str(rule.severity):8} {profiles:24} {rule.summary}")
+    rules = [rule for rule in sorted(RULES.values(), key=lambda r: r.id) if profile is None or profile in rule.profile_names]
+    if output_format == "json":
+        items = [
+            {
+                "id": rule.id, "severity": str(rule.severity), "profiles": list(rule.profile_names),
+                "summary": rule.summary, "source": rule_source(rule.id), "can_be_turned_off": not rule.fixed,
+            }
+            for rule in rules
+        ]
+        print(json.dumps({"rules": items}, indent=2))
+    elif output_format == "markdown":
+        print("| id | severity | profiles | rule | source |")
+        print("|---|---|---|---|---|")
+        for rule in rules:
+            summary = rule.summary.replace("|", "\\|")
+            print(f"| `{rule.id}` | {rule.severity} | {', '.join(rule.profile_names)} | {summary} | {rule_source(rule.id)} |")
+    else:
+        for rule in rules:
+            profiles = ",".join(rule.profile_names)
+            print(f"{rule.id:26} {str(rule.severity):8} {profiles:24} {rule.summary}")
     return 0

@@ -300,17 +300,88 @@ CATALOG = Obj(
 )
 
 
+# A schema library: shared payload schemas (Adres, BSN, KvK-nummer, OIN)
+# that catalogs of the directory `$ref` (`types.yaml#/schemas/Adres`). A
+# file without `events` and without `catalog` and `producer` is one.
+SCHEMA_LIBRARY = Obj(
+    {
+        "title": Field(_text("Human title of the shared schemas.")),
+        "description": Field(_text("What the shared schemas are for, in Markdown.")),
+        "version": Field(Str("Version of this file, MAJOR.MINOR.PATCH.", pattern=SEMVER_PATTERN)),
+        "profile": Field(Str("Rule set the schemas follow (default nlgov).", enum=PROFILES)),
+        "rules": CATALOG.fields["rules"],
+        "schemas": Field(MapOf(PayloadSchema(), "Shared payload schemas by PascalCase name."), required=True),
+    },
+    "A schema library: shared payload schemas that the catalogs of the directory $ref; no events.",
+)
+
+
+def is_schema_library(value: Any) -> bool:
+    """A file of shared schemas only: ``schemas`` without ``events``, ``catalog`` or ``producer``."""
+    return (
+        isinstance(value, dict)
+        and "schemas" in value
+        and not any(key in value for key in ("events", "catalog", "producer"))
+    )
+
+
 _EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
 _FORMATS = {"uri": is_uri, "email": lambda value: bool(_EMAIL.match(value))}
 
 
+def reference_markdown() -> str:
+    """Every key of the format as Markdown tables, one per mapping, from the
+    declarations above (docs/catalog-format.md embeds it; a test compares)."""
+    sections: list[str] = []
+
+    def table(title: str, spec: Obj, prefix: str) -> None:
+        rows = [f"### {title}", "", spec.description, "", "| key | required | value | meaning |", "|---|---|---|---|"]
+        nested: list[tuple[str, Obj, str]] = []
+        for name, entry in spec.fields.items():
+            inner = entry.spec
+            if isinstance(inner, ListOf) and isinstance(inner.items, Obj):
+                nested.append((f"`{prefix}{name}[]`", inner.items, f"{prefix}{name}[]."))
+            elif isinstance(inner, MapOf) and isinstance(inner.values, Obj):
+                nested.append((f"`{prefix}{name}.<name>`", inner.values, f"{prefix}{name}.<name>."))
+            elif isinstance(inner, Obj):
+                nested.append((f"`{prefix}{name}`", inner, f"{prefix}{name}."))
+            meaning = (inner.description or "").replace("|", "\\|")
+            rows.append(f"| `{prefix}{name}` | {'yes' if entry.required else 'no'} | {_value_text(inner)} | {meaning} |")
+        sections.append("\n".join(rows))
+        for nested_title, nested_spec, nested_prefix in nested:
+            table(nested_title, nested_spec, nested_prefix)
+
+    table("A catalog file", CATALOG, "")
+    table("A schema library file", SCHEMA_LIBRARY, "")
+    return "\n\n".join(sections) + "\n"
+
+
+def _value_text(spec: Spec) -> str:
+    if isinstance(spec, Str) and spec.enum:
+        return " \\| ".join(f"`{value}`" for value in spec.enum)
+    if isinstance(spec, Str) and spec.pattern == SEMVER_PATTERN:
+        return "string, MAJOR.MINOR.PATCH"
+    if isinstance(spec, Str) and spec.format:
+        return f"string ({spec.format})"
+    if isinstance(spec, Str) and spec.pattern:
+        return f"string matching `{spec.pattern}`"
+    if isinstance(spec, MapOf):
+        return f"mapping of {_value_text(spec.values)}" if not isinstance(spec.values, Obj) else "mapping by name"
+    if isinstance(spec, ListOf):
+        return "list" + (f", at least {spec.min_items}" if spec.min_items else "")
+    if isinstance(spec, Either):
+        return " or ".join(_value_text(option) for option in spec.options)
+    if isinstance(spec, PayloadSchema):
+        return "JSON Schema 2020-12"
+    return spec.type_name().removeprefix("a ").removeprefix("an ")
+
+
 def catalog_json_schema() -> dict[str, Any]:
-    schema = CATALOG.json_schema()
     return {
         "$schema": "http://json-schema.org/draft-07/schema#",
         "$id": "https://evcat.dev/schema/catalog.json",
         "title": "evcat event catalog",
-        **schema,
+        "anyOf": [CATALOG.json_schema(), SCHEMA_LIBRARY.json_schema()],
     }
 
 
@@ -325,6 +396,9 @@ def check_structure(document: Document) -> Iterator[Diagnostic]:
         return
     if document.value is None:
         return
+    if is_schema_library(document.value):
+        yield from _check(SCHEMA_LIBRARY, document.value, (), document, "the schema library file")
+        return
     yield from _check(CATALOG, document.value, (), document, "the catalog file")
 
 
@@ -333,19 +407,27 @@ def _check(spec: Spec, value: Any, path: Path, document: Document, what: str) ->
         yield _type_error(spec, value, path, document, what)
         return
     if isinstance(spec, Obj):
+        # A typo of a required key is one mistake: one diagnostic, at the
+        # typo, not a second one for the key it misses.
+        meant: set[str] = set()
         for key, child in value.items():
             if key not in spec.fields:
+                suggestion = _suggestion(key, [name for name in spec.fields if name not in value])
+                required = suggestion is not None and spec.fields[suggestion].required
+                if suggestion is not None and required:
+                    meant.add(suggestion)
                 yield Diagnostic(
                     "CAT-UNKNOWN-KEY",
                     Severity.ERROR,
                     f"unknown key '{key}' in {what}{did_you_mean(key, spec.fields)}"
+                    + (f" ({what} needs '{suggestion}')" if required else "")
                     + ("; a comma in an unquoted value inside { } starts a new key: quote the value before it" if " " in key else ""),
                     document.key_loc(path + (key,)),
-                    suggestion=_suggestion(key, spec.fields),
+                    suggestion=suggestion or _suggestion(key, spec.fields),
                 )
                 continue
             yield from _check(spec.fields[key].spec, child, path + (key,), document, f"'{key}'")
-        missing = [name for name, f in spec.fields.items() if f.required and name not in value]
+        missing = [name for name, f in spec.fields.items() if f.required and name not in value and name not in meant]
         for name in missing:
             yield Diagnostic(
                 "CAT-REQUIRED",
@@ -398,7 +480,13 @@ def _suggestion(name: str, candidates: Any) -> str | None:
 def _type_error(spec: Spec, value: Any, path: Path, document: Document, what: str) -> Diagnostic:
     got = _yaml_type(value)
     hint = ""
-    if isinstance(spec, Str) and isinstance(value, (int, float)) and not isinstance(value, bool):
+    suggestion = None
+    if isinstance(spec, Str) and spec.pattern == SEMVER_PATTERN and isinstance(value, (int, float)) and not isinstance(value, bool):
+        # `version: 1.0` is a number to YAML and not MAJOR.MINOR.PATCH either: one step fixes both.
+        fixed = _semver_text(str(document.scalar_text.get(path, value)))
+        suggestion = f"'{fixed}'"
+        hint = f"; write {suggestion} (MAJOR.MINOR.PATCH, quoted)"
+    elif isinstance(spec, Str) and isinstance(value, (int, float)) and not isinstance(value, bool):
         hint = f"; quote it: '{document.scalar_text.get(path, value)}'"
     elif isinstance(spec, Str) and isinstance(value, bool):
         hint = "; quote it (YAML reads yes/no/on/off/true/false as booleans)"
@@ -409,7 +497,14 @@ def _type_error(spec: Spec, value: Any, path: Path, document: Document, what: st
         Severity.ERROR,
         f"{what} must be {spec.type_name()}, not {got}{hint}",
         document.loc(path),
+        suggestion=suggestion,
     )
+
+
+def _semver_text(text: str) -> str:
+    """``1`` -> ``1.0.0``, ``1.0`` -> ``1.0.0``, ``2.1`` -> ``2.1.0``."""
+    numbers = [str(int(part)) if part.isdigit() else "0" for part in text.split(".")][:3]
+    return ".".join(numbers + ["0"] * (3 - len(numbers)))
 
 
 def _yaml_type(value: Any) -> str:

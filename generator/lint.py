@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 
 CATALOG_SUFFIXES = (".yaml", ".yml")
 _SKIP_DIRS = {".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv", "venv"}
-_CACHE_FORMAT = f"{__version__}-3"
+_CACHE_FORMAT = f"{__version__}-4"
 
 
 class UsageError(Exception):
@@ -65,6 +65,11 @@ def find_catalog_files(root: str) -> list[str]:
     return sorted(found)
 
 
+def source_digest(display: str, raw: bytes) -> str:
+    """The key of a file's parse-cache entry and memoised checks."""
+    return hashlib.sha256(f"{_CACHE_FORMAT}\0{display}\0".encode() + raw).hexdigest()
+
+
 def display_path(path: str) -> str:
     relative = os.path.relpath(path)
     shown = path if relative.startswith("..") else relative
@@ -83,38 +88,46 @@ class Cache:
         self.root = FsPath(root) if root else None
         self.memo: dict[str, Any] = {}
         self.memo_used: dict[str, Any] = {}
+        # Work a long-running process (evcat lsp) keeps between checks of
+        # the same directory: each file's structure check and rewritten
+        # schemas, each schema's subschemas; None: nothing is kept.
+        self.keep: dict[str, Any] | None = None
         if self.root is not None:
             self.memo = read_marshal(self.root / "checks.marshal") or {}
 
-    def load_all(self, paths: list[str], meanwhile: Callable[[], object] | None = None) -> dict[str, Document]:
+    def load_all(
+        self, paths: list[str], meanwhile: Callable[[], object] | None = None,
+        display: Callable[[str], str] = display_path,
+    ) -> dict[str, Document]:
         """Every file, from the cache where it holds it; the rest parsed,
         on all cores when there is enough work (``meanwhile()`` runs here
-        while the workers parse)."""
+        while the workers parse). ``display`` names a file in diagnostics."""
         documents: dict[str, Document] = {}
         misses: list[tuple[str, bytes, str]] = []
         for path in paths:
-            display = display_path(path)
-            try:
-                with open(path, "rb") as handle:
-                    raw = handle.read(MAX_FILE_BYTES + 1)
-            except OSError as error:
-                documents[display] = _unreadable(display, error)
-                continue
-            digest = hashlib.sha256(f"{_CACHE_FORMAT}\0{display}\0".encode() + raw).hexdigest()
-            cached = self._cached(display, digest, raw)
-            if cached is not None:
-                documents[display] = cached
-            else:
-                documents[display] = Document(display)  # keeps the order; filled below
-                misses.append((display, raw, digest))
+            display_name = display(path)
+            documents.update(self._load_one(path, display_name, misses))
         entries = {digest: str(self._entry(digest)) if self.root is not None else None for _, _, digest in misses}
         parsed = _parse_all(misses, entries)  # the workers start now
         if meanwhile is not None:
             meanwhile()
-        sources = {display: raw for display, raw, _ in misses}
-        for display, packed, digest in parsed:
-            documents[display] = Document.from_data(display, marshal.loads(packed), digest, sources[display])
+        sources = {display_name: raw for display_name, raw, _ in misses}
+        for display_name, packed, digest in parsed:
+            documents[display_name] = Document.from_data(display_name, marshal.loads(packed), digest, sources[display_name])
         return documents
+
+    def _load_one(self, path: str, display: str, misses: list[tuple[str, bytes, str]]) -> dict[str, Document]:
+        try:
+            with open(path, "rb") as handle:
+                raw = handle.read(MAX_FILE_BYTES + 1)
+        except OSError as error:
+            return {display: _unreadable(display, error)}
+        digest = source_digest(display, raw)
+        cached = self._cached(display, digest, raw)
+        if cached is not None:
+            return {display: cached}
+        misses.append((display, raw, digest))
+        return {display: Document(display)}  # keeps the order; filled by load_all
 
     def _entry(self, digest: str) -> FsPath:
         assert self.root is not None
@@ -194,18 +207,31 @@ def check(documents: Iterable[Document], cache: Cache | None = None) -> LintResu
     from .rules import Context, run_rules
 
     by_file = {document.file: document for document in documents}
+    keep = cache.keep if cache is not None else None
     diagnostics: list[Diagnostic] = []
+    structure_before = keep.get("structure", {}) if keep is not None else {}
+    structure: dict[tuple[str, str], list[Diagnostic]] = {}
     for document in by_file.values():
         diagnostics.extend(document.diagnostics)
-        diagnostics.extend(check_structure(document))
+        key = (document.file, document.digest)
+        found = structure_before.get(key) if document.digest else None
+        if found is None:
+            found = list(check_structure(document))
+        structure[key] = found
+        diagnostics.extend(found)
+    if keep is not None:
+        keep["structure"] = structure
     too_many = _event_limit(by_file)
     if too_many is not None:  # nothing more is checked: the work would be unbounded
         return LintResult(by_file, build([]), sort_diagnostics([*diagnostics, too_many]))
-    built = build(list(by_file.values()))
+    built = build(list(by_file.values()), memo=keep.setdefault("build", {}) if keep is not None else None)
     diagnostics.extend(built.diagnostics)
     context = Context(built, by_file)
     if cache is not None:
         context.memo, context.memo_used = cache.memo, cache.memo_used
+    if keep is not None:
+        context.cache["nodes"] = keep.setdefault("nodes", {})
+        context.cache["part-findings"] = keep.setdefault("part-findings", {})
     diagnostics.extend(run_rules(context, worker_count(len(built.catalog_set.events))))
     return LintResult(by_file, built, sort_diagnostics(_apply_overrides(diagnostics, by_file)))
 

@@ -19,6 +19,7 @@ Limits (documented in the README):
 from __future__ import annotations
 
 import codecs
+import re
 import threading
 from dataclasses import dataclass, field
 from typing import Any
@@ -198,10 +199,7 @@ def load_text(text: str, display: str, *, positions: bool = True) -> Document:
     try:
         root = _compose(text, in_thread=bound > _DIRECT_COMPOSE_BOUND)
     except yaml.MarkedYAMLError as error:
-        mark = error.problem_mark or error.context_mark
-        message = " ".join(part for part in (error.context, error.problem) if part)
-        line, column = (mark.line + 1, mark.column + 1) if mark else (1, 1)
-        document.diagnostics.append(_yaml_error(display, message or str(error), line, column))
+        document.diagnostics.append(_yaml_error(display, *_syntax_error(error, text)))
         return document
     except yaml.reader.ReaderError as error:
         line, column = _position(text, error.position)
@@ -216,7 +214,7 @@ def load_text(text: str, display: str, *, positions: bool = True) -> Document:
     if root is None:
         return document
     # Without an anchor (&) there is no alias: the walk skips alias bookkeeping.
-    walker = _Walker(document, aliases="&" in text, positions=positions)
+    walker = _Walker(document, aliases="&" in text, positions=positions, text=text)
     try:
         document.value = walker.value(root, (), 0)
     except _Abort:
@@ -227,8 +225,9 @@ def load_text(text: str, display: str, *, positions: bool = True) -> Document:
 class _Walker:
     """Nodes -> plain values, recording 0-based positions by path."""
 
-    def __init__(self, document: Document, aliases: bool = True, positions: bool = True) -> None:
+    def __init__(self, document: Document, aliases: bool = True, positions: bool = True, text: str = "") -> None:
         self.document = document
+        self.text = text
         self.record = positions
         self.locations = document.locations if positions else {}
         self.key_locations = document.key_locations if positions else {}
@@ -309,8 +308,34 @@ class _Walker:
             if self.record:
                 key_mark = key_node.start_mark
                 key_locations[child] = (key_mark.line, key_mark.column)
+            if key == "$ref" and value_node.tag == _TAG + "null" and value_node.value == "":
+                commented = self._commented_ref(key_node)
+                if commented is not None:
+                    result[key] = commented
+                    continue
             result[key] = self.value(value_node, child, depth + 1)
         return result
+
+    def _commented_ref(self, key_node: Node) -> str | None:
+        """``$ref: #/schemas/X`` written unquoted: YAML reads a comment and no
+        value. Reported once, with the fix; the reference reads as meant, so
+        nothing else reports the same mistake again."""
+        mark = key_node.start_mark
+        line = self.text.split("\n", mark.line + 1)[mark.line] if self.text else ""
+        found = re.match(r"\s*:\s+(#\S*)", line[mark.column + len("$ref"):]) if line[mark.column:].startswith("$ref") else None
+        if found is None:
+            return None
+        ref = found.group(1)
+        column = mark.column + len("$ref") + found.start(1)
+        self.document.diagnostics.append(
+            Diagnostic(
+                "CAT-YAML", Severity.ERROR,
+                f"an unquoted '#' starts a comment in YAML, so this $ref has no value: quote the value: $ref: '{ref}'",
+                Location(self.document.file, mark.line + 1, column + 1),
+                suggestion=f"'{ref}'",
+            )
+        )
+        return ref
 
     def _duplicate(self, node: MappingNode, key_node: Node, key: str) -> None:
         first = next(k.start_mark for k, _ in node.value if k.__class__ is ScalarNode and k.value == key)
@@ -390,6 +415,46 @@ class _Walker:
         mark = node.start_mark
         self.document.diagnostics.append(_yaml_error(self.document.file, message, mark.line + 1, mark.column + 1))
         raise _Abort
+
+
+def _syntax_error(error: yaml.MarkedYAMLError, text: str) -> tuple[str, int, int]:
+    """libyaml's complaint, at the line that causes it, with what to do about it."""
+    mark = error.problem_mark or error.context_mark
+    message = " ".join(part for part in (error.context, error.problem) if part) or str(error)
+    line, column = (mark.line, mark.column) if mark else (0, 0)
+    lines = text.split("\n")
+    here = lines[line] if line < len(lines) else ""
+    if "\t" in here[: column + 1] and here[: column + 1].strip(" \t") == "":
+        return "a tab character in the indentation: indent with spaces, not tabs (YAML does not allow tabs there)", line + 1, here.index("\t") + 1
+    if error.context == "while scanning a simple key" and error.context_mark is not None:
+        # libyaml notices the missing ':' only on the next line.
+        start = error.context_mark
+        return (
+            "a line that is neither 'key: value' nor a list item ('- ...'): a ':' after the key is missing, "
+            "or the line belongs to the value above and needs quoting",
+            start.line + 1, start.column + 1,
+        )
+    mapping_value = error.problem == "mapping values are not allowed in this context"
+    if mapping_value or (error.problem or "").startswith(("did not find expected key", "did not find expected '-' indicator")):
+        indent = len(here) - len(here.lstrip(" "))
+        previous = next((index for index in range(line - 1, -1, -1) if lines[index].strip()), None)
+        if mapping_value and previous is not None:
+            above = lines[previous]
+            above_indent = len(above) - len(above.lstrip(" "))
+            if above_indent == indent and not re.search(r":(\s|$)", above) and not above.lstrip().startswith(("-", "#")):
+                # `source urn:x` above `organization: y`: libyaml reads both as one key.
+                return (
+                    f"a ':' is missing after the key on this line (write '{above.strip().split(' ', 1)[0]}: ...')",
+                    previous + 1, above_indent + 1,
+                )
+        hint = (
+            "this line is indented deeper than the key above it, or an unquoted value holds ': ': "
+            "line the key up with the ones above it, or quote the value"
+            if mapping_value
+            else "this line is indented differently from the keys above it: line it up with them (spaces only)"
+        )
+        return f"{hint} ({message})", line + 1, indent + 1
+    return message, line + 1, column + 1
 
 
 def _yaml_error(file: str, message: str, line: int = 1, column: int = 1) -> Diagnostic:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import difflib
 import keyword
 import re
+import unicodedata
 from collections.abc import Iterable
 
 CAMEL_CASE = re.compile(r"^[a-z][a-zA-Z0-9]*$")
@@ -22,8 +23,17 @@ def words(name: str) -> list[str]:
     return _WORD.findall(name)
 
 
+def ascii_letters(name: str) -> str:
+    """Accents dropped (``reëleDatum`` -> ``reeleDatum``): NFKD, without combining marks."""
+    if name.isascii():
+        return name
+    decomposed = unicodedata.normalize("NFKD", name)
+    return "".join(character for character in decomposed if not unicodedata.combining(character))
+
+
 def to_camel(name: str) -> str:
-    parts = [part.lower() for part in words(name)]
+    """The lowerCamelCase form of a payload property name (accents transliterated)."""
+    parts = [part.lower() for part in words(ascii_letters(name))]
     if not parts:
         return name
     camel = parts[0] + "".join(part.capitalize() for part in parts[1:])
@@ -80,18 +90,99 @@ IRREGULAR_PAST = {
     "gone": "go", "went": "go", "broken": "break", "fallen": "fall", "risen": "rise", "thrown": "throw",
     "driven": "drive", "grown": "grow", "sought": "seek", "taught": "teach", "caught": "catch",
     "brought": "bring", "thought": "think", "felt": "feel", "lit": "light",
+    # Participles in -en, which must not read as Dutch infinitives.
+    "forbidden": "forbid", "forgiven": "forgive", "mistaken": "mistake", "proven": "prove", "shaken": "shake",
+    "spoken": "speak", "stolen": "steal", "woken": "wake", "awoken": "awake", "eaten": "eat", "beaten": "beat",
+    "bitten": "bite", "ridden": "ride", "overtaken": "overtake", "undertaken": "undertake", "arisen": "arise",
+    "retaken": "retake", "rewoven": "reweave", "striven": "strive", "sworn": "swear", "torn": "tear",
+    "worn": "wear", "born": "bear",
 }
 _PRESENT_TO_PAST = {present: past for past, present in IRREGULAR_PAST.items()}
 _DOUBLE_FINAL = {"submit", "stop", "plan", "commit", "admit", "cancel", "transfer", "ship", "drop", "tag",
                  "log", "map", "permit", "omit", "emit", "refer", "prefer", "occur", "label", "signal"}
 
 
+# Dutch: catalogs of Dutch public bodies name commands in Dutch (`ingediend`,
+# `gewijzigd`, `verleend`). A past participle is ge- + stem + -d/-t, without
+# ge- after an unstressed prefix (be-, ver-, ...), with a separable particle
+# before ge- (in-ge-diend); strong verbs end in -en and are listed.
+_NL_PARTICLES = ("aan", "af", "bij", "door", "in", "mee", "na", "om", "op", "over", "terug", "toe", "uit",
+                 "vast", "voor", "weg", "samen", "tegen", "vrij", "rond", "her")
+_NL_UNSTRESSED = ("be", "ge", "her", "ont", "ver", "er")
+NL_STRONG_PARTICIPLES = {
+    "sluiten": "gesloten", "schrijven": "geschreven", "geven": "gegeven", "nemen": "genomen",
+    "komen": "gekomen", "zenden": "gezonden", "verzenden": "verzonden", "ontvangen": "ontvangen",
+    "trekken": "getrokken", "heffen": "geheven", "bieden": "geboden", "krijgen": "gekregen",
+    "verkrijgen": "verkregen", "breken": "gebroken", "doen": "gedaan", "gaan": "gegaan", "staan": "gestaan",
+    "vinden": "gevonden", "beginnen": "begonnen", "lopen": "gelopen", "vallen": "gevallen",
+    "kiezen": "gekozen", "verliezen": "verloren", "vragen": "gevraagd", "wegen": "gewogen",
+    "verlopen": "verlopen", "vervallen": "vervallen", "bevinden": "bevonden", "verbinden": "verbonden",
+    "verschijnen": "verschenen", "beschrijven": "beschreven", "ontbinden": "ontbonden", "zien": "gezien",
+    "houden": "gehouden", "laten": "gelaten", "slaan": "geslagen", "dragen": "gedragen", "sterven": "gestorven",
+    "worden": "geworden", "zijn": "geweest", "hebben": "gehad", "verbieden": "verboden", "bewijzen": "bewezen",
+    "wijzen": "gewezen", "schieten": "geschoten", "verwerven": "verworven", "vergeten": "vergeten",
+}
+_NL_STRONG = frozenset(NL_STRONG_PARTICIPLES.values())
+# English verbs that end in -en like a Dutch infinitive.
+_EN_VERBS_IN_EN = frozenset(
+    "open reopen happen listen fasten harden shorten lengthen widen threaten strengthen weaken tighten loosen "
+    "flatten broaden deepen awaken soften brighten darken frighten lighten sharpen sweeten thicken whiten "
+    "worsen ripen hasten glisten moisten christen often token".split()
+)
+
+
+def _nl_split(word: str) -> tuple[str, str]:
+    """(separable particle, rest): ``indienen`` -> ("in", "dienen")."""
+    for particle in sorted(_NL_PARTICLES, key=len, reverse=True):
+        if word.startswith(particle) and len(word) - len(particle) >= 4:
+            return particle, word[len(particle):]
+    return "", word
+
+
+def is_dutch_participle(word: str) -> bool:
+    """``ingediend``, ``gewijzigd``, ``verleend``, ``vastgesteld``, ``afgesloten``."""
+    if word in _NL_STRONG or any(word.endswith(strong) and word[: -len(strong)] in _NL_PARTICLES for strong in _NL_STRONG):
+        return True
+    particle, rest = _nl_split(word)
+    if rest.startswith("ge") and len(rest) >= 5 and rest.endswith(("d", "t")):
+        return True
+    if not particle and rest.startswith(_NL_UNSTRESSED) and len(rest) >= 6 and rest.endswith(("d", "t")):
+        return True
+    return False
+
+
+def is_dutch_verb(word: str) -> bool:
+    """A Dutch infinitive (``indienen``, ``wijzigen``), not an English verb in -en."""
+    return word.endswith("en") and len(word) >= 5 and word not in _EN_VERBS_IN_EN
+
+
+def dutch_participle(verb: str) -> str:
+    """The past participle of a Dutch infinitive (``indienen`` -> ``ingediend``)."""
+    if verb in NL_STRONG_PARTICIPLES:
+        return NL_STRONG_PARTICIPLES[verb]
+    particle, rest = _nl_split(verb)
+    if rest in NL_STRONG_PARTICIPLES:
+        return particle + NL_STRONG_PARTICIPLES[rest]
+    stem = rest[:-2]
+    if len(stem) >= 2 and stem[-1] == stem[-2] and stem[-1] not in "aeiou":
+        stem = stem[:-1]  # stoppen -> stop
+    elif len(stem) >= 3 and stem[-1] not in "aeiou" and stem[-2] in "aeou" and stem[-3] not in "aeiou":
+        stem = stem[:-1] + stem[-2] + stem[-1]  # verlenen -> verleen, registreren -> registreer
+    ending = "" if stem.endswith(("d", "t")) else ("t" if stem[-1] in "tkfschp" else "d")  # 't kofschip
+    stem = stem[:-1] + {"v": "f", "z": "s"}.get(stem[-1], stem[-1])  # leven -> leef
+    prefix = "" if rest.startswith(_NL_UNSTRESSED) else "ge"
+    return particle + prefix + stem + ending
+
+
 def is_past_tense(word: str) -> bool:
-    return word.endswith("ed") or word in IRREGULAR_PAST
+    return word.endswith("ed") or word in IRREGULAR_PAST or is_dutch_participle(word)
 
 
 def past_tense(verb: str) -> str:
-    """A best guess at the past tense, for suggestions (``update`` -> ``updated``)."""
+    """A best guess at the past tense, for suggestions (``update`` -> ``updated``;
+    a Dutch verb gets its Dutch participle: ``indienen`` -> ``ingediend``)."""
+    if is_dutch_verb(verb):
+        return dutch_participle(verb)
     if verb in _PRESENT_TO_PAST:
         return _PRESENT_TO_PAST[verb]
     if verb.endswith("ing") and len(verb) > 5:  # "updating" -> "updated"

@@ -32,6 +32,39 @@ KEYWORDS = frozenset(
     | set(LIST_OF_SCHEMAS)
 )
 
+# JSON Schema Validation 2020-12 §6.1.1: the primitive types.
+SCHEMA_TYPES = ("array", "boolean", "integer", "null", "number", "object", "string")
+# What newcomers write instead (programming-language type names).
+TYPE_ALIASES = {
+    "int": "integer", "long": "integer", "short": "integer", "int32": "integer", "int64": "integer",
+    "float": "number", "double": "number", "decimal": "number", "bool": "boolean", "str": "string",
+    "text": "string", "date": "string", "datetime": "string", "dict": "object", "map": "object",
+    "list": "array", "none": "null",
+}
+# JSON Schema Validation 2020-12 §7.3: the defined formats.
+FORMATS = (
+    "date-time", "date", "time", "duration", "email", "idn-email", "hostname", "idn-hostname", "ipv4", "ipv6",
+    "uri", "uri-reference", "iri", "iri-reference", "uuid", "uri-template", "json-pointer",
+    "relative-json-pointer", "regex",
+)
+
+FORMAT_ALIASES = {"datetime": "date-time", "timestamp": "date-time", "url": "uri", "guid": "uuid", "e-mail": "email", "ip": "ipv4"}
+
+
+def type_problem(value: Any) -> tuple[str, str | None] | None:
+    """Why ``value`` is not a valid ``type`` keyword value, and the type meant."""
+    from .naming import closest
+
+    names = value if isinstance(value, list) else [value]
+    for name in names:
+        if isinstance(name, str) and name not in SCHEMA_TYPES:
+            meant = TYPE_ALIASES.get(name.lower()) or closest(name, SCHEMA_TYPES)
+            hint = f"; did you mean '{meant}'?" if meant else ""
+            if name.lower() in ("date", "datetime"):
+                hint = "; write type: string with format: date or date-time"
+            return f"'{name}' is not a JSON Schema type: use one of {', '.join(SCHEMA_TYPES)}{hint}", meant
+    return None
+
 
 # For membership tests (a tuple is searched one item at a time).
 _MAPS = frozenset(MAP_OF_SCHEMAS)

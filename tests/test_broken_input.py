@@ -33,7 +33,9 @@ BROKEN: dict[str, tuple[str | bytes, str]] = {
     "events-empty": (GOOD.split("events:")[0] + "events: []\n", "CAT-REQUIRED"),
     "event-string": (GOOD.split("events:")[0] + "events:\n  - just text\n", "CAT-TYPE"),
     "data-string": (GOOD.split("    data:")[0] + "    data: a string\n", "CAT-TYPE"),
-    "producer-missing": (GOOD.replace("producer:\n", "producr:\n"), "CAT-REQUIRED"),
+    # A typo of a required key is one diagnostic, at the typo (issue 19).
+    "producer-typo": (GOOD.replace("producer:\n", "producr:\n"), "CAT-UNKNOWN-KEY"),
+    "producer-missing": (GOOD.replace("producer:\n", "owner:\n"), "CAT-REQUIRED"),
     "version-float": (GOOD.replace("version: 1.0.0", "version: 1.0"), "CAT-TYPE"),
     "binary-garbage": (bytes(range(256)) * 40, "CAT-YAML"),
     "nul-bytes": (b"catalog: a\x00b\n", "CAT-YAML"),

@@ -91,4 +91,4 @@ def test_positions_found_on_demand_are_the_recorded_ones() -> None:
         assert lazy.positions is None and lazy.value == eager.value
         assert lazy.diagnostics == eager.diagnostics
         assert (lazy.locations, lazy.key_locations) == (eager.locations, eager.key_locations)
-        assert eager.locations, name
+        assert eager.locations or eager.value is None, name  # tests/catalogs/bad holds files that do not parse

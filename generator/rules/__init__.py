@@ -134,6 +134,37 @@ class Context:
 
 
 RULES: dict[str, Rule] = {}
+
+# Where each family of rules comes from (hover in ``evcat lsp``, ``evcat rules``).
+RULE_SOURCES = {
+    "CAT": "evcat catalog format (docs/catalog-format.md)",
+    "PAY": "evcat payload naming (docs/catalog-format.md, Payload naming)",
+    "CE": "CloudEvents 1.0.2 core specification (spec.md)",
+    "NLGOV": "NL GOV profile for CloudEvents 1.1",
+    "NORMO": "Het Normo Event Data Specification 1.1",
+}
+
+
+# The section of the CloudEvents 1.0.2 core specification (spec.md) each CE rule checks.
+_CE_SECTIONS = {
+    "CE-ATTR-NAME": "Attribute Naming Convention", "CE-ATTR-LENGTH": "Attribute Naming Convention",
+    "CE-ATTR-RESERVED": "Extension Context Attributes", "CE-EXTENSION-UNDECLARED": "Extension Context Attributes",
+    "CE-ATTR-TYPE": "Type System", "CE-INTEGER-RANGE": "Type System", "CE-STRING-CHARS": "Type System",
+    "CE-TYPE-EMPTY": "REQUIRED Attributes: type", "CE-TYPE-RDNS": "REQUIRED Attributes: type",
+    "CE-SOURCE-URI": "REQUIRED Attributes: source", "CE-SOURCE-ABSOLUTE": "REQUIRED Attributes: source",
+    "CE-REQUIRED": "REQUIRED Attributes", "CE-DATASCHEMA-URI": "OPTIONAL Attributes: dataschema",
+    "CE-CONTENTTYPE": "OPTIONAL Attributes: datacontenttype", "CE-TIME": "OPTIONAL Attributes: time",
+    "CE-SEQUENCE": "Sequence extension (extensions/sequence.md)", "CE-SIZE": "Size Limits",
+    "CE-DATA-BOTH": "Event Data", "CE-DATA-MISSING": "Event Data", "CE-DATA-UNEXPECTED": "Event Data",
+}
+
+
+def rule_source(rule_id: str) -> str:
+    """The specification (and section, where known) a rule implements; NL GOV and
+    Het Normo rules name their section (§3.3.4, ID04) in their summary."""
+    if rule_id in _CE_SECTIONS:
+        return f"CloudEvents 1.0.2 core specification (spec.md), {_CE_SECTIONS[rule_id]}"
+    return RULE_SOURCES.get(rule_id.split("-", 1)[0], "evcat")
 EventCheck = Callable[[EventType, Context], Iterable[Diagnostic]]
 FileCheck = Callable[[Document, Context], Iterable[Diagnostic]]
 SetCheck = Callable[[Context], Iterable[Diagnostic]]
@@ -303,10 +334,28 @@ def schema_nodes(context: Context, part: PayloadPart) -> list[tuple[Path, dict[s
     """Every schema object inside ``part`` with its path in the file (cached)."""
     cache = context.cache.setdefault("nodes", {})
     key = (part.file, part.path)
-    if key not in cache:
-        cache[key] = list(subschemas(part.schema, part.path))
-    nodes: list[tuple[Path, dict[str, Any]]] = cache[key]
+    known = cache.get(key)
+    # The same schema object (a long-running caller keeps this cache between
+    # runs, and ``build`` hands back unchanged schemas as they were).
+    if known is None or known[0] is not part.schema:
+        known = cache[key] = (part.schema, list(subschemas(part.schema, part.path)))
+    nodes: list[tuple[Path, dict[str, Any]]] = known[1]
     return nodes
+
+
+def part_findings(
+    context: Context, rule_id: str, part: PayloadPart, compute: Callable[[], Iterable[Diagnostic]]
+) -> list[Diagnostic]:
+    """``compute()``: the findings of a check that reads nothing but ``part``
+    (cached by the part's schema object, which ``build`` hands back unchanged
+    to a long-running caller for an unchanged file; see ``lint.Cache.keep``)."""
+    cache = context.cache.setdefault("part-findings", {})
+    key = (rule_id, part.file, part.path)
+    known = cache.get(key)
+    if known is None or known[0] is not part.schema:
+        known = cache[key] = (part.schema, list(compute()))
+    findings: list[Diagnostic] = known[1]
+    return findings
 
 
 def shared_schemas_of(document: Document, context: Context) -> Iterator[SharedSchema]:

@@ -14,8 +14,11 @@ from ..instance import EventChecker, Problem, pointer_text
 from ..loader import Document, Path
 from ..model import EventType
 from ..naming import closest, did_you_mean
-from ..schemawalk import KEYWORDS
-from . import ALL, RULES, Context, PayloadPart, declare, event_rule, file_rule, payload_parts, schema_nodes, set_rule, shared_schemas_of
+from ..schemawalk import KEYWORDS, type_problem
+from . import (
+    ALL, RULES, Context, PayloadPart, declare, event_rule, file_rule, part_findings, payload_parts, schema_nodes,
+    set_rule, shared_schemas_of,
+)
 
 E, W = Severity.ERROR, Severity.WARNING
 
@@ -120,28 +123,52 @@ def unknown_keys(document: Document, context: Context) -> Iterator[Diagnostic]:
 def unknown_keywords(context: Context) -> Iterator[Diagnostic]:
     """Keywords in payload schemas are JSON Schema 2020-12 keywords (or x- annotations)."""
     for part in payload_parts(context):
-        for path, subschema in schema_nodes(context, part):
-            for keyword in subschema:
-                if keyword not in KEYWORDS and not keyword.startswith("x-"):
-                    yield context.report(
-                        "CAT-UNKNOWN-KEY",
-                        f"'{keyword}' is not a JSON Schema 2020-12 keyword{did_you_mean(keyword, KEYWORDS)}"
-                        + (FLOW_COMMA_HINT if " " in keyword else " (prefix your own annotations with 'x-')"),
-                        context.key_loc(part.file, path + (keyword,)),
-                        closest(keyword, KEYWORDS),
-                    )
+        yield from part_findings(context, "CAT-UNKNOWN-KEY", part, lambda part=part: _unknown_keywords(context, part))
 
 
-def meta_errors(context: Context, part: PayloadPart) -> list[tuple[Path, str]]:
-    """Where ``part`` breaks the JSON Schema 2020-12 meta-schema (cached)."""
+def _unknown_keywords(context: Context, part: PayloadPart) -> Iterator[Diagnostic]:
+    for path, subschema in schema_nodes(context, part):
+        for keyword in subschema:
+            if keyword not in KEYWORDS and not keyword.startswith("x-"):
+                yield context.report(
+                    "CAT-UNKNOWN-KEY",
+                    f"'{keyword}' is not a JSON Schema 2020-12 keyword{did_you_mean(keyword, KEYWORDS)}"
+                    + (FLOW_COMMA_HINT if " " in keyword else " (prefix your own annotations with 'x-')"),
+                    context.key_loc(part.file, path + (keyword,)),
+                    closest(keyword, KEYWORDS),
+                )
+
+
+def meta_errors(context: Context, part: PayloadPart) -> list[tuple[Path, str, str | None]]:
+    """Where ``part`` breaks the JSON Schema 2020-12 meta-schema, why, and a fix (cached)."""
     cache = context.cache.setdefault("meta", {})
     key = (part.file, part.path)
     if key not in cache:
-        cache[key] = [
-            (part.path + tuple(error.instance_path), _short(error.message)) for error in _META.iter_errors(part.schema)
-        ]
-    errors: list[tuple[Path, str]] = cache[key]
+        cache[key] = [_explained(part, tuple(error.instance_path), _short(error.message))
+                      for error in _META.iter_errors(part.schema)]
+    errors: list[tuple[Path, str, str | None]] = cache[key]
     return errors
+
+
+def _explained(part: PayloadPart, where: Path, message: str) -> tuple[Path, str, str | None]:
+    """(path, message, suggestion) of a meta-schema error; a bad ``type``
+    names the valid types and the one probably meant."""
+    keyword: Path | None = None
+    if where and where[-1] == "type":
+        keyword = where
+    elif len(where) >= 2 and where[-2] == "type" and isinstance(where[-1], int):
+        keyword = where[:-1]  # an item of a list of types
+    if keyword is not None:
+        node: Any = part.schema
+        for step in keyword:
+            node = node.get(step) if isinstance(node, dict) else None
+        problem = type_problem(node)
+        if problem is not None:
+            if isinstance(node, list):  # at the item, so a fix replaces just that name
+                bad = next(i for i, name in enumerate(node) if type_problem(name) == problem)
+                keyword += (bad,)
+            return part.path + keyword, problem[0], problem[1]
+    return part.path + where, f"not a valid JSON Schema 2020-12: {message}", None
 
 
 @set_rule("CAT-SCHEMA", E, "data and schemas entries are valid JSON Schema 2020-12.", fixed=True, after_costly=True)
@@ -152,8 +179,8 @@ def payload_schema_valid(context: Context) -> Iterator[Diagnostic]:
     for part in payload_parts(context):
         if (part.file, part.path) in valid:
             continue
-        for path, message in meta_errors(context, part):
-            yield context.report("CAT-SCHEMA", f"not a valid JSON Schema 2020-12: {message}", context.loc(part.file, path))
+        for path, message, suggestion in meta_errors(context, part):
+            yield context.report("CAT-SCHEMA", message, context.loc(part.file, path), suggestion)
 
 
 def _short(message: str) -> str:

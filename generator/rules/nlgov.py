@@ -5,6 +5,7 @@ Sections cited are those of specs/nl-gov-cloudevents-profile-1.1.md.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterator
 
@@ -79,6 +80,7 @@ def type_breaking(event: EventType, context: Context) -> Iterator[Diagnostic]:
         )
 
 
+@functools.lru_cache(maxsize=8192)
 def _normal(text: str) -> str:
     return re.sub(r"[^a-z0-9]", "", text.lower())
 

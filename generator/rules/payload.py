@@ -10,8 +10,12 @@ from collections.abc import Iterator
 from ..diagnostics import Diagnostic, Severity
 from ..loader import Document
 from ..model import EventType
-from ..naming import CAMEL_CASE, PASCAL_CASE, to_camel, to_pascal
-from . import ALL, Context, event_rule, file_rule, payload_parts, schema_nodes, set_rule, shared_schemas_of
+from ..naming import CAMEL_CASE, PASCAL_CASE, closest, did_you_mean, to_camel, to_pascal
+from ..schemawalk import FORMAT_ALIASES, FORMATS
+from . import (
+    ALL, Context, PayloadPart, event_rule, file_rule, part_findings, payload_parts, schema_nodes, set_rule,
+    shared_schemas_of,
+)
 
 E, W = Severity.ERROR, Severity.WARNING
 
@@ -19,29 +23,33 @@ E, W = Severity.ERROR, Severity.WARNING
 @set_rule("PAY-CAMELCASE", E, "Payload property names are lowerCamelCase.", profiles=ALL)
 def camel_case(context: Context) -> Iterator[Diagnostic]:
     for part in payload_parts(context):
-        for path, subschema in schema_nodes(context, part):
-            properties = subschema.get("properties")
-            if isinstance(properties, dict):
-                for name in properties:
-                    if not CAMEL_CASE.match(name):
-                        fix = to_camel(name)
-                        yield context.report(
-                            "PAY-CAMELCASE",
-                            f"property '{name}' is not lowerCamelCase; rename it to '{fix}'",
-                            context.key_loc(part.file, path + ("properties", name)),
-                            fix,
-                        )
-            required = subschema.get("required")
-            if isinstance(required, list):
-                for index, name in enumerate(required):
-                    if isinstance(name, str) and not CAMEL_CASE.match(name):
-                        fix = to_camel(name)
-                        yield context.report(
-                            "PAY-CAMELCASE",
-                            f"required property '{name}' is not lowerCamelCase; rename it to '{fix}'",
-                            context.loc(part.file, path + ("required", index)),
-                            fix,
-                        )
+        yield from part_findings(context, "PAY-CAMELCASE", part, lambda part=part: _camel_case(context, part))
+
+
+def _camel_case(context: Context, part: PayloadPart) -> Iterator[Diagnostic]:
+    for path, subschema in schema_nodes(context, part):
+        properties = subschema.get("properties")
+        if isinstance(properties, dict):
+            for name in properties:
+                if not CAMEL_CASE.match(name):
+                    fix = to_camel(name)
+                    yield context.report(
+                        "PAY-CAMELCASE",
+                        f"property '{name}' is not lowerCamelCase; rename it to '{fix}'",
+                        context.key_loc(part.file, path + ("properties", name)),
+                        fix,
+                    )
+        required = subschema.get("required")
+        if isinstance(required, list):
+            for index, name in enumerate(required):
+                if isinstance(name, str) and not CAMEL_CASE.match(name):
+                    fix = to_camel(name)
+                    yield context.report(
+                        "PAY-CAMELCASE",
+                        f"required property '{name}' is not lowerCamelCase; rename it to '{fix}'",
+                        context.loc(part.file, path + ("required", index)),
+                        fix,
+                    )
 
 
 @file_rule("PAY-SCHEMA-NAME", W, ALL, "Names under schemas are PascalCase.")
@@ -79,12 +87,61 @@ def property_description(context: Context) -> Iterator[Diagnostic]:
                 if not isinstance(prop, dict) or prop.get("description"):
                     continue
                 ref = prop.get("$ref")
-                if isinstance(ref, str) and ref.startswith("#/$defs/"):
-                    target = shared.get(ref[len("#/$defs/"):])
-                    if target is not None and target.description:
-                        continue
+                if isinstance(ref, str):
+                    target = shared.get(ref[len("#/$defs/"):]) if ref.startswith("#/$defs/") else None
+                    if target is None or target.description:
+                        continue  # described where it points, or a broken $ref (CAT-REF says so)
                 yield context.report(
                     "PAY-DESCRIPTION",
                     f"property '{name}' has no description; say what it holds (unit, format, source)",
                     context.key_loc(part.file, path + ("properties", name)),
                 )
+
+
+# Keywords next to `required` that can bring in properties `properties` does not list.
+_OPEN_ENDED = ("allOf", "anyOf", "oneOf", "$ref", "$dynamicRef", "patternProperties", "dependentSchemas", "if")
+
+
+@set_rule("PAY-REQUIRED", E, "Names under required are properties of the same schema.", profiles=ALL)
+def required_properties(context: Context) -> Iterator[Diagnostic]:
+    for part in payload_parts(context):
+        yield from part_findings(context, "PAY-REQUIRED", part, lambda part=part: _required_properties(context, part))
+
+
+def _required_properties(context: Context, part: PayloadPart) -> Iterator[Diagnostic]:
+    for path, subschema in schema_nodes(context, part):
+        required, properties = subschema.get("required"), subschema.get("properties")
+        if not isinstance(required, list) or not isinstance(properties, dict):
+            continue
+        if any(keyword in subschema for keyword in _OPEN_ENDED):
+            continue  # the property may come from a combined schema
+        for index, name in enumerate(required):
+            if isinstance(name, str) and name not in properties and to_camel(name) not in properties:
+                fix = closest(name, [known for known in properties if known not in required])
+                yield context.report(
+                    "PAY-REQUIRED",
+                    f"required property '{name}' is not under properties{did_you_mean(name, properties)}"
+                    + ("" if fix else "; add it to properties or remove it from required"),
+                    context.loc(part.file, path + ("required", index)),
+                    fix,
+                )
+
+
+@set_rule("PAY-FORMAT", W, "format is one of the formats JSON Schema 2020-12 defines.", profiles=ALL)
+def known_formats(context: Context) -> Iterator[Diagnostic]:
+    for part in payload_parts(context):
+        yield from part_findings(context, "PAY-FORMAT", part, lambda part=part: _known_formats(context, part))
+
+
+def _known_formats(context: Context, part: PayloadPart) -> Iterator[Diagnostic]:
+    for path, subschema in schema_nodes(context, part):
+        value = subschema.get("format")
+        if isinstance(value, str) and value not in FORMATS:
+            fix = closest(value.lower(), FORMATS) or FORMAT_ALIASES.get(value.lower())
+            yield context.report(
+                "PAY-FORMAT",
+                f"format '{value}' is not a JSON Schema 2020-12 format, so validators do not check it"
+                + (f"; did you mean '{fix}'?" if fix else f" (known: {', '.join(FORMATS)})"),
+                context.loc(part.file, path + ("format",)),
+                fix,
+            )
