@@ -552,31 +552,37 @@ class CloudEvent(BaseModel):
         if not isinstance(value, Mapping) or _constructing(info):
             return value
         fields = _python_names(cls)
-        for name in value:  # CloudEvents 1.0.2 §2: names of attributes, set or null
-            if name not in fields and name not in ("data", "data_base64"):
-                if not isinstance(name, str) or not _ATTRIBUTE_NAME.match(name):
-                    raise ValueError(
-                        f"attribute name {name!r} must consist of a-z and 0-9 only"
-                    )
-        # JSON format §2.4: null for an optional attribute means unset.
-        wire = {key: item for key, item in value.items() if item is not None}
-        if (
-            "data" in value and cls.has_data
-        ):  # JSON null data is data; no data for a notification
-            wire["data"] = value["data"]
-        for name in sorted(cls.wire_required):
-            if name not in wire:
-                raise ValueError(f"the required attribute {name!r} is missing")
-        if "data_base64" in wire:
-            if not cls.has_data:
-                raise ValueError(f"{cls.event_type!r} is a notification without data")
-            raise ValueError("this event's data is JSON: send it as 'data'")
+        # JSON format §2.4: null for an optional attribute means unset; JSON
+        # null data is data, and a notification has none.
+        wire = {}
+        undeclared = []
+        for name, item in value.items():
+            if name in fields:
+                if item is not None or (name == "data" and cls.has_data):
+                    wire[name] = item
+            elif name == "data_base64":
+                if item is not None:
+                    if not cls.has_data:
+                        raise ValueError(
+                            f"{cls.event_type!r} is a notification without data"
+                        )
+                    raise ValueError("this event's data is JSON: send it as 'data'")
+            elif not isinstance(name, str) or not _ATTRIBUTE_NAME.match(name):
+                # CloudEvents 1.0.2 §2: names of attributes, set or null
+                raise ValueError(
+                    f"attribute name {name!r} must consist of a-z and 0-9 only"
+                )
+            elif item is not None:
+                undeclared.append(name)
+                wire[name] = item
         if "data" in wire and not cls.has_data:
             raise ValueError(f"{cls.event_type!r} is a notification without data")
-        for name, item in wire.items():
-            if name == "data" or name in fields:
-                continue
+        if not cls.wire_required <= wire.keys():
+            missing = sorted(cls.wire_required - wire.keys())[0]
+            raise ValueError(f"the required attribute {missing!r} is missing")
+        for name in undeclared:
             # An undeclared extension (contract §5): String, Boolean or Integer.
+            item = wire[name]
             if isinstance(item, str):
                 _string(item)
                 continue
