@@ -24,15 +24,14 @@ sys.path.insert(0, str(HERE.parent))
 import synth  # noqa: E402
 
 from generator.lint import lint  # noqa: E402
-from generator.render.jsonschema import envelope_schema, payload_schema  # noqa: E402
-from generator.rules.catalog import completed_example  # noqa: E402
+from generator.envelope import envelope_schema  # noqa: E402
 
 
 def write_events(catalog_set, path: Path, count: int) -> None:
     templates = []
     for event in catalog_set.events:
         for example in event.examples:
-            templates.append(completed_example(event, dict(example.values)))
+            templates.append(event.complete_example(example.values))
     with path.open("w", encoding="utf-8") as handle:
         for index in range(count):
             event = dict(templates[index % len(templates)])
@@ -42,15 +41,10 @@ def write_events(catalog_set, path: Path, count: int) -> None:
 
 def peer(catalog_set, path: Path) -> tuple[float, int]:
     import jsonschema
-    from referencing import Registry, Resource
 
     start = time.perf_counter()
-    registry = Registry().with_resources(
-        (schema["$id"], Resource.from_contents(schema))
-        for schema in (payload_schema(e, catalog_set) for e in catalog_set.events if e.payload is not None)
-    )
-    validators = {
-        event.key: jsonschema.Draft202012Validator(envelope_schema(event), registry=registry,
+    validators = {  # event.schema.json is self-contained
+        event.key: jsonschema.Draft202012Validator(envelope_schema(event, catalog_set.schemas),
                                                     format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER)
         for event in catalog_set.events
     }

@@ -37,7 +37,6 @@ sys.path.insert(0, str(ROOT))
 
 from generator.generate import render  # noqa: E402
 from generator.lint import lint  # noqa: E402
-from generator.rules.catalog import completed_example  # noqa: E402
 
 CATALOG = ROOT / "catalog" / "nlgov"
 CONCURRENCY = 32
@@ -81,7 +80,7 @@ def events() -> list[dict]:
     found = []
     for event in lint(str(CATALOG / "brp-personen.yaml")).catalog_set.events:
         for example in event.examples:
-            found.append(completed_example(event, dict(example.values)))
+            found.append(event.complete_example(example.values))
     return found
 
 
