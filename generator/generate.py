@@ -32,7 +32,7 @@ from typing import Any, TextIO
 from . import __version__
 from .build import build
 from .diagnostics import Diagnostic, Location, Severity
-from .cachefile import read_marshal, write_atomic
+from .cachefile import Store, diagnostic_from_data, diagnostic_to_data
 from .lint import LintResult, UsageError, display_path, find_catalog_files, lint
 from .loader import Document
 from .model import CatalogSet
@@ -40,7 +40,8 @@ from .render import Unit, asyncapi, docs, jsonschema, python
 from .render import templates as template_module
 from .workers import run as parallel
 from .workers import worker_count
-from .writer import WriteReport, plan, write
+from .writer import WriteReport, write
+from .writer import check as check_outputs
 
 MODULES = {"python": python, "jsonschema": jsonschema, "asyncapi": asyncapi, "docs": docs}
 RENDERERS: dict[str, Callable[[CatalogSet], dict[str, bytes]]] = {kind: module.render for kind, module in MODULES.items()}
@@ -80,7 +81,8 @@ class RenderCache:
     """Rendered units by content hash, in ``DIR/render/``: safe to delete."""
 
     def __init__(self, directory: str, formatter: str = "ruff") -> None:
-        self.root = Path(directory) / "render"
+        self.store = Store(directory, "render")
+        self.root = self.store.directory
         self.salt = f"{_salt()}\0formatter={formatter}"
         self._digests: dict[int, tuple[object, str]] = {}
 
@@ -104,17 +106,14 @@ class RenderCache:
             self._digests[id(value)] = known
         return known[1]
 
-    def _path(self, key: str) -> Path:
-        return self.root / key[:2] / f"{key}.marshal"
-
     def get(self, key: str) -> dict[str, bytes] | None:
-        value = read_marshal(self._path(key))
+        value = self.store.get(key)
         if isinstance(value, dict) and all(isinstance(k, str) and isinstance(v, bytes) for k, v in value.items()):
             return value
         return None
 
     def put(self, key: str, files: dict[str, bytes]) -> None:
-        write_atomic(self._path(key), marshal.dumps(files))
+        self.store.put(key, files)
 
 
 @cache
@@ -169,14 +168,13 @@ class Progress:
             self.stream.flush()
 
 
-Task = tuple[int, Callable[[tuple[Any, ...]], dict[str, bytes]], tuple[Any, ...], tuple[str, Any, str | None]]
+Task = tuple[int, Callable[[tuple[Any, ...]], dict[str, bytes]], tuple[Any, ...], tuple[str, Any]]
 
 
 def _render_task(task: Task) -> tuple[int, dict[str, bytes]]:
     """In a worker or the warm helper: everything comes with the task."""
-    index, function, inputs, (formatter, model_cache, bytecode) = task
+    index, function, inputs, (formatter, model_cache) = task
     python.formatter, python.model_cache = formatter, model_cache
-    template_module.use_bytecode_cache(bytecode)
     return index, function(inputs)
 
 
@@ -216,7 +214,7 @@ def render(catalog_set: CatalogSet, kinds: Sequence[str], *, cache_dir: str | No
     render_cache = RenderCache(cache_dir, formatter) if cache_dir else None
     # Set before the workers fork: they inherit them (the helper gets them with each task).
     python.formatter = formatter
-    python.model_cache = (str(render_cache.root), render_cache.salt) if render_cache is not None else None
+    python.model_cache = (str(cache_dir), render_cache.salt) if render_cache is not None else None
     results: dict[int, dict[str, bytes]] = {}
     keys: dict[int, str] = {}
     for index, unit in enumerate(units):
@@ -229,8 +227,7 @@ def render(catalog_set: CatalogSet, kinds: Sequence[str], *, cache_dir: str | No
     to_helper = [i for i in pending if units[i].kind == "python"] if helper is not None else []
     if len(to_helper) > HELPER_MAX_UNITS:
         to_helper = []
-    template_module.use_bytecode_cache(str(Path(cache_dir) / "templates") if cache_dir else None)
-    settings = (python.formatter, python.model_cache, template_module.bytecode_cache_dir())
+    settings = (python.formatter, python.model_cache)
 
 
     def tasks(indexes: list[int]) -> list[Task]:
@@ -315,7 +312,7 @@ def generate(catalog: str, out: str, kinds: Sequence[str], *, check: bool = Fals
         if run_key and cache_dir and stats.keys is not None:
             _record(run_key, cache_dir, result, kinds, stats.keys)
     out_path = Path(out)
-    report = plan(out_path, outputs) if check else write(out_path, outputs, __version__)
+    report = check_outputs(out_path, outputs) if check else write(out_path, outputs, __version__)
     return GenerateResult(result, report, stats)
 
 
@@ -335,31 +332,19 @@ def _run_key(catalog: str, kinds: Sequence[str], cache_dir: str, formatter: str)
     return digest.hexdigest()
 
 
-def _record_path(run_key: str, cache_dir: str) -> Path:
-    return Path(cache_dir) / "render" / "runs" / f"{run_key}.marshal"
-
-
 def _record(run_key: str, cache_dir: str, result: LintResult, kinds: Sequence[str], keys: list[tuple[str, str]]) -> None:
-    diagnostics = [
-        (d.rule, int(d.severity), d.message, tuple(astuple(d.location)), d.suggestion,
-         tuple(tuple(astuple(r)) for r in d.related), tuple((k, repr(v)) for k, v in d.extra))
-        for d in result.diagnostics
-    ]
     if any(d.extra for d in result.diagnostics):
         return  # structured details are not kept: such a run is simply not recorded
-    write_atomic(_record_path(run_key, cache_dir), marshal.dumps((list(result.documents), diagnostics, list(kinds), keys)))
+    diagnostics = [diagnostic_to_data(d) for d in result.diagnostics]
+    Store(cache_dir, "runs").put(run_key, (list(result.documents), diagnostics, list(kinds), keys))
 
 
 def _replay(run_key: str, cache_dir: str) -> tuple[LintResult, dict[str, dict[str, bytes]], RenderStats] | None:
-    record = read_marshal(_record_path(run_key, cache_dir))
+    record = Store(cache_dir, "runs").get(run_key)
     try:
         files, stored, kinds, keys = record
         keys = [(str(kind), str(key)) for kind, key in keys]
-        diagnostics = [
-            Diagnostic(rule, Severity(severity), message, Location(*location), suggestion,
-                       tuple(Location(*r) for r in related))
-            for rule, severity, message, location, suggestion, related, _ in stored
-        ]
+        diagnostics = [diagnostic_from_data(data) for data in stored]
     except (TypeError, ValueError):
         return None
     render_cache = RenderCache(cache_dir)

@@ -17,7 +17,7 @@ from pathlib import Path as FsPath
 from typing import TYPE_CHECKING, Any
 
 from . import __version__
-from .cachefile import read_marshal, write_atomic
+from .cachefile import Single, Store
 from .diagnostics import Diagnostic, Severity, sort_diagnostics
 from .loader import MAX_EVENTS, MAX_FILE_BYTES, Document, load_bytes
 from .workers import run as parallel
@@ -83,8 +83,11 @@ class Cache:
         self.root = FsPath(root) if root else None
         self.memo: dict[str, Any] = {}
         self.memo_used: dict[str, Any] = {}
-        if self.root is not None:
-            self.memo = read_marshal(self.root / "checks.marshal") or {}
+        self.parsed = Store(root, "parsed") if root else None
+        self.checks = Single(root, "checks.marshal") if root else None
+        if self.checks is not None:
+            memo = self.checks.get()
+            self.memo = memo if isinstance(memo, dict) else {}
 
     def load_all(self, paths: list[str], meanwhile: Callable[[], object] | None = None) -> dict[str, Document]:
         """Every file, from the cache where it holds it; the rest parsed,
@@ -107,7 +110,7 @@ class Cache:
             else:
                 documents[display] = Document(display)  # keeps the order; filled below
                 misses.append((display, raw, digest))
-        entries = {digest: str(self._entry(digest)) if self.root is not None else None for _, _, digest in misses}
+        entries = {digest: str(self.parsed.directory) if self.parsed is not None else None for _, _, digest in misses}
         parsed = _parse_all(misses, entries)  # the workers start now
         if meanwhile is not None:
             meanwhile()
@@ -116,14 +119,10 @@ class Cache:
             documents[display] = Document.from_data(display, marshal.loads(packed), digest, sources[display])
         return documents
 
-    def _entry(self, digest: str) -> FsPath:
-        assert self.root is not None
-        return self.root / "parsed" / digest[:2] / f"{digest}.marshal"
-
     def _cached(self, display: str, digest: str, raw: bytes) -> Document | None:
-        if self.root is None:
+        if self.parsed is None:
             return None
-        data = read_marshal(self._entry(digest))
+        data = self.parsed.get(digest)
         if data is None:
             return None
         try:
@@ -133,8 +132,8 @@ class Cache:
 
     def save_memo(self) -> None:
         """Keep what this run used (the memo never grows without bound)."""
-        if self.root is not None and self.memo_used != self.memo:
-            write_atomic(self.root / "checks.marshal", marshal.dumps(self.memo_used))
+        if self.checks is not None and self.memo_used != self.memo:
+            self.checks.put(self.memo_used)
 
 
 # Below this much YAML, starting worker processes costs more than it saves.
@@ -144,10 +143,11 @@ PARALLEL_MIN_BYTES = 512 * 1024
 def _parse(item: tuple[str, bytes, str, str | None]) -> tuple[str, bytes, str]:
     """Parse one file (positions are found later, if ever asked for); write
     its cache entry; hand back marshal bytes (cheap to move)."""
-    display, raw, digest, entry = item
-    packed = marshal.dumps(load_bytes(raw, display, positions=False).to_data())
-    if entry is not None:
-        write_atomic(FsPath(entry), packed)
+    display, raw, digest, store = item
+    data = load_bytes(raw, display, positions=False).to_data()
+    packed = marshal.dumps(data)
+    if store is not None:
+        Store(FsPath(store).parent, FsPath(store).name).put(digest, data)
     return display, packed, digest
 
 

@@ -117,25 +117,16 @@ class Document:
     def to_data(self) -> tuple[Any, ...]:
         """Plain data for ``marshal`` (the parse cache), without positions
         (``from_data`` takes the file's bytes to find them on demand)."""
-        diagnostics = [
-            (d.rule, int(d.severity), d.message, (d.location.line, d.location.column), d.suggestion,
-             tuple((r.file, r.line, r.column) for r in d.related))
-            for d in self.diagnostics
-        ]
-        return (self.value, self.scalar_text, diagnostics)
+        from .cachefile import diagnostic_to_data
+
+        return (self.value, self.scalar_text, [diagnostic_to_data(d) for d in self.diagnostics])
 
     @classmethod
     def from_data(cls, file: str, data: tuple[Any, ...], digest: str = "", source: bytes | None = None) -> "Document":
+        from .cachefile import diagnostic_from_data
+
         value, scalar_text, diagnostics = data
-        return cls(
-            file, value, scalar_text,
-            [
-                Diagnostic(rule, Severity(severity), message, Location(file, *position), suggestion,
-                           tuple(Location(*r) for r in related))
-                for rule, severity, message, position, suggestion, related in diagnostics
-            ],
-            digest, None, source,
-        )
+        return cls(file, value, scalar_text, [diagnostic_from_data(d, file) for d in diagnostics], digest, None, source)
 
     def loc(self, path: Path) -> Location:
         """Location of the value at ``path`` (or of its closest ancestor)."""

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import __version__
-from ..cachefile import write_atomic
+from ..cachefile import Store
 from ..model import Catalog, CatalogSet, EventType
 from ..naming import python_class_name, python_field_name, python_package_name, to_pascal
 from ..runtime import EXTRAS, REQUIRES, runtime_files
@@ -191,14 +191,12 @@ def _datamodel_codegen(schema_text: str) -> str:
         return _run_datamodel_codegen(schema_text)
     directory, salt = model_cache
     key = hashlib.sha256(f"{salt}\0{schema_text}".encode("utf-8", "surrogatepass")).hexdigest()
-    path = os.path.join(directory, "models", key[:2], key + ".py")
-    try:
-        with open(path, encoding="utf-8", newline="") as handle:
-            return handle.read()
-    except (OSError, UnicodeDecodeError):
-        pass
+    store = Store(directory, "models")
+    stored = store.get(key)
+    if isinstance(stored, str):
+        return stored
     output = _run_datamodel_codegen(schema_text)
-    write_atomic(Path(path), output.encode("utf-8"))
+    store.put(key, output)
     return output
 
 

@@ -11,12 +11,10 @@ from functools import cache
 from pathlib import Path
 
 import jinja2
-import jinja2.bccache
 
 _PACKAGE_TEMPLATES = Path(__file__).resolve().parent.parent / "templates"  # in an installed wheel
 _SOURCE_TEMPLATES = Path(__file__).resolve().parents[2] / "templates"  # in a checkout
 _user_dirs: list[str] = []
-_bytecode_dirs: list[str] = []
 
 
 def use_templates(directory: str | None) -> None:
@@ -78,55 +76,21 @@ def template_dirs() -> list[Path]:
     return [*(Path(d) for d in _user_dirs), builtin]
 
 
-def use_bytecode_cache(directory: str | None) -> None:
-    """Keep compiled templates in ``directory`` (under the cache directory):
-    a process then loads them instead of compiling them, a tenth of a second
-    per process. jinja2 checks each against its template's source."""
-    _bytecode_dirs.clear()
-    if directory:
-        _bytecode_dirs.append(directory)
-
-
-def bytecode_cache_dir() -> str | None:
-    return _bytecode_dirs[0] if _bytecode_dirs else None
-
-
 def environment() -> jinja2.Environment:
     """The environment for the current template directories, made once: jinja2
     compiles each template once per environment (auto_reload still notices a
     template edited on disk, for --watch)."""
-    return _environment(tuple(template_dirs()), bytecode_cache_dir())
-
-
-class _BytecodeCache(jinja2.FileSystemBytecodeCache):
-    """jinja2's file cache, except that a cache that cannot be read or written is only slower."""
-
-    def load_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
-        try:
-            super().load_bytecode(bucket)
-        except (OSError, ValueError, EOFError):
-            bucket.reset()
-
-    def dump_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
-        try:
-            super().dump_bytecode(bucket)
-        except OSError:
-            pass
+    return _environment(tuple(template_dirs()))
 
 
 @cache
-def _environment(directories: tuple[Path, ...], bytecode: str | None) -> jinja2.Environment:
+def _environment(directories: tuple[Path, ...]) -> jinja2.Environment:
+    # No bytecode cache: jinja2 reads it with pickle, and the cache directory
+    # is untrusted input (a planted entry would run code). Templates are
+    # compiled once per process instead.
     loaders: list[jinja2.BaseLoader] = [jinja2.FileSystemLoader(str(d)) for d in directories]
-    cached: jinja2.BytecodeCache | None = None
-    if bytecode is not None:
-        try:
-            Path(bytecode).mkdir(parents=True, exist_ok=True)
-            cached = _BytecodeCache(bytecode)
-        except OSError:
-            cached = None  # a cache that cannot be made is only slower
     env = jinja2.Environment(
         loader=jinja2.ChoiceLoader(loaders),
-        bytecode_cache=cached,
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,

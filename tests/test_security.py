@@ -1,0 +1,251 @@
+"""Issue 16: nothing in a catalog, a cache or an output directory can be turned
+against the user. One test per finding of the review (each failed before its
+fix), then the concurrency and crash tests of the writer."""
+
+from __future__ import annotations
+
+import hashlib
+import marshal
+import os
+import pickle
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from generator.cli import main
+
+from .conftest import ROOT, catalog_text, run_evcat
+
+KINDS = "python,jsonschema,asyncapi,docs"
+
+
+def snapshot(directory: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(directory)): p.read_bytes() for p in sorted(directory.rglob("*")) if p.is_file()}
+
+
+@pytest.fixture
+def small(tmp_path: Path) -> Path:
+    catalog = tmp_path / "catalog"
+    catalog.mkdir()
+    (catalog / "test.yaml").write_text(catalog_text(), encoding="utf-8")
+    return catalog
+
+
+def _edit(catalog: Path) -> None:
+    path = catalog / "test.yaml"
+    path.write_text(path.read_text(encoding="utf-8").replace("Thing happened", "Thing changed"), encoding="utf-8")
+
+
+# --- the cache --------------------------------------------------------------------------------
+
+
+class _Marker:
+    """Unpickling this creates the file ``path``: code running from the cache."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (open, (self.path, "w"))
+
+
+def test_a_planted_template_bytecode_entry_runs_nothing(small: Path, tmp_path: Path) -> None:
+    """jinja2's FileSystemBytecodeCache reads its entries with pickle; their
+    names can be computed from the template paths. evcat keeps no such cache."""
+    import jinja2
+    import jinja2.bccache
+
+    cache = tmp_path / "cache"
+    marker = tmp_path / "executed"
+    planted = cache / "templates"
+    planted.mkdir(parents=True)
+    keeper = jinja2.FileSystemBytecodeCache(str(planted))
+    for template in (ROOT / "templates").rglob("*.jinja"):
+        name = str(template.relative_to(ROOT / "templates")).replace(os.sep, "/")
+        key = keeper.get_cache_key(name, str(template))
+        payload = jinja2.bccache.bc_magic + pickle.dumps(_Marker(str(marker)))
+        (planted / f"__jinja2_{key}.cache").write_bytes(payload)
+    out = tmp_path / "out"
+    for arguments in (["-o", str(out)], ["-o", str(out), "--check"]):
+        result = run_evcat("generate", str(small), *arguments, "--cache-dir", str(cache))
+        assert result.returncode == 0, result.stderr
+        assert not marker.exists(), "code from the cache ran"
+
+
+def _tamper(cache: Path) -> int:
+    """Change every entry as an attacker who can write the cache would:
+    the payload's strings and bytes edited, any header kept as it was."""
+    count = 0
+
+    def change(value: Any) -> Any:
+        if isinstance(value, bytes):
+            return b"# TAMPERED\n" + value
+        if isinstance(value, str):
+            return value + " TAMPERED" if "\n" not in value else "# TAMPERED\n" + value
+        if isinstance(value, dict):
+            return {key: change(item) for key, item in value.items()}
+        if isinstance(value, (list, tuple)):
+            return type(value)(change(item) for item in value)
+        return value
+
+    for path in cache.rglob("*"):
+        if not path.is_file():
+            continue
+        data = path.read_bytes()
+        for cut in range(0, min(len(data), 64)):
+            try:
+                value = marshal.loads(data[cut:])
+            except (EOFError, ValueError, TypeError):
+                continue
+            path.write_bytes(data[:cut] + marshal.dumps(change(value)))
+            count += 1
+            break
+        else:
+            path.write_bytes(b"# TAMPERED\n" + data)
+            count += 1
+    return count
+
+
+def test_tampered_cache_entries_are_misses(small: Path, tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    out = tmp_path / "out"
+    assert run_evcat("generate", str(small), "-o", str(out), "--cache-dir", str(cache)).returncode == 0
+    cold = snapshot(out)
+    assert _tamper(cache) > 5
+    check = run_evcat("generate", str(small), "-o", str(out), "--cache-dir", str(cache), "--check")
+    assert check.returncode == 0, check.stderr  # what --check compares with is what a cold run writes
+    again = tmp_path / "again"
+    assert run_evcat("generate", str(small), "-o", str(again), "--cache-dir", str(cache)).returncode == 0
+    assert snapshot(again) == cold
+    # and a lint through the tampered parse cache says what a cold lint says
+    warm = run_evcat("lint", str(small), "--cache-dir", str(cache), "--format", "json")
+    assert warm.stdout == run_evcat("lint", str(small), "--no-cache", "--format", "json").stdout
+
+
+def test_a_symlink_inside_the_cache_is_not_written_through(small: Path, tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    cache.mkdir()
+    for name in ("render", "parsed", "models", "runs"):
+        (cache / name).symlink_to(elsewhere, target_is_directory=True)
+    (cache / "checks.marshal").symlink_to(elsewhere / "checks")
+    assert run_evcat("generate", str(small), "-o", str(tmp_path / "out"), "--cache-dir", str(cache)).returncode == 0
+    assert list(elsewhere.iterdir()) == []
+
+
+# --- the writer -------------------------------------------------------------------------------
+
+
+def test_a_planted_temporary_link_is_not_written_through(small: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    assert run_evcat("generate", str(small), "-o", str(out), "--no-cache").returncode == 0
+    victims = []
+    for path in [p for p in out.rglob("*") if p.is_file()]:
+        victim = tmp_path / f"victim-{len(victims)}"
+        victim.write_text("mine\n")
+        victims.append(victim)
+        for name in (f".{path.name}.evcat-tmp", f".{path.name}.evcat-tmp-0000000000000000"):
+            (path.parent / name).symlink_to(victim)
+    _edit(small)
+    result = run_evcat("generate", str(small), "-o", str(out), "--no-cache")
+    assert result.returncode == 0, result.stderr
+    assert all(victim.read_text() == "mine\n" for victim in victims)
+    cold = tmp_path / "cold"
+    run_evcat("generate", str(small), "-o", str(cold), "--no-cache")
+    assert {k: v for k, v in snapshot(out).items() if ".evcat-tmp" not in k} == snapshot(cold)
+
+
+def test_a_directory_in_the_way_is_a_clean_error_before_any_rename(small: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    assert run_evcat("generate", str(small), "-o", str(out), "--no-cache").returncode == 0
+    _edit(small)
+    blocked = next(p for p in sorted(out.rglob("*.md")))
+    blocked.unlink()
+    blocked.mkdir()
+    (blocked / "keep").write_text("x")
+    before = snapshot(out)
+    directories = sorted(p for p in out.rglob("*") if p.is_dir())
+    result = run_evcat("generate", str(small), "-o", str(out), "--no-cache")
+    assert result.returncode == 1
+    assert "directory is in the way" in result.stderr and "Traceback" not in result.stderr
+    assert snapshot(out) == before
+    assert sorted(p for p in out.rglob("*") if p.is_dir()) == directories
+
+
+def test_a_planted_journal_cannot_reach_outside_out(small: Path, tmp_path: Path) -> None:
+    import json
+
+    out = tmp_path / "out"
+    assert run_evcat("generate", str(small), "-o", str(out), "--no-cache").returncode == 0
+    victim = tmp_path / "victim"
+    victim.write_text("mine\n")
+    journal = {"state": "committing", "renames": [["../victim", "../victim2"]], "deleted": ["../victim", "/etc/hostname"],
+               "directories": ["../"]}
+    (out / ".evcat-journal").write_text(json.dumps(journal))
+    result = run_evcat("generate", str(small), "-o", str(out), "--no-cache")
+    assert result.returncode == 0, result.stderr
+    assert victim.read_text() == "mine\n" and not (out / ".evcat-journal").exists()
+
+
+def _cold(catalog: Path, out: Path) -> dict[str, bytes]:
+    assert run_evcat("generate", str(catalog), "-o", str(out), "--no-cache").returncode == 0
+    return snapshot(out)
+
+
+def _start(catalog: Path, out: Path) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "generator", "generate", str(catalog), "-o", str(out), "--no-cache"],
+        cwd=ROOT, env=dict(os.environ, PYTHONPATH=str(ROOT)), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+
+
+def test_two_runs_into_one_out_never_mix(small: Path, tmp_path: Path) -> None:
+    other = tmp_path / "other"
+    shutil.copytree(small, other)
+    _edit(other)
+    colds = [_cold(small, tmp_path / "cold-a"), _cold(other, tmp_path / "cold-b")]
+    same = 0
+    for repetition in range(20):
+        out = tmp_path / f"out-{repetition}"
+        # even repetitions: the same catalog twice (exactly one run writes);
+        # odd ones: two different catalogs (the later one wins, whole)
+        second = small if repetition % 2 == 0 else other
+        runs = [_start(small, out), _start(second, out)]
+        results = [run.communicate(timeout=120) for run in runs]
+        assert [run.returncode for run in runs] == [0, 0], results
+        assert snapshot(out) in colds
+        if second is small:
+            same += 1
+            assert snapshot(out) == colds[0]
+            wrote = [int(stderr.split("wrote ")[1].split(",")[0]) for _, stderr in results]
+            assert sorted(wrote)[0] == 0 and sorted(wrote)[1] > 0, results  # the other says it did not write
+    assert same == 10
+
+
+def test_a_run_killed_anywhere_is_finished_or_undone_by_the_next(small: Path, tmp_path: Path) -> None:
+    other = tmp_path / "other"
+    shutil.copytree(small, other)
+    _edit(other)
+    cold_b = _cold(other, tmp_path / "cold-b")
+    out = tmp_path / "out"
+    started = time.monotonic()
+    _cold(small, out)
+    duration = time.monotonic() - started
+    generator = random.Random(16)
+    for repetition in range(50):
+        run = _start(other if repetition % 2 == 0 else small, out)
+        time.sleep(generator.uniform(duration * 0.5, duration * 1.1))
+        run.send_signal(signal.SIGKILL)
+        run.communicate()
+        # the next run (in this process: faster to start)
+        assert main(["generate", str(other), "-o", str(out), "--no-cache"]) == 0
+        assert snapshot(out) == cold_b, f"repetition {repetition}"
+        assert not [p for p in out.rglob("*") if ".evcat-tmp" in p.name or p.name == ".evcat-journal"]
