@@ -249,3 +249,51 @@ def test_a_run_killed_anywhere_is_finished_or_undone_by_the_next(small: Path, tm
         assert main(["generate", str(other), "-o", str(out), "--no-cache"]) == 0
         assert snapshot(out) == cold_b, f"repetition {repetition}"
         assert not [p for p in out.rglob("*") if ".evcat-tmp" in p.name or p.name == ".evcat-journal"]
+
+
+# --- catalogs from git ------------------------------------------------------------------------
+
+
+@pytest.fixture
+def repository(tmp_path: Path) -> Path:
+    repo = tmp_path / "repo"
+    (repo / "catalog").mkdir(parents=True)
+    (repo / "sub").mkdir()
+    git = lambda *a: subprocess.run(["git", "-C", str(repo), *a], check=True, capture_output=True)  # noqa: E731
+    git("init", "-q")
+    git("config", "user.email", "t@example.nl")
+    git("config", "user.name", "T")
+    (repo / "catalog" / "c.yaml").write_text(catalog_text())
+    (repo / "sub" / "keep").write_text("x")
+    git("add", ".")
+    git("commit", "-qm", "one")
+    return repo
+
+
+@pytest.mark.parametrize("path", [":/catalog", ":(top)catalog", ":(top,glob)**", ":(attr:x)catalog", "../repo/catalog", "catalog/../../x"])
+def test_git_pathspec_magic_writes_nothing_outside_a_private_directory(repository: Path, tmp_path: Path, path: str) -> None:
+    before = set(Path("/").iterdir()), set(Path(tempfile_dir()).iterdir())
+    result = run_evcat("diff", f"git:HEAD:{path}", "git:HEAD:catalog", cwd=repository / "sub")
+    after = set(Path("/").iterdir()), set(Path(tempfile_dir()).iterdir())
+    for created in (after[0] - before[0]):  # clean up what an old evcat would have written
+        shutil.rmtree(created, ignore_errors=True)
+    assert after[0] == before[0], "written at the root of the file system"
+    assert not [p for p in after[1] - before[1] if p.name.startswith("evcat-git-")]
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "Traceback" not in result.stderr and "error" in result.stderr
+
+
+def tempfile_dir() -> str:
+    import tempfile
+
+    return tempfile.gettempdir()
+
+
+def test_git_ref_of_one_catalog_file(repository: Path) -> None:
+    result = run_evcat("diff", "git:HEAD:catalog/c.yaml", "git:HEAD:catalog", cwd=repository)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "Traceback" not in result.stderr
+    bad = run_evcat("diff", "git:HEAD:sub/keep", "git:HEAD:catalog", cwd=repository)
+    assert bad.returncode == 2 and "no catalog files" in bad.stderr
+    option = run_evcat("diff", "git:--output=/tmp/x:catalog", "git:HEAD:catalog", cwd=repository)
+    assert option.returncode == 2 and "Traceback" not in option.stderr
