@@ -297,3 +297,70 @@ def test_git_ref_of_one_catalog_file(repository: Path) -> None:
     assert bad.returncode == 2 and "no catalog files" in bad.stderr
     option = run_evcat("diff", "git:--output=/tmp/x:catalog", "git:HEAD:catalog", cwd=repository)
     assert option.returncode == 2 and "Traceback" not in option.stderr
+
+
+# --- evcat validate: hostile events -----------------------------------------------------------
+
+
+def _meter_line() -> str:
+    import json
+
+    from .test_validate import METER
+
+    return json.dumps(METER)
+
+
+HOSTILE_EVENTS = {
+    "nested 3,000 deep": ('"reason": "replacement"', '"reason": ' + "[" * 3000 + "]" * 3000, "CE-FORMAT"),
+    "nested 1,000 deep": ('"reason": "replacement"', '"reason": ' + "[" * 1000 + "]" * 1000, "CE-FORMAT"),
+    "objects 3,000 deep": ('"reason": "replacement"', '"reason": ' + '{"a":' * 3000 + "1" + "}" * 3000, "CE-FORMAT"),
+    "400-digit integer": ('"multiplicationFactor": 1', '"multiplicationFactor": ' + "9" * 400, "CE-FORMAT"),
+    "400-digit attribute": ('"gridoperator": "8716871000002"', '"gridoperator": ' + "9" * 400, "CE-FORMAT"),
+    "lone surrogate in id": ('"id": "example"', '"id": "\\ud800"', "CE-STRING-CHARS"),
+    "lone surrogate in data": ('"reason": "replacement"', '"reason": "\\udc00"', "CE-STRING-CHARS"),
+    "lone surrogate in a key": ('"reason": "replacement"', '"\\udc00": 1', "CE-STRING-CHARS"),
+    "NaN": ('"multiplicationFactor": 1', '"multiplicationFactor": NaN', "CE-FORMAT"),
+    "Infinity": ('"multiplicationFactor": 1', '"multiplicationFactor": -Infinity', "CE-FORMAT"),
+    "1e400": ('"multiplicationFactor": 1', '"multiplicationFactor": 1e400', "CE-FORMAT"),
+    "control character in id": ('"id": "example"', '"id": "a\\u0001b"', "CE-STRING-CHARS"),
+    "escape sequence in id": ('"id": "example"', '"id": "\\u001b[31mred"', "CE-STRING-CHARS"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(HOSTILE_EVENTS))
+def test_one_hostile_event_is_a_diagnostic_and_never_stops_the_others(case: str, tmp_path: Path) -> None:
+    from .goldens import CATALOGS
+
+    old, new, rule = HOSTILE_EVENTS[case]
+    good = _meter_line()
+    assert old in good
+    bad = good.replace(old, new, 1)
+    (tmp_path / "events.jsonl").write_text(f"{good}\n{bad}\n{good}\n", encoding="utf-8")
+    (tmp_path / "batch.json").write_text(f"[{good}, {bad}]", encoding="utf-8")
+    result = run_evcat("validate", str(CATALOGS["normo"]), str(tmp_path / "events.jsonl"))
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "Traceback" not in result.stderr and "internal error" not in result.stderr
+    assert "null" not in result.stdout
+    assert result.stdout.strip().endswith("2 of 3 events valid"), result.stdout
+    assert f"events.jsonl:2:1: error {rule}" in result.stdout, result.stdout
+    assert "\x1b" not in result.stdout and "\x01" not in result.stdout
+    # in a batch (one JSON document), the batch or the one item is reported
+    batch = run_evcat("validate", str(CATALOGS["normo"]), str(tmp_path / "batch.json"), "--format", "json")
+    assert batch.returncode == 1 and "Traceback" not in batch.stderr and "internal error" not in batch.stderr
+
+
+def test_an_event_line_beyond_the_limit_is_a_diagnostic(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from generator import validate as validate_module
+
+    from .goldens import CATALOGS
+    from .test_validate import NORMO
+
+    monkeypatch.setattr(validate_module, "MAX_EVENT_BYTES", 4096)
+    good = _meter_line()
+    (tmp_path / "events.jsonl").write_text(f"{good}\n{'x' * 10_000}\n{good}\n", encoding="utf-8")
+    (tmp_path / "big.json").write_text("[" + ",".join([good] * 10) + "]", encoding="utf-8")
+    result = validate_module.validate(NORMO, [str(tmp_path / "events.jsonl"), str(tmp_path / "big.json")])
+    assert result.events == 4 and result.invalid == 2
+    assert [d.location.line for d in result.diagnostics] == [2, 1]
+    assert all("limit" in d.message for d in result.diagnostics)
+    assert CATALOGS  # the catalogs the module is built from
