@@ -34,7 +34,7 @@ from .build import build
 from .diagnostics import Diagnostic, Location, Severity
 from .cachefile import Store, diagnostic_from_data, diagnostic_to_data
 from .lint import LintResult, UsageError, display_path, find_catalog_files, lint
-from .loader import Document
+from .loader import Document, read_catalog_bytes
 from .model import CatalogSet
 from .render import Unit, asyncapi, docs, jsonschema, python
 from .render import templates as template_module
@@ -274,7 +274,7 @@ def render(catalog_set: CatalogSet, kinds: Sequence[str], *, cache_dir: str | No
 
 def generate(catalog: str, out: str, kinds: Sequence[str], *, check: bool = False, cache_dir: str | None = None,
              progress: bool = False, formatter: str = "ruff") -> GenerateResult:
-    run_key = _run_key(catalog, kinds, cache_dir, formatter) if cache_dir else None
+    run_key = _run_key(catalog, kinds, cache_dir, formatter, out) if cache_dir else None
     replayed = _replay(run_key, cache_dir) if run_key and cache_dir else None
     if replayed is not None:
         result, outputs, stats = replayed
@@ -287,7 +287,7 @@ def generate(catalog: str, out: str, kinds: Sequence[str], *, check: bool = Fals
         # With a cache, few catalogs usually changed: warm the helper while linting.
         helper = start_helper() if cache_dir and "python" in kinds else None
         try:
-            result = lint(catalog, cache_dir)
+            result = lint(catalog, cache_dir, exclude=[out])
             if result.has_errors:
                 return GenerateResult(result)
             # The parsed files (values with the location of every node) are not
@@ -320,12 +320,11 @@ def generate(catalog: str, out: str, kinds: Sequence[str], *, check: bool = Fals
 # code and templates, the tools, the outputs asked for and the formatter are
 # the same. Then lint's findings and the rendered units are the same too, and
 # are taken from the record of that run instead of being worked out again.
-def _run_key(catalog: str, kinds: Sequence[str], cache_dir: str, formatter: str) -> str | None:
+def _run_key(catalog: str, kinds: Sequence[str], cache_dir: str, formatter: str, out: str) -> str | None:
     digest = hashlib.sha256(f"{_salt()}\0{formatter}\0{','.join(kinds)}\0".encode())
     try:
-        for path in find_catalog_files(catalog):
-            with open(path, "rb") as handle:
-                content = handle.read()
+        for path in find_catalog_files(catalog, [cache_dir, out]):
+            content = read_catalog_bytes(path, catalog if os.path.isdir(catalog) else None)
             digest.update(f"{display_path(path)}\0{len(content)}\0".encode() + content)
     except (OSError, UsageError):
         return None  # lint reports it

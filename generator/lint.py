@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from . import __version__
 from .cachefile import Single, Store
 from .diagnostics import Diagnostic, Severity, sort_diagnostics
-from .loader import MAX_EVENTS, MAX_FILE_BYTES, Document, load_bytes
+from .loader import MAX_EVENTS, Document, load_bytes, read_catalog_bytes
 from .workers import run as parallel
 from .workers import worker_count
 
@@ -41,6 +41,7 @@ class LintResult:
     documents: dict[str, Document]
     built: Built
     diagnostics: list[Diagnostic] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # for the user, not findings (e.g. a YAML file that is no catalog)
 
     @property
     def catalog_set(self) -> CatalogSet:
@@ -51,13 +52,19 @@ class LintResult:
         return any(d.severity is Severity.ERROR for d in self.diagnostics)
 
 
-def find_catalog_files(root: str) -> list[str]:
+def find_catalog_files(root: str, exclude: Iterable[str | None] = ()) -> list[str]:
+    """The catalog files under ``root``; ``exclude``: directories that are
+    never read as catalogs (OUT and the cache directory, when under ``root``:
+    evcat's own AsyncAPI output is YAML too)."""
     if os.path.isfile(root):
         return [root]
     if not os.path.isdir(root):
         raise UsageError(f"{root}: no such catalog directory or file")
+    skipped = {os.path.realpath(path) for path in exclude if path}
     found = []
     for directory, subdirs, files in os.walk(root):
+        if skipped:
+            subdirs[:] = [d for d in subdirs if os.path.realpath(os.path.join(directory, d)) not in skipped]
         subdirs[:] = sorted(d for d in subdirs if d not in _SKIP_DIRS and not d.startswith("."))
         found.extend(os.path.join(directory, name) for name in files if name.endswith(CATALOG_SUFFIXES))
     if not found:
@@ -89,7 +96,8 @@ class Cache:
             memo = self.checks.get()
             self.memo = memo if isinstance(memo, dict) else {}
 
-    def load_all(self, paths: list[str], meanwhile: Callable[[], object] | None = None) -> dict[str, Document]:
+    def load_all(self, paths: list[str], meanwhile: Callable[[], object] | None = None,
+                 root: str | None = None) -> dict[str, Document]:
         """Every file, from the cache where it holds it; the rest parsed,
         on all cores when there is enough work (``meanwhile()`` runs here
         while the workers parse)."""
@@ -98,8 +106,7 @@ class Cache:
         for path in paths:
             display = display_path(path)
             try:
-                with open(path, "rb") as handle:
-                    raw = handle.read(MAX_FILE_BYTES + 1)
+                raw = read_catalog_bytes(path, root)
             except OSError as error:
                 documents[display] = _unreadable(display, error)
                 continue
@@ -165,15 +172,17 @@ def _unreadable(display: str, error: OSError) -> Document:
     return _failed(display, f"cannot read the file: {error.strerror or error}")
 
 
-def lint(root: str, cache_dir: str | None = None) -> LintResult:
-    files = find_catalog_files(root)
+def lint(root: str, cache_dir: str | None = None, exclude: Iterable[str | None] = ()) -> LintResult:
+    """``exclude``: directories under ``root`` that are not catalogs (OUT;
+    the cache directory always is one of them)."""
+    files = find_catalog_files(root, [cache_dir, *exclude])
     # Loading builds millions of small containers and no cycles: the cyclic
     # collector would only rescan them (a third of the run time).
     collecting = gc.isenabled()
     gc.disable()
     try:
         cache = Cache(cache_dir)
-        documents = cache.load_all(files, meanwhile=_rule_engine)
+        documents = cache.load_all(files, meanwhile=_rule_engine, root=root if os.path.isdir(root) else None)
         result = check(documents.values(), cache)
         cache.save_memo()
     finally:
@@ -194,20 +203,28 @@ def check(documents: Iterable[Document], cache: Cache | None = None) -> LintResu
     from .rules import Context, run_rules
 
     by_file = {document.file: document for document in documents}
+    # A YAML file that is plainly not a catalog (a mapping with neither
+    # ``catalog:`` nor ``events:``, such as a docker-compose.yml) is skipped.
+    notes = []
+    for file, document in list(by_file.items()):
+        value = document.value
+        if isinstance(value, dict) and value and not document.diagnostics and "catalog" not in value and "events" not in value:
+            del by_file[file]
+            notes.append(f"skipped {file}: not a catalog (it has no 'catalog:' key)")
     diagnostics: list[Diagnostic] = []
     for document in by_file.values():
         diagnostics.extend(document.diagnostics)
         diagnostics.extend(check_structure(document))
     too_many = _event_limit(by_file)
     if too_many is not None:  # nothing more is checked: the work would be unbounded
-        return LintResult(by_file, build([]), sort_diagnostics([*diagnostics, too_many]))
+        return LintResult(by_file, build([]), sort_diagnostics([*diagnostics, too_many]), notes)
     built = build(list(by_file.values()))
     diagnostics.extend(built.diagnostics)
     context = Context(built, by_file)
     if cache is not None:
         context.memo, context.memo_used = cache.memo, cache.memo_used
     diagnostics.extend(run_rules(context, worker_count(len(built.catalog_set.events))))
-    return LintResult(by_file, built, sort_diagnostics(_apply_overrides(diagnostics, by_file)))
+    return LintResult(by_file, built, sort_diagnostics(_apply_overrides(diagnostics, by_file)), notes)
 
 
 def _event_limit(documents: dict[str, Document]) -> Diagnostic | None:

@@ -364,3 +364,40 @@ def test_an_event_line_beyond_the_limit_is_a_diagnostic(tmp_path: Path, monkeypa
     assert [d.location.line for d in result.diagnostics] == [2, 1]
     assert all("limit" in d.message for d in result.diagnostics)
     assert CATALOGS  # the catalogs the module is built from
+
+
+# --- reading a catalog ------------------------------------------------------------------------
+
+
+def test_a_fifo_a_device_and_a_link_outside_are_not_read(small: Path, tmp_path: Path) -> None:
+    os.mkfifo(small / "pipe.yaml")
+    (small / "zero.yaml").symlink_to("/dev/zero")
+    secret = tmp_path / "secret.yaml"
+    secret.write_text(catalog_text(catalog_id="secret-catalog").replace("Test catalog", "SECRET TITLE"))
+    (small / "outside.yaml").symlink_to(secret)
+    for command in (["lint", str(small)], ["generate", str(small), "-o", str(tmp_path / "out")]):
+        result = subprocess.run([sys.executable, "-m", "generator", *command], cwd=ROOT, capture_output=True, text=True,
+                                env=dict(os.environ, PYTHONPATH=str(ROOT)), timeout=60)
+        assert result.returncode == 1, result.stdout + result.stderr
+        assert "Traceback" not in result.stderr and "MemoryError" not in result.stderr
+        assert "pipe.yaml:1:1: error" in result.stdout and "not a regular file" in result.stdout
+        assert "zero.yaml:1:1: error" in result.stdout
+        assert "outside.yaml:1:1: error" in result.stdout and "outside the catalog directory" in result.stdout
+        assert "SECRET" not in result.stdout
+
+
+def test_out_and_the_cache_inside_the_catalog_directory_are_not_catalogs(small: Path) -> None:
+    for _ in range(2):
+        result = run_evcat("generate", str(small), "-o", str(small / "out"), "--cache-dir", str(small / "cache"))
+        assert result.returncode == 0, result.stdout + result.stderr
+    assert run_evcat("lint", str(small), "--cache-dir", str(small / "cache")).returncode == 0
+
+
+def test_a_yaml_file_that_is_no_catalog_is_skipped_with_a_note(small: Path) -> None:
+    (small / "docker-compose.yml").write_text("services:\n  web:\n    image: nginx\n")
+    result = run_evcat("lint", str(small), "--no-cache")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "note: skipped" in result.stderr and "docker-compose.yml" in result.stderr
+    missing = small / "missing.yaml"  # a catalog that only forgot its id is still a catalog: an error
+    missing.write_text(catalog_text(catalog_id="x").replace("catalog: x\n", "").replace("nl.test.thing-happened", "nl.test.other-thing"))
+    assert run_evcat("lint", str(small), "--no-cache").returncode == 1
