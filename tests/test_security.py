@@ -401,3 +401,45 @@ def test_a_yaml_file_that_is_no_catalog_is_skipped_with_a_note(small: Path) -> N
     missing = small / "missing.yaml"  # a catalog that only forgot its id is still a catalog: an error
     missing.write_text(catalog_text(catalog_id="x").replace("catalog: x\n", "").replace("nl.test.thing-happened", "nl.test.other-thing"))
     assert run_evcat("lint", str(small), "--no-cache").returncode == 1
+
+
+# --- names ------------------------------------------------------------------------------------
+
+
+def test_generated_names_never_shadow_the_runtime_or_the_standard_library(tmp_path: Path) -> None:
+    catalog = tmp_path / "catalog"
+    catalog.mkdir()
+    for number, catalog_id in enumerate(("email", "json", "typing")):
+        names = ("event.error", "field", "cloud.event", "class.var", "literal") if number == 0 else (f"nl.test.other{number}",)
+        events = "".join(f"  - type: {name}\n    title: T\n    description: D.\n" for name in names)
+        (catalog / f"{catalog_id}.yaml").write_text(
+            catalog_text("cloudevents", catalog_id=catalog_id, events=events), encoding="utf-8")
+    out = tmp_path / "out"
+    result = run_evcat("generate", str(catalog), "-o", str(out), "--no-cache", "--only", "python")
+    assert result.returncode == 0, result.stdout + result.stderr
+    packages = sorted(p.name for p in (out / "python").iterdir())
+    assert not set(packages) & set(sys.stdlib_module_names), packages
+    code = (
+        "import sys, json, email, typing\n"
+        "from catalog_email import EventError, parse_event, EVENTS\n"
+        "assert isinstance(EventError, type) and issubclass(EventError, Exception)\n"
+        "assert len(EVENTS) == 5, EVENTS\n"
+        "for cls in EVENTS.values():\n"
+        "    assert cls.__name__ not in ('EventError', 'Field', 'CloudEvent', 'ClassVar', 'Literal'), cls.__name__\n"
+        "import catalog_email.events as events_module\n"
+        "assert events_module.Field.__module__.startswith('pydantic')\n"
+        "assert json.dumps is not None and email.message_from_string is not None\n"
+    )
+    run = subprocess.run([sys.executable, "-c", code], cwd=out / "python", capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0, run.stderr
+
+
+def test_two_catalogs_on_one_package_name_are_a_lint_error(tmp_path: Path) -> None:
+    catalog = tmp_path / "catalog"
+    catalog.mkdir()
+    (catalog / "a.yaml").write_text(catalog_text(catalog_id="import"), encoding="utf-8")
+    (catalog / "b.yaml").write_text(
+        catalog_text(catalog_id="catalog-import").replace("nl.test.thing-happened", "nl.test.other-happened"), encoding="utf-8")
+    result = run_evcat("lint", str(catalog), "--no-cache")
+    assert result.returncode == 1
+    assert "CAT-PACKAGE-NAME" in result.stdout and "catalog_import" in result.stdout
