@@ -7,6 +7,7 @@ there with the same name overrides ours. Escaping lives in filters here.
 
 from __future__ import annotations
 
+import re
 from functools import cache
 from pathlib import Path
 
@@ -49,14 +50,50 @@ def docstring(text: str | None, indent: int = 4) -> str:
     return '"""' + lines[0] + "\n" + "\n".join((pad + line) if line.strip() else "" for line in lines[1:]) + "\n" + pad + '"""'
 
 
+# Link destinations the docs keep: http, https, mailto and relative ones.
+# Any other scheme (javascript:, data:, vbscript:, file:...) would run or
+# load something when the Markdown is rendered (MkDocs, a wiki) and clicked.
+_SAFE_SCHEMES = frozenset({"http", "https", "mailto"})
+_SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.\-]*):")
+_INLINE_LINK = re.compile(r"\]\(([^)]*)")  # [text](destination ...) and ![alt](...)
+_REFERENCE = re.compile(r"^( {0,3})\[([^\]\n]*)\]:[ \t]*(\S*)", re.MULTILINE)  # [label]: destination
+_UNSEEN = re.compile(r"[\x00-\x20\\]")  # browsers drop these from URLs; Markdown drops the backslashes
+
+
+def safe_link(destination: str) -> bool:
+    """Whether a Markdown link destination is http(s), mailto or relative."""
+    cleaned = _UNSEEN.sub("", destination).lstrip("<")
+    scheme = _SCHEME.match(cleaned)
+    if scheme is not None:
+        return scheme.group(1).lower() in _SAFE_SCHEMES
+    return ":" not in cleaned.split("/", 1)[0].split("?", 1)[0].split("#", 1)[0]
+
+
 def md_text(text: str | None) -> str:
-    """Text for the Markdown pages: HTML in it is shown as text (wikis render raw HTML)."""
-    return (text or "").replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    """Text for the Markdown pages: HTML in it is shown as text (wikis render
+    raw HTML), and a link whose scheme is not http, https, mailto or relative
+    is shown as text, not made a link."""
+    escaped = (text or "").replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    escaped = _INLINE_LINK.sub(lambda m: m.group() if safe_link(m.group(1)) else "]\\(" + m.group(1), escaped)
+    return _REFERENCE.sub(lambda m: m.group() if safe_link(m.group(3)) else f"{m.group(1)}\\[{m.group(2)}]: {m.group(3)}", escaped)
 
 
 def md_cell(text: str | None) -> str:
     """One Markdown table cell: no line breaks, no column separators."""
     return " ".join(md_text(text).split()).replace("|", "\\|")
+
+
+def md_code(text: str | None) -> str:
+    """``text`` as a Markdown code span, whatever it holds: the fence is one
+    backtick longer than the longest run of backticks inside (CommonMark
+    6.1), line breaks become spaces, and ``|`` is escaped for table cells.
+    Inside a code span Markdown shows ``<`` and ``&`` as text."""
+    body = " ".join((text or "").splitlines()).replace("|", "\\|")
+    longest = max((len(run) for run in re.findall("`+", body)), default=0)
+    fence = "`" * (longest + 1)
+    if body.startswith("`") or body.endswith("`") or (body.startswith(" ") and body.endswith(" ") and body.strip()):
+        body = f" {body} "
+    return f"{fence}{body}{fence}"
 
 
 _TOML_ESCAPES = {**{code: f"\\u{code:04x}" for code in [*range(0x00, 0x20), 0x7F]}, 0x22: '\\"', 0x5C: "\\\\"}
@@ -102,5 +139,6 @@ def _environment(directories: tuple[Path, ...]) -> jinja2.Environment:
     env.filters["py"] = repr
     env.filters["md_text"] = md_text
     env.filters["md_cell"] = md_cell
+    env.filters["md_code"] = md_code
     env.filters["toml"] = toml_string
     return env
