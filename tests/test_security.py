@@ -526,3 +526,20 @@ def test_lint_text_output_shows_control_characters_escaped(tmp_path: Path) -> No
     assert result.returncode == 1
     assert "\x1b" not in result.stdout and "\x07" not in result.stdout and "\u202e" not in result.stdout
     assert "\\x1b" in result.stdout
+
+
+def test_docs_grow_linearly_with_the_number_of_catalogs(tmp_path: Path) -> None:
+    from generator.lint import lint
+    from generator.render import docs
+
+    def size(count: int) -> int:
+        catalog = tmp_path / f"catalogs-{count}"
+        catalog.mkdir()
+        for number in range(count):
+            text = catalog_text(catalog_id=f"cat-{number}").replace("nl.test.thing-happened", f"nl.test.thing{number}-happened")
+            (catalog / f"c{number}.yaml").write_text(text, encoding="utf-8")
+        files = docs.render(lint(str(catalog)).catalog_set)
+        return sum(len(content) for name, content in files.items() if name.endswith(".html") and "index" not in name)
+
+    small_size, large_size = size(60), size(240)
+    assert large_size < 4.5 * small_size, (small_size, large_size)  # 4x the catalogs: about 4x the pages, not 16x

@@ -291,12 +291,28 @@ def type_views(catalog_set: CatalogSet, only: Catalog | None = None, *, full: bo
     return sorted(views.values(), key=lambda v: (v.catalog.id, v.type))
 
 
+# The navigation of an event page names at most this many catalogs: its own
+# and its neighbours in id order (the index names them all). Naming every
+# catalog on every page made the site grow with catalogs x pages (10,000
+# one-event catalogs: 7 GB).
+NAV_CATALOGS = 50
+
+
 def units(catalog_set: CatalogSet) -> list[Unit]:
-    """The pages of each catalog (their navigation names every catalog, so the
-    ids and titles are inputs too), and the index pages (every catalog is their input)."""
+    """The pages of each catalog (their navigation names the catalogs around
+    it, so those ids and titles are inputs too), and the index pages (every
+    catalog is their input)."""
     titles = tuple(sorted((catalog.id, catalog.title) for catalog in catalog_set.catalogs))
+    position = {catalog_id: index for index, (catalog_id, _) in enumerate(titles)}
+
+    def near(catalog_id: str) -> tuple[tuple[str, str], ...]:
+        if len(titles) <= NAV_CATALOGS:
+            return titles
+        start = min(max(0, position[catalog_id] - NAV_CATALOGS // 2), len(titles) - NAV_CATALOGS)
+        return titles[start:start + NAV_CATALOGS]
+
     result = [
-        Unit("docs", catalog.id, (*catalog_inputs(catalog, catalog_set), titles), _render_catalog)
+        Unit("docs", catalog.id, (*catalog_inputs(catalog, catalog_set), near(catalog.id)), _render_catalog)
         for catalog in catalog_set.catalogs
     ]
     result.append(Unit("docs", "index", (catalog_set.catalogs,), _render_index, local=True))
