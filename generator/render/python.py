@@ -33,6 +33,7 @@ from typing import Any
 from .. import __version__
 from ..cachefile import Store
 from ..model import Catalog, CatalogSet, EventType
+from ..patterns import python_patterns
 from ..naming import python_class_name, python_field_name, python_package_name, to_pascal
 from ..runtime import EXTRAS, REQUIRES, runtime_files
 from ..schemawalk import LIST_OF_SCHEMAS, MAP_OF_SCHEMAS, ONE_SCHEMA
@@ -153,7 +154,7 @@ def models_source(catalog: Catalog, catalog_set: CatalogSet, data_names: dict[tu
     schema = {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "title": _CONTAINER,
-        "$defs": dict(sorted(defs.items())),
+        "$defs": python_patterns(dict(sorted(defs.items()))),  # ECMA-262 patterns, written as pydantic reads them
     }
     return _strip_container(_datamodel_codegen(json.dumps(schema, sort_keys=False)))
 
