@@ -52,12 +52,12 @@ class PatternError(ValueError):
 # --- the tree ------------------------------------------------------------------------------------
 
 
-@dataclass
+@dataclass(eq=False)
 class Node:
     pass
 
 
-@dataclass
+@dataclass(eq=False)
 class CharSet(Node):
     """One character from a set: ``text`` is the set written for Python and
     Rust alike (a class ``[...]`` or one escaped character)."""
@@ -66,24 +66,24 @@ class CharSet(Node):
     ecma: str  # as written in the pattern
 
 
-@dataclass
+@dataclass(eq=False)
 class Assertion(Node):
     kind: str  # "^", "$", "\\b", "\\B"
 
 
-@dataclass
+@dataclass(eq=False)
 class Backreference(Node):
     name: str  # a number or a group name
 
 
-@dataclass
+@dataclass(eq=False)
 class Group(Node):
     body: Node
     kind: str = "capture"  # capture, plain, named, lookahead, negative-lookahead, lookbehind, negative-lookbehind
     name: str = ""
 
 
-@dataclass
+@dataclass(eq=False)
 class Repeat(Node):
     body: Node
     low: int
@@ -92,12 +92,12 @@ class Repeat(Node):
     ecma: str = ""
 
 
-@dataclass
+@dataclass(eq=False)
 class Sequence(Node):
     items: list[Node] = field(default_factory=list)
 
 
-@dataclass
+@dataclass(eq=False)
 class Alternation(Node):
     options: list[Node] = field(default_factory=list)
 
@@ -424,18 +424,23 @@ def python_pattern(ecma_pattern: str) -> str:
 
 
 def portability(ecma_pattern: str) -> list[str]:
+    return list(_portability(ecma_pattern))
+
+
+@cache
+def _portability(ecma_pattern: str) -> tuple[str, ...]:
     """What in ``ecma_pattern`` lies outside I-Regexp (RFC 9485) with ``^``
     at the start, ``$`` at the end and ``(?:...)``: the constructs that judges
     read differently or not at all. Empty: portable."""
     try:
         tree = parse(ecma_pattern)
     except PatternError as error:
-        return [f"it cannot be read as ECMA-262 by every judge ({error})"]
+        return (f"it cannot be read as ECMA-262 by every judge ({error})",)
     except RecursionError:
-        return ["it is nested too deeply"]
+        return ("it is nested too deeply",)
     found: list[str] = []
     _portable(tree, found, top=True)
-    return sorted(set(found))
+    return tuple(sorted(set(found)))
 
 
 def _portable(node: Node, found: list[str], top: bool = False) -> None:
@@ -485,7 +490,7 @@ def _members(text: str) -> frozenset[str]:
     return frozenset(probe for probe in _PROBES if compiled.fullmatch(probe))
 
 
-@dataclass
+@dataclass(eq=False)
 class _Shape:
     nullable: bool  # can match the empty string
     chars: frozenset[str]  # the characters it can take, anywhere
@@ -497,6 +502,7 @@ class _Shape:
 _ANY = frozenset(_PROBES)
 
 
+@cache
 def _shape(node: Node) -> _Shape:
     if isinstance(node, CharSet):
         members = _members(node.text)
@@ -530,22 +536,27 @@ def _shape(node: Node) -> _Shape:
 
 
 def backtracking(ecma_pattern: str) -> list[str]:
+    return list(_backtracking(ecma_pattern))
+
+
+@cache
+def _backtracking(ecma_pattern: str) -> tuple[str, ...]:
     """Why ``ecma_pattern`` can make a backtracking engine (Python's ``re``)
     take time that grows exponentially or polynomially with the input.
     Empty: it stays linear (with the judges' own limits on event size)."""
     try:
         tree = parse(ecma_pattern)
     except PatternError:
-        return []  # not readable: portability() reports it
+        return ()  # not readable: portability() reports it
     except RecursionError:
-        return ["it is nested too deeply to be checked"]
+        return ("it is nested too deeply to be checked",)
     found: list[str] = []
     _nested(tree, found)
     for option in tree.options if isinstance(tree, Alternation) else [tree]:
         items = option.items if isinstance(option, Sequence) else [option]
         anchored = bool(items) and isinstance(items[0], Assertion) and items[0].kind == "^"
         _runs(items, anchored, found)
-    return list(dict.fromkeys(found))
+    return tuple(dict.fromkeys(found))
 
 
 def _unbounded(node: Node) -> bool:

@@ -334,10 +334,10 @@ def package_names(context: Context) -> Iterator[Diagnostic]:
         if not catalog.files:
             continue
         package = python_package_name(catalog.id)
-        where = context.loc(catalog.files[0], ("catalog",))
         if package in first and first[package].id != catalog.id:
             other = first[package]
-            elsewhere = context.loc(other.files[0], ("catalog",))
+            # locations only now: finding one parses the file's positions (lint reads without them)
+            where, elsewhere = context.loc(catalog.files[0], ("catalog",)), context.loc(other.files[0], ("catalog",))
             yield context.report(
                 "CAT-PACKAGE-NAME",
                 f"catalog '{catalog.id}' becomes the Python package '{package}', as catalog '{other.id}' at {elsewhere} does; rename one of them",
