@@ -424,8 +424,8 @@ PARALLEL_MIN_EVENTS = 5_000
 
 # Events are read and checked in chunks of this many (or CHUNK_BYTES of
 # input): memory depends on the chunk, not on the input.
-CHUNK_EVENTS = 100_000
-CHUNK_BYTES = 48 * 1024 * 1024
+CHUNK_EVENTS = 50_000
+CHUNK_BYTES = 32 * 1024 * 1024
 
 
 def validate(catalog_set: CatalogSet, arguments: list[str]) -> Result:
@@ -520,35 +520,41 @@ def _check_range(validator: FastValidator, sources: list[Source], positions: lis
         source = sources[position]
         source.parse()
         result.events += 1
-        where = f"event {source.index}" if source.index is not None else "event"
-        if source.error is not None:
-            result.invalid += 1
-            diagnostic = Diagnostic(source.rule, RULES[source.rule].severity, f"{where}: {source.error}" if source.rule != "CE-FORMAT" else source.error,
-                                    Location(source.file, source.line, source.column))
-            result.diagnostics.append(diagnostic)
-            result.ordered.append((position, diagnostic))
-            continue
-        try:
-            problems = validator.check(source.value, len(source.raw))
-        except (RecursionError, ValueError, OverflowError, UnicodeError) as error:  # one event never stops the others
-            problems = [Problem("CE-FORMAT", (), f"cannot be checked: {error}")]
-        problems.extend(_core_string_chars(source.value, problems))
-        if not problems:
-            continue
-        if any(RULES[p.rule].severity.name == "ERROR" for p in problems):
-            result.invalid += 1
-        event_id = source.value.get("id") if isinstance(source.value, dict) else None
-        for problem in problems:
-            label = f"{where} id={event_id!r}" if isinstance(event_id, str) else where
-            message = problem.message
-            pointer = pointer_text(problem.pointer)
-            if not message.startswith(pointer):
-                message = f"{pointer}: {message}"
-            diagnostic = Diagnostic(
-                problem.rule, RULES[problem.rule].severity, f"{label}: {message}",
-                Location(source.file, source.line, source.column),
-                extra=(("index", source.index), ("id", event_id), ("pointer", pointer)),
-            )
-            result.diagnostics.append(diagnostic)
-            result.ordered.append((position, diagnostic))
+        _check_one(validator, source, position, result)
+        source.value = None  # checked: its parsed value is not kept (memory stays that of one chunk)
     return result
+
+
+def _check_one(validator: FastValidator, source: Source, position: int, result: Result) -> None:
+    """One event's findings into ``result``."""
+    where = f"event {source.index}" if source.index is not None else "event"
+    if source.error is not None:
+        result.invalid += 1
+        diagnostic = Diagnostic(source.rule, RULES[source.rule].severity, f"{where}: {source.error}" if source.rule != "CE-FORMAT" else source.error,
+                                Location(source.file, source.line, source.column))
+        result.diagnostics.append(diagnostic)
+        result.ordered.append((position, diagnostic))
+        return
+    try:
+        problems = validator.check(source.value, len(source.raw))
+    except (RecursionError, ValueError, OverflowError, UnicodeError) as error:  # one event never stops the others
+        problems = [Problem("CE-FORMAT", (), f"cannot be checked: {error}")]
+    problems.extend(_core_string_chars(source.value, problems))
+    if not problems:
+        return
+    if any(RULES[p.rule].severity.name == "ERROR" for p in problems):
+        result.invalid += 1
+    event_id = source.value.get("id") if isinstance(source.value, dict) else None
+    for problem in problems:
+        label = f"{where} id={event_id!r}" if isinstance(event_id, str) else where
+        message = problem.message
+        pointer = pointer_text(problem.pointer)
+        if not message.startswith(pointer):
+            message = f"{pointer}: {message}"
+        diagnostic = Diagnostic(
+            problem.rule, RULES[problem.rule].severity, f"{label}: {message}",
+            Location(source.file, source.line, source.column),
+            extra=(("index", source.index), ("id", event_id), ("pointer", pointer)),
+        )
+        result.diagnostics.append(diagnostic)
+        result.ordered.append((position, diagnostic))
