@@ -122,8 +122,21 @@ class Cache:
         if meanwhile is not None:
             meanwhile()
         sources = {display: raw for display, raw, _ in misses}
-        for display, packed, digest in parsed:
-            documents[display] = Document.from_data(display, marshal.loads(packed), digest, sources[display])
+        # The event limit, counted as files come in: past it, the rest is not
+        # parsed (check() then reports the limit; the work would be unbounded).
+        count = sum(_events_in(document) for document in documents.values())
+        try:
+            for display, packed, digest in parsed:
+                documents[display] = Document.from_data(display, marshal.loads(packed), digest, sources[display])
+                count += _events_in(documents[display])
+                del sources[display]
+                if count > MAX_EVENTS:
+                    for unparsed in sources:  # never read: nothing to report about them
+                        del documents[unparsed]
+                    break
+        finally:
+            if hasattr(parsed, "close"):
+                parsed.close()  # stops the workers still parsing
         return documents
 
     def _cached(self, display: str, digest: str, raw: bytes) -> Document | None:
@@ -164,6 +177,11 @@ def _parse_all(items: list[tuple[str, bytes, str]], entries: dict[str, str | Non
     if sum(len(raw) for _, raw, _ in items) < PARALLEL_MIN_BYTES:
         workers = 1
     return parallel(_parse, work, workers, chunksize=max(1, len(work) // (workers * 4)))
+
+
+def _events_in(document: Document) -> int:
+    events = document.value.get("events") if isinstance(document.value, dict) else None
+    return len(events) if isinstance(events, list) else 0
 
 
 def _unreadable(display: str, error: OSError) -> Document:

@@ -604,3 +604,26 @@ def test_the_generated_package_raises_only_its_documented_errors(normo_package: 
     run = subprocess.run([sys.executable, "-c", _RUNTIME_PROBE], cwd=normo_package, capture_output=True, text=True, timeout=120)
     assert run.returncode == 0, run.stderr
     assert json.loads(run.stdout) == []
+
+
+def test_the_event_limit_stops_reading_early(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from generator import lint as lint_module
+
+    catalog = tmp_path / "catalog"
+    catalog.mkdir()
+    for number in range(20):
+        text = catalog_text(catalog_id=f"cat-{number}").replace("nl.test.thing-happened", f"nl.test.thing{number}-happened")
+        (catalog / f"c{number:02}.yaml").write_text(text, encoding="utf-8")
+    parsed: list[str] = []
+    real = lint_module.load_bytes
+
+    def counting(raw: bytes, display: str, **options: Any) -> Any:
+        parsed.append(display)
+        return real(raw, display, **options)
+
+    monkeypatch.setattr(lint_module, "load_bytes", counting)
+    monkeypatch.setattr(lint_module, "MAX_EVENTS", 5)
+    result = lint_module.lint(str(catalog), None)
+    assert any("more than 5 event types" in d.message for d in result.diagnostics)
+    assert len(parsed) == 6, parsed  # the sixth file passes the limit: the other 14 are never parsed
+    assert len(result.diagnostics) == 1, result.diagnostics
