@@ -56,16 +56,19 @@ def _secret() -> bytes:
         pass
     try:
         os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
-        fresh = secrets.token_bytes(32)
-        descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW, 0o600)
+        # Written whole under a temporary name, then linked into place: a
+        # process racing this one reads the whole key or makes its own attempt.
+        temporary = f"{path}.{os.getpid()}.{secrets.token_hex(4)}"
+        descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW, 0o600)
         with os.fdopen(descriptor, "wb") as handle:
-            handle.write(fresh)
-        return fresh
-    except FileExistsError:
+            handle.write(secrets.token_bytes(32))
         try:
-            return _read_secret(path)  # another run made it meanwhile
-        except OSError:
-            pass
+            os.link(temporary, path)
+        except FileExistsError:
+            pass  # another process was first: its key is the key
+        finally:
+            os.unlink(temporary)
+        return _read_secret(path)
     except OSError:
         pass
     # No private place to keep a key: one for this process only (the cache
@@ -198,6 +201,7 @@ class Store:
     def __init__(self, cache_dir: str | os.PathLike[str], name: str) -> None:
         self.root = Path(cache_dir)
         self.directory = self.root / name
+        _secret()  # known before workers fork: they share it
 
     def path(self, key: str) -> Path:
         return self.directory / key[:2] / f"{key}.marshal"
