@@ -16,28 +16,25 @@ from __future__ import annotations
 import gc
 import hashlib
 import itertools
-import marshal
 import os
-import signal
 import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import astuple, dataclass
+from dataclasses import dataclass
 from functools import cache
 from importlib import metadata
 from pathlib import Path
-from multiprocessing import get_context
 from typing import Any, TextIO
 
 from . import __version__
 from .build import build
-from .diagnostics import Diagnostic, Location, Severity
 from .cachefile import Store, diagnostic_from_data, diagnostic_to_data
 from .lint import LintResult, UsageError, display_path, find_catalog_files, lint
 from .loader import Document, read_catalog_bytes
 from .model import CatalogSet
 from .render import Unit, asyncapi, docs, jsonschema, python
 from .render import templates as template_module
+from . import workers as workers_module
 from .workers import run as parallel
 from .workers import worker_count
 from .writer import WriteReport, write
@@ -184,20 +181,9 @@ def _render_task(task: Task) -> tuple[int, dict[str, bytes]]:
 HELPER_MAX_UNITS = 2
 
 
-def _ignore_interrupts() -> None:
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent stops the workers
-
-
-def _warm_helper() -> None:
-    _ignore_interrupts()
-    python.warm_up()
-
-
 def start_helper() -> Any:
-    """The warm helper (a one-process pool), or None where fork is not available."""
-    if worker_count(2) < 2:
-        return None
-    return get_context("fork").Pool(1, initializer=_warm_helper)
+    """The warm helper (one process that loads datamodel-code-generator now), or None where fork is not available."""
+    return workers_module.helper(python.warm_up)
 
 
 def render(catalog_set: CatalogSet, kinds: Sequence[str], *, cache_dir: str | None = None,
@@ -282,8 +268,7 @@ def generate(catalog: str, out: str, kinds: Sequence[str], *, check: bool = Fals
         # Workers are forked now, while evcat is small: forked after lint, each
         # would share the parent's large, fragmented heap and copy its pages
         # as it allocates (measured: 270 MB per worker at 5,000 types).
-        workers = worker_count(1 << 16)
-        pool = get_context("fork").Pool(workers, initializer=_ignore_interrupts) if workers > 1 else None
+        pool = workers_module.pool(worker_count(1 << 16))
         # With a cache, few catalogs usually changed: warm the helper while linting.
         helper = start_helper() if cache_dir and "python" in kinds else None
         try:
@@ -297,18 +282,12 @@ def generate(catalog: str, out: str, kinds: Sequence[str], *, check: bool = Fals
             gc.collect()
             # The model lives until the run ends: collections while rendering
             # leave it alone (at 5,000 types they took half the docs index time).
-            gc.freeze()
-            try:
+            with workers_module.frozen():
                 stats = RenderStats()
                 outputs = render(result.catalog_set, kinds, cache_dir=cache_dir, progress=progress, stats=stats,
                                  formatter=formatter, helper=helper, pool=pool)
-            finally:
-                gc.unfreeze()  # --watch runs again in this process: the next model must be collectable
         finally:
-            for processes in (helper, pool):
-                if processes is not None:
-                    processes.terminate()
-                    processes.join()
+            workers_module.stop(helper, pool)
         if run_key and cache_dir and stats.keys is not None:
             _record(run_key, cache_dir, result, kinds, stats.keys)
     out_path = Path(out)

@@ -7,7 +7,6 @@ re-parses only that file.
 
 from __future__ import annotations
 
-import gc
 import hashlib
 import os
 import marshal
@@ -21,7 +20,7 @@ from .cachefile import Single, Store
 from .diagnostics import Diagnostic, Severity, sort_diagnostics
 from .loader import MAX_EVENTS, Document, load_bytes, read_catalog_bytes
 from .workers import run as parallel
-from .workers import worker_count
+from .workers import no_collection, worker_count
 
 if TYPE_CHECKING:
     from .build import Built
@@ -196,16 +195,11 @@ def lint(root: str, cache_dir: str | None = None, exclude: Iterable[str | None] 
     files = find_catalog_files(root, [cache_dir, *exclude])
     # Loading builds millions of small containers and no cycles: the cyclic
     # collector would only rescan them (a third of the run time).
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
+    with no_collection():
         cache = Cache(cache_dir)
         documents = cache.load_all(files, meanwhile=_rule_engine, root=root if os.path.isdir(root) else None)
         result = check(documents.values(), cache)
         cache.save_memo()
-    finally:
-        if collecting:
-            gc.enable()
     return result
 
 

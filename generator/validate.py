@@ -10,7 +10,6 @@ the precise rule and the JSON pointer of the offending value.
 
 from __future__ import annotations
 
-import gc
 import itertools
 import json
 import math
@@ -30,6 +29,7 @@ from .instance import CE_SIZE, EventChecker, Problem, pointer_text
 from .model import CatalogSet, EventType
 from .render.jsonschema import envelope_schema, payload_schema
 from .rules import RULES
+from .workers import no_collection
 from .workers import run_shared as parallel
 from .workers import worker_count as workers_for
 
@@ -119,6 +119,7 @@ class FastValidator:
                     for name in undeclared
                 ]
         problems = self.checker.check(event, wire_size=wire_size)
+        problems.extend(_core_string_chars(event, problems))  # (issue 16) not named by the checker yet
         if isinstance(event, dict) and not any(RULES[p.rule].severity.name == "ERROR" for p in problems):
             entry, _ = self.checker.find(event)
             if entry is not None:  # the schema is stricter than the named rules: report what it says
@@ -316,42 +317,37 @@ def _split(file: str, handle: BinaryIO) -> Iterator[Source]:
     ``.jsonl``/``.ndjson`` file, or one whose first line is a JSON value by
     itself and is followed by more lines."""
     lines = _lines(handle)
-    first: tuple[int, bytes] | None = None
+    read: list[tuple[int, bytes]] = []  # every line read before deciding, blank ones too
+    filled: list[tuple[int, bytes]] = []  # the first two that are not blank
+    wanted = 1 if file.endswith((".jsonl", ".ndjson")) else 2
     for number, line in lines:
+        read.append((number, line))
         if line.strip():
-            first = (number, line)
-            break
-    if first is None:
-        if not file.endswith((".jsonl", ".ndjson")):
+            filled.append((number, line))
+            if len(filled) == wanted:
+                break
+    if not filled:
+        if wanted == 2:
             yield _broken(file, b"", json.JSONDecodeError("Expecting value", "", 0))
         return
-    if file.endswith((".jsonl", ".ndjson")):
-        yield from _json_lines(file, itertools.chain([first], lines))
-        return
-    second: tuple[int, bytes] | None = None
-    for number, line in lines:
-        if line.strip():
-            second = (number, line)
-            break
-    if second is not None and first[1] is not _TOO_LONG and _is_json(first[1]):
-        yield from _json_lines(file, itertools.chain([first, second], lines))
+    if wanted == 1 or (len(filled) == 2 and filled[0][1] is not _TOO_LONG and _is_json(filled[0][1])):
+        yield from _json_lines(file, itertools.chain(filled, lines))
         return
     # One document: the lines read so far and the rest, up to the limit.
-    parts = [pair[1] for pair in (first, second) if pair is not None]
-    if any(part is _TOO_LONG for part in parts):
-        yield Source(file, first[0], None, b"", error=f"larger than {MAX_EVENT_BYTES:,} bytes (the limit of one event or batch); split it or write JSON lines")
+    too_large = f"larger than {MAX_EVENT_BYTES:,} bytes (the limit of one event or batch); split it or write JSON lines"
+    parts = [line for _, line in read]
+    size = sum(len(part) + 1 for part in parts)
+    if any(part is _TOO_LONG for part in parts) or size > MAX_EVENT_BYTES:
+        yield Source(file, 1, None, b"", error=too_large)
         return
-    size = sum(len(part) for part in parts)
     for _, line in lines:
-        size += len(line)
+        size += len(line) + 1
         if line is _TOO_LONG or size > MAX_EVENT_BYTES:
-            yield Source(file, 1, None, b"", error=f"larger than {MAX_EVENT_BYTES:,} bytes (the limit of one event or batch); split it or write JSON lines")
+            yield Source(file, 1, None, b"", error=too_large)
             return
         parts.append(line)
-    raw = b"".join(parts)
+    raw = b"\n".join(parts)  # from the top of the file: line numbers of errors are the file's
     del parts
-    if first[0] > 1:
-        raw = b"\n" * (first[0] - 1) + raw  # line numbers of errors count from the top of the file
     try:
         value = loads(raw)
     except UnicodeDecodeError as error:
@@ -371,22 +367,33 @@ _TOO_LONG = bytes(bytearray(b"<too long>"))  # a distinct object: a line longer 
 
 
 def _lines(handle: BinaryIO) -> Iterator[tuple[int, bytes]]:
-    """(line number, line with its end of line) of ``handle``; a line longer
-    than MAX_EVENT_BYTES is read past, never held, and given as ``_TOO_LONG``."""
+    """(line number, line without its line feed) of ``handle``, read in
+    blocks; a line longer than MAX_EVENT_BYTES is read past, never held, and
+    given as ``_TOO_LONG``."""
     number = 0
+    rest = b""
+    skipping = False
     while True:
-        line = handle.readline(MAX_EVENT_BYTES + 1)
-        if not line:
-            return
-        number += 1
-        if len(line) > MAX_EVENT_BYTES and not line.endswith(b"\n"):
-            while True:
-                rest = handle.readline(_READ_BLOCK)
-                if not rest or rest.endswith(b"\n"):
-                    break
-            yield number, _TOO_LONG
-            continue
-        yield number, line
+        block = handle.read(_READ_BLOCK)
+        if not block:
+            break
+        lines = (rest + block).split(b"\n") if rest else block.split(b"\n")
+        rest = lines.pop()
+        for line in lines:
+            number += 1
+            if skipping:
+                skipping = False
+                yield number, _TOO_LONG
+            elif len(line) > MAX_EVENT_BYTES:
+                yield number, _TOO_LONG
+            else:
+                yield number, line
+        if len(rest) > MAX_EVENT_BYTES:
+            skipping, rest = True, b""
+    if skipping:
+        yield number + 1, _TOO_LONG
+    elif rest:
+        yield number + 1, rest
 
 
 def _is_json(line: bytes) -> bool:
@@ -402,7 +409,7 @@ def _json_lines(file: str, lines: Iterable[tuple[int, bytes]]) -> Iterator[Sourc
         if line is _TOO_LONG:
             yield Source(file, number, None, b"", error=f"larger than {MAX_EVENT_BYTES:,} bytes (the limit of one event)")
         elif line.strip():
-            yield Source(file, number, None, line.rstrip(b"\r\n"), parsed=False)
+            yield Source(file, number, None, line[:-1] if line.endswith(b"\r") else line, parsed=False)
 
 
 def _broken(file: str, raw: bytes, error: ValueError) -> Source:
@@ -424,17 +431,15 @@ PARALLEL_MIN_EVENTS = 5_000
 
 # Events are read and checked in chunks of this many (or CHUNK_BYTES of
 # input): memory depends on the chunk, not on the input.
-CHUNK_EVENTS = 50_000
-CHUNK_BYTES = 32 * 1024 * 1024
+CHUNK_EVENTS = 100_000
+CHUNK_BYTES = 64 * 1024 * 1024
 
 
 def validate(catalog_set: CatalogSet, arguments: list[str]) -> Result:
     """Check every event; a broken file or event never stops the others."""
     validator = FastValidator(catalog_set)
     result = Result()
-    collecting = gc.isenabled()
-    gc.disable()  # millions of short-lived containers, no cycles
-    try:
+    with no_collection():  # millions of short-lived containers, no cycles
         offset = 0
         for chunk in _chunks(read_sources(arguments)):
             part = _validate(validator, chunk)
@@ -444,10 +449,7 @@ def validate(catalog_set: CatalogSet, arguments: list[str]) -> Result:
             result.ordered.extend((offset + position, diagnostic) for position, diagnostic in part.ordered)
             offset += len(chunk)
             del chunk, part
-        return result
-    finally:
-        if collecting:
-            gc.enable()
+    return result
 
 
 def _chunks(sources: Iterator[Source]) -> Iterator[list[Source]]:

@@ -18,13 +18,14 @@ import json
 import os
 import re
 import secrets
-import signal
 import stat
 import sys
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
+
+from .workers import interrupts_held
 
 MANIFEST = ".evcat-manifest.json"
 
@@ -217,7 +218,7 @@ def _write(out: Path, outputs: Mapping[str, Mapping[str, bytes]], version: str) 
     except BaseException:
         _roll_back(out, [temporary for temporary, _ in renames], made)
         raise
-    with _interrupts_held():
+    with interrupts_held():
         _commit(out, renames, deleted)
     return report
 
@@ -344,21 +345,3 @@ def _remove_empty_parents(directory: Path, out: Path) -> None:
         except OSError:
             return
         directory = directory.parent
-
-
-@contextlib.contextmanager
-def _interrupts_held() -> Iterator[None]:
-    """Hold SIGINT while renames run, so Ctrl-C cannot leave half an update."""
-    try:
-        previous = signal.getsignal(signal.SIGINT)
-        received: list[int] = []
-        signal.signal(signal.SIGINT, lambda number, frame: received.append(number))
-    except ValueError:  # not the main thread: nothing to hold
-        yield
-        return
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGINT, previous)
-        if received:
-            raise KeyboardInterrupt

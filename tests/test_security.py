@@ -4,7 +4,6 @@ fix), then the concurrency and crash tests of the writer."""
 
 from __future__ import annotations
 
-import hashlib
 import marshal
 import os
 import pickle

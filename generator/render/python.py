@@ -27,7 +27,6 @@ import warnings
 import unicodedata
 from dataclasses import dataclass, field
 from functools import cache
-from pathlib import Path
 from typing import Any
 
 from .. import __version__
