@@ -134,7 +134,7 @@ def locked(out: Path, *, shared: bool = False) -> Iterator[None]:
         yield
         return
     try:
-        descriptor = os.open(out, os.O_RDONLY | os.O_DIRECTORY | _NOFOLLOW)
+        descriptor = os.open(out, os.O_RDONLY | os.O_DIRECTORY)  # OUT itself is the user's to name, a link too
     except FileNotFoundError:
         if shared:  # --check of an OUT that does not exist: nothing to lock
             yield
@@ -219,7 +219,11 @@ def _write(out: Path, outputs: Mapping[str, Mapping[str, bytes]], version: str) 
         _roll_back(out, [temporary for temporary, _ in renames], made)
         raise
     with interrupts_held():
-        _commit(out, renames, deleted)
+        try:
+            _commit(out, renames, deleted)
+        except OSError as error:  # past the commit point: the journal stays, the next run completes the update
+            raise OutputError(f"cannot finish writing {out}: {error.strerror or error}; part of the update is in place: "
+                              "run evcat generate again to complete it") from None
     return report
 
 
