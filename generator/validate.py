@@ -431,8 +431,8 @@ PARALLEL_MIN_EVENTS = 5_000
 
 # Events are read and checked in chunks of this many (or CHUNK_BYTES of
 # input): memory depends on the chunk, not on the input.
-CHUNK_EVENTS = 100_000
-CHUNK_BYTES = 64 * 1024 * 1024
+CHUNK_EVENTS = 50_000
+CHUNK_BYTES = 32 * 1024 * 1024
 
 
 def validate(catalog_set: CatalogSet, arguments: list[str]) -> Result:
