@@ -492,10 +492,19 @@ def _validate(validator: FastValidator, sources: list[Source]) -> Result:
     # speed, never correctness (any worker can check any event).
     # More buckets than workers: the pool hands them out as workers free up.
     buckets: list[list[int]] = [[] for _ in range(workers * 8)]
+    seen: set[bytes] = set()
     for position, source in enumerate(sources):
         match = _TYPE_FIELD.search(source.raw) if not source.parsed else None
         name = match.group(1) if match else str(position).encode()
+        if match:
+            seen.add(name)
         buckets[zlib.crc32(name) % len(buckets)].append(position)
+    # Input comes in chunks, each checked by newly forked workers: the
+    # validators of the types seen are compiled here, once for the whole run
+    # (a type's validators once per chunk and worker would cost more).
+    for entry in validator.catalog_set.events:
+        if entry.type.encode() in seen:
+            validator.envelope(entry)
     # fork: workers share the events and the catalog copy-on-write; only
     # positions go out and (few) diagnostics come back.
     parts = list(parallel(_check_shared, (validator, sources), [bucket for bucket in buckets if bucket], workers))
