@@ -235,13 +235,9 @@ def loads(raw: bytes) -> Any:
     and numbers beyond a double (1e400), integers beyond 64 bits, lone
     surrogates and nesting deeper than MAX_DEPTH are problems, never values."""
     try:
-        value = orjson.loads(raw)
+        return orjson.loads(raw)  # nests at most 1,024 deep; deeper than MAX_DEPTH is found if a check fails (_check_one)
     except orjson.JSONDecodeError:
-        value = _careful_loads(raw)
-    else:
-        if raw.count(b"[") + raw.count(b"{") > MAX_DEPTH:  # a cheap bound first
-            _check_depth(value)
-    return value
+        return _careful_loads(raw)
 
 
 def _careful_loads(raw: bytes) -> Any:
@@ -350,6 +346,7 @@ def _split(file: str, handle: BinaryIO) -> Iterator[Source]:
     del parts
     try:
         value = loads(raw)
+        _check_depth(value)  # a batch's items are written out again (_compact): no deeper than the limit
     except UnicodeDecodeError as error:
         yield Source(file, 1, None, raw, error=f"not UTF-8 text: {error.reason}")
         return
@@ -549,7 +546,11 @@ def _check_one(validator: FastValidator, source: Source, position: int, result: 
     try:
         problems = validator.check(source.value, len(source.raw))
     except (RecursionError, ValueError, OverflowError, UnicodeError) as error:  # one event never stops the others
-        problems = [Problem("CE-FORMAT", (), f"cannot be checked: {error}")]
+        try:
+            _check_depth(source.value)  # the usual cause: nesting the validators do not follow
+            problems = [Problem("CE-FORMAT", (), f"cannot be checked: {error}")]
+        except InputProblem as problem:
+            problems = [Problem("CE-FORMAT", (), problem.msg)]
     problems.extend(_core_string_chars(source.value, problems))
     if not problems:
         return
