@@ -549,8 +549,8 @@ def _check_one(validator: FastValidator, source: Source, position: int, result: 
         try:
             _check_depth(source.value)  # the usual cause: nesting the validators do not follow
             problems = [Problem("CE-FORMAT", (), f"cannot be checked: {error}")]
-        except InputProblem as problem:
-            problems = [Problem("CE-FORMAT", (), problem.msg)]
+        except InputProblem as deep:
+            problems = [Problem("CE-FORMAT", (), deep.msg)]
     problems.extend(_core_string_chars(source.value, problems))
     if not problems:
         return
