@@ -165,13 +165,13 @@ class Progress:
             self.stream.flush()
 
 
-Task = tuple[int, Callable[[tuple[Any, ...]], dict[str, bytes]], tuple[Any, ...], tuple[str, Any]]
+Task = tuple[int, Callable[[tuple[Any, ...]], dict[str, bytes]], tuple[Any, ...]]
 
 
 def _render_task(task: Task) -> tuple[int, dict[str, bytes]]:
-    """In a worker or the warm helper: everything comes with the task."""
-    index, function, inputs, (formatter, model_cache) = task
-    python.formatter, python.model_cache = formatter, model_cache
+    """In a worker or the warm helper: everything comes with the task (a
+    unit's settings are bound to its render function, see python.units)."""
+    index, function, inputs = task
     return index, function(inputs)
 
 
@@ -196,11 +196,12 @@ def render(catalog_set: CatalogSet, kinds: Sequence[str], *, cache_dir: str | No
     ``formatter``: see ``render.python.format_sources``."""
     if formatter not in python.FORMATTERS:
         raise UsageError(f"--formatter takes {' or '.join(python.FORMATTERS)}, not {formatter!r}")
-    units = [unit for kind in kinds for unit in MODULES[kind].units(catalog_set)]
     render_cache = RenderCache(cache_dir, formatter) if cache_dir else None
-    # Set before the workers fork: they inherit them (the helper gets them with each task).
-    python.formatter = formatter
-    python.model_cache = (str(cache_dir), render_cache.salt) if render_cache is not None else None
+    settings = python.Settings(formatter, (str(cache_dir), render_cache.salt) if render_cache is not None else None)
+    units = [
+        unit for kind in kinds
+        for unit in (python.units(catalog_set, settings) if kind == "python" else MODULES[kind].units(catalog_set))
+    ]
     results: dict[int, dict[str, bytes]] = {}
     keys: dict[int, str] = {}
     for index, unit in enumerate(units):
@@ -213,11 +214,9 @@ def render(catalog_set: CatalogSet, kinds: Sequence[str], *, cache_dir: str | No
     to_helper = [i for i in pending if units[i].kind == "python"] if helper is not None else []
     if len(to_helper) > HELPER_MAX_UNITS:
         to_helper = []
-    settings = (python.formatter, python.model_cache)
-
 
     def tasks(indexes: list[int]) -> list[Task]:
-        return [(i, units[i].render, units[i].inputs, settings) for i in indexes]
+        return [(i, units[i].render, units[i].inputs) for i in indexes]
 
     handed = helper.imap_unordered(_render_task, tasks(to_helper)) if to_helper else iter(())
     here = [i for i in pending if i not in to_helper]
