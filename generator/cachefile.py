@@ -1,36 +1,252 @@
-"""Entries of ``.evcat-cache/``: read with ``marshal``, written atomically.
+"""Every store of ``.evcat-cache/``, and the one codec of cached Diagnostics.
 
-Every cache of evcat (parsed files, memoised checks, rendered units,
-datamodel-code-generator output, run records) goes through these two
-functions. A missing, stale or corrupt entry reads as None and is simply
-recomputed; an entry that cannot be written only makes the next run slower.
-So deleting the directory, or any file in it, is always safe.
+The cache directory is untrusted input: it arrives through CI caches and pull
+requests like a catalog does. So:
+
+* no entry is ever read with a format that can run code (no pickle, and no
+  jinja2 bytecode cache: jinja2 loads it with ``pickle``);
+* every entry is sealed with an HMAC-SHA256 over the key it is stored under
+  (the content hash of the inputs it claims to be the result of) and its
+  payload, with a key known only to this user (``EVCAT_CACHE_SECRET``, or a
+  file in the user's own cache directory, mode 0600, created on first use).
+  An entry that is edited, planted or moved to another key is a miss: it is
+  recomputed, exactly as if it were absent, so it can never change an output
+  or what ``--check`` says. Only a sealed payload reaches ``marshal.loads``;
+* nothing is read or written through a symbolic link inside the cache, and
+  temporaries are created with ``O_CREAT|O_EXCL|O_NOFOLLOW``.
+
+A missing, stale, tampered or unreadable entry reads as None; an entry that
+cannot be written only makes the next run slower. Deleting the directory, or
+any file in it, is always safe.
 """
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import marshal
 import os
+import secrets
+import stat
+from functools import cache
 from pathlib import Path
 from typing import Any
 
+from .diagnostics import Diagnostic, Location, Severity
 
-def read_marshal(path: Path) -> Any:
+_MAGIC = b"evcat-cache-2\n"
+_SEAL = 32  # bytes of HMAC-SHA256
+MAX_ENTRY_BYTES = 1 << 30
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+
+
+@cache
+def _secret() -> bytes:
+    """The key entries are sealed with: ``EVCAT_CACHE_SECRET`` (for a CI cache
+    that should be shared between machines, keep it in the CI's secrets), else
+    a random key in the user's own cache directory, made on first use."""
+    configured = os.environ.get("EVCAT_CACHE_SECRET")
+    if configured:
+        return hashlib.sha256(configured.encode("utf-8", "surrogatepass")).digest()
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    path = os.path.join(base, "evcat", "cache-secret")
+    try:
+        return _read_secret(path)
+    except OSError:
+        pass
+    try:
+        os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+        # Written whole under a temporary name, then linked into place: a
+        # process racing this one reads the whole key or makes its own attempt.
+        temporary = f"{path}.{os.getpid()}.{secrets.token_hex(4)}"
+        descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW, 0o600)
+        with os.fdopen(descriptor, "wb") as handle:
+            handle.write(secrets.token_bytes(32))
+        try:
+            os.link(temporary, path)
+        except FileExistsError:
+            pass  # another process was first: its key is the key
+        finally:
+            os.unlink(temporary)
+        return _read_secret(path)
+    except OSError:
+        pass
+    # No private place to keep a key: one for this process only (the cache
+    # then serves this run, never a later one, and never a planted entry).
+    return secrets.token_bytes(32)
+
+
+def _read_secret(path: str) -> bytes:
+    descriptor = os.open(path, os.O_RDONLY | _NOFOLLOW)
+    with os.fdopen(descriptor, "rb") as handle:
+        info = os.fstat(handle.fileno())
+        if not stat.S_ISREG(info.st_mode) or info.st_uid != os.getuid() or info.st_mode & 0o077:
+            raise OSError("the cache secret is not a private file of this user")
+        key = handle.read(64)
+    if len(key) != 32:
+        raise OSError("the cache secret is damaged")
+    return key
+
+
+def _seal(key: str, payload: bytes) -> bytes:
+    return hmac.new(_secret(), key.encode("utf-8", "surrogatepass") + b"\0" + payload, hashlib.sha256).digest()
+
+
+def _make_parents(root: Path, path: Path) -> bool:
+    """Create ``path``'s missing parent directories below ``root``, one at a
+    time, never through a symbolic link; whether they are all real directories."""
+    try:
+        parts = path.parent.relative_to(root).parts
+    except ValueError:
+        return False
+    current = root
+    for part in ("", *parts):
+        current = current / part if part else current
+        try:
+            os.mkdir(current)
+        except FileExistsError:
+            pass
+        except OSError:
+            return False
+        try:
+            if not stat.S_ISDIR(os.lstat(current).st_mode):
+                return False
+        except OSError:
+            return False
+    return True
+
+
+def _no_link_between(root: Path, path: Path) -> bool:
+    """Whether no directory from ``root`` down to ``path``'s parent is a symbolic link."""
+    try:
+        parts = path.parent.relative_to(root).parts
+    except ValueError:
+        return False
+    current = root
+    for part in ("", *parts):
+        current = current / part if part else current
+        try:
+            if stat.S_ISLNK(os.lstat(current).st_mode):
+                return False
+        except FileNotFoundError:
+            return True  # nothing further down exists either
+        except OSError:
+            return False
+    return True
+
+
+def read_entry(root: Path, path: Path, key: str) -> Any:
+    """The value stored at ``path`` (inside the cache directory ``root``)
+    under ``key``, or None unless its seal proves this user's evcat wrote it."""
+    if not _no_link_between(root, path):
+        return None
+    try:
+        descriptor = os.open(path, os.O_RDONLY | _NOFOLLOW | getattr(os, "O_NONBLOCK", 0))
+    except OSError:
+        return None
+    try:
+        with os.fdopen(descriptor, "rb") as handle:
+            info = os.fstat(handle.fileno())
+            if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_ENTRY_BYTES:
+                return None
+            data = handle.read()
+    except OSError:
+        return None
+    head = len(_MAGIC) + _SEAL
+    if not data.startswith(_MAGIC) or len(data) < head:
+        return None
+    seal, payload = data[len(_MAGIC):head], data[head:]
+    if not hmac.compare_digest(seal, _seal(key, payload)):
+        return None
     try:
         # marshal.loads on the bytes: marshal.load on a file object reads in
-        # small pieces and is ten times slower.
-        return marshal.loads(path.read_bytes())
-    except (OSError, EOFError, ValueError, TypeError):
+        # small pieces and is ten times slower. Only sealed payloads get here.
+        return marshal.loads(payload)
+    except (EOFError, ValueError, TypeError):
         return None
 
 
-def write_atomic(path: Path, content: bytes) -> None:
-    """Write ``content`` to a temporary file beside ``path``, then rename it
-    over ``path``: a reader sees the old entry or the new one, never half."""
+def write_entry(root: Path, path: Path, key: str, value: Any) -> None:
+    """Store ``value`` (plain data: marshal) at ``path`` under ``key``, sealed."""
+    payload = marshal.dumps(value)
+    write_atomic(root, path, _MAGIC + _seal(key, payload) + payload)
+
+
+def write_atomic(root: Path, path: Path, content: bytes) -> None:
+    """Write ``content`` to a fresh temporary file beside ``path`` (never
+    through a planted link), then rename it over ``path``: a reader sees the
+    old entry or the new one, never half."""
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
+    if not _make_parents(root, path):
+        return
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        temporary.write_bytes(content)
+        descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW, 0o644)
+    except OSError:
+        return  # a cache that cannot be written is only slower
+    try:
+        with os.fdopen(descriptor, "wb") as handle:
+            handle.write(content)
         os.replace(temporary, path)
     except OSError:
-        pass  # a cache that cannot be written is only slower
+        try:
+            os.unlink(temporary)
+        except OSError:
+            pass
+
+
+class Store:
+    """One kind of entry (parsed files, checks, rendered units, models, run
+    records) in its own subdirectory of the cache directory."""
+
+    def __init__(self, cache_dir: str | os.PathLike[str], name: str) -> None:
+        self.root = Path(cache_dir)
+        self.directory = self.root / name
+        _secret()  # known before workers fork: they share it
+
+    def path(self, key: str) -> Path:
+        return self.directory / key[:2] / f"{key}.marshal"
+
+    def get(self, key: str) -> Any:
+        return read_entry(self.root, self.path(key), key)
+
+    def put(self, key: str, value: Any) -> None:
+        write_entry(self.root, self.path(key), key, value)
+
+
+class Single:
+    """One entry at a fixed place (the memo of checks)."""
+
+    def __init__(self, cache_dir: str | os.PathLike[str], name: str) -> None:
+        self.root = Path(cache_dir)
+        self.file = self.root / name
+        self.key = name
+
+    def get(self) -> Any:
+        return read_entry(self.root, self.file, self.key)
+
+    def put(self, value: Any) -> None:
+        write_entry(self.root, self.file, self.key, value)
+
+
+def diagnostic_to_data(diagnostic: Diagnostic) -> tuple[Any, ...]:
+    """Plain data for a cache entry (``extra`` is kept as ``repr`` text only
+    by the callers that need it; here it is left out)."""
+    location = diagnostic.location
+    return (
+        diagnostic.rule, int(diagnostic.severity), diagnostic.message,
+        (location.file, location.line, location.column), diagnostic.suggestion,
+        tuple((r.file, r.line, r.column) for r in diagnostic.related),
+    )
+
+
+def diagnostic_from_data(data: Any, file: str | None = None) -> Diagnostic:
+    """The Diagnostic ``diagnostic_to_data`` made (``file``: the one it belongs to,
+    when the entry may have been made for a file of the same content elsewhere).
+    Raises TypeError or ValueError for data of another shape."""
+    rule, severity, message, (where, line, column), suggestion, related = data
+    if not isinstance(rule, str) or not isinstance(message, str):
+        raise TypeError("not a diagnostic")
+    return Diagnostic(
+        rule, Severity(severity), message, Location(file if file is not None else where, line, column), suggestion,
+        tuple(Location(*r) for r in related),
+    )

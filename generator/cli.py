@@ -220,8 +220,14 @@ def _run(arguments: argparse.Namespace) -> int:
 
 def _lint(arguments: argparse.Namespace) -> int:
     result = lint(arguments.catalog, None if arguments.no_cache else arguments.cache_dir)
+    _notes(result.notes)
     sys.stdout.write(_format(result.diagnostics, arguments.format, len(result.documents)))
     return 1 if result.has_errors else 0
+
+
+def _notes(notes: list[str]) -> None:
+    for note in notes:
+        print(f"evcat: note: {note}", file=sys.stderr)
 
 
 WATCH_INTERVAL = 0.25  # seconds between looks at the files
@@ -302,6 +308,7 @@ def _generate(arguments: argparse.Namespace) -> int:
         print(f"evcat: error: cannot write {arguments.output}: {error.strerror or error}; nothing was changed", file=sys.stderr)
         return 1
     diagnostics = result.lint.diagnostics
+    _notes(result.lint.notes)
     if diagnostics or result.report is None:
         sys.stdout.write(_format(diagnostics, arguments.format, len(result.lint.documents)))
     if result.report is None:

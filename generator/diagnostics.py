@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import enum
 import json
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
@@ -83,9 +84,20 @@ def _full_message(diagnostic: Diagnostic) -> str:
     return diagnostic.message
 
 
+# C0 and C1 control characters, DEL, and the bidirectional controls that
+# reorder what a terminal shows (Trojan Source, CVE-2021-42574): shown
+# escaped, so a catalog or an event cannot send escape sequences to the terminal.
+_TERMINAL_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+
+
+def terminal_text(text: str) -> str:
+    """``text`` with every control character shown as an escape (``\\x1b``, ``\\u202e``)."""
+    return _TERMINAL_UNSAFE.sub(lambda m: m.group().encode("unicode_escape", "backslashreplace").decode("ascii"), text)
+
+
 def format_text(diagnostics: Sequence[Diagnostic], checked: int | None = None) -> str:
     lines = [
-        f"{d.location}: {d.severity} {d.rule} {_full_message(d)}" for d in diagnostics
+        terminal_text(f"{d.location}: {d.severity} {d.rule} {_full_message(d)}") for d in diagnostics
     ]
     lines.append(summary(diagnostics, checked))
     return "\n".join(lines) + "\n"

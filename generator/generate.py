@@ -16,31 +16,29 @@ from __future__ import annotations
 import gc
 import hashlib
 import itertools
-import marshal
 import os
-import signal
 import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import astuple, dataclass
+from dataclasses import dataclass
 from functools import cache
 from importlib import metadata
 from pathlib import Path
-from multiprocessing import get_context
 from typing import Any, TextIO
 
 from . import __version__
 from .build import build
-from .diagnostics import Diagnostic, Location, Severity
-from .cachefile import read_marshal, write_atomic
+from .cachefile import Store, diagnostic_from_data, diagnostic_to_data
 from .lint import LintResult, UsageError, display_path, find_catalog_files, lint
-from .loader import Document
+from .loader import Document, read_catalog_bytes
 from .model import CatalogSet
 from .render import KINDS, Unit, asyncapi, docs, eventcatalog, jsonschema, python
 from .render import templates as template_module
+from . import workers as workers_module
 from .workers import run as parallel
 from .workers import worker_count
-from .writer import WriteReport, plan, write
+from .writer import WriteReport, write
+from .writer import check as check_outputs
 
 MODULES = {"python": python, "jsonschema": jsonschema, "asyncapi": asyncapi, "docs": docs, "eventcatalog": eventcatalog}
 RENDERERS: dict[str, Callable[[CatalogSet], dict[str, bytes]]] = {kind: module.render for kind, module in MODULES.items()}
@@ -80,7 +78,8 @@ class RenderCache:
     """Rendered units by content hash, in ``DIR/render/``: safe to delete."""
 
     def __init__(self, directory: str, formatter: str = "ruff") -> None:
-        self.root = Path(directory) / "render"
+        self.store = Store(directory, "render")
+        self.root = self.store.directory
         self.salt = f"{_salt()}\0formatter={formatter}"
         self._digests: dict[int, tuple[object, str]] = {}
 
@@ -104,17 +103,14 @@ class RenderCache:
             self._digests[id(value)] = known
         return known[1]
 
-    def _path(self, key: str) -> Path:
-        return self.root / key[:2] / f"{key}.marshal"
-
     def get(self, key: str) -> dict[str, bytes] | None:
-        value = read_marshal(self._path(key))
+        value = self.store.get(key)
         if isinstance(value, dict) and all(isinstance(k, str) and isinstance(v, bytes) for k, v in value.items()):
             return value
         return None
 
     def put(self, key: str, files: dict[str, bytes]) -> None:
-        write_atomic(self._path(key), marshal.dumps(files))
+        self.store.put(key, files)
 
 
 @cache
@@ -169,14 +165,13 @@ class Progress:
             self.stream.flush()
 
 
-Task = tuple[int, Callable[[tuple[Any, ...]], dict[str, bytes]], tuple[Any, ...], tuple[str, Any, str | None]]
+Task = tuple[int, Callable[[tuple[Any, ...]], dict[str, bytes]], tuple[Any, ...]]
 
 
 def _render_task(task: Task) -> tuple[int, dict[str, bytes]]:
-    """In a worker or the warm helper: everything comes with the task."""
-    index, function, inputs, (formatter, model_cache, bytecode) = task
-    python.formatter, python.model_cache = formatter, model_cache
-    template_module.use_bytecode_cache(bytecode)
+    """In a worker or the warm helper: everything comes with the task (a
+    unit's settings are bound to its render function, see python.units)."""
+    index, function, inputs = task
     return index, function(inputs)
 
 
@@ -186,20 +181,9 @@ def _render_task(task: Task) -> tuple[int, dict[str, bytes]]:
 HELPER_MAX_UNITS = 2
 
 
-def _ignore_interrupts() -> None:
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent stops the workers
-
-
-def _warm_helper() -> None:
-    _ignore_interrupts()
-    python.warm_up()
-
-
 def start_helper() -> Any:
-    """The warm helper (a one-process pool), or None where fork is not available."""
-    if worker_count(2) < 2:
-        return None
-    return get_context("fork").Pool(1, initializer=_warm_helper)
+    """The warm helper (one process that loads datamodel-code-generator now), or None where fork is not available."""
+    return workers_module.helper(python.warm_up)
 
 
 def render(catalog_set: CatalogSet, kinds: Sequence[str], *, cache_dir: str | None = None,
@@ -212,11 +196,12 @@ def render(catalog_set: CatalogSet, kinds: Sequence[str], *, cache_dir: str | No
     ``formatter``: see ``render.python.format_sources``."""
     if formatter not in python.FORMATTERS:
         raise UsageError(f"--formatter takes {' or '.join(python.FORMATTERS)}, not {formatter!r}")
-    units = [unit for kind in kinds for unit in MODULES[kind].units(catalog_set)]
     render_cache = RenderCache(cache_dir, formatter) if cache_dir else None
-    # Set before the workers fork: they inherit them (the helper gets them with each task).
-    python.formatter = formatter
-    python.model_cache = (str(render_cache.root), render_cache.salt) if render_cache is not None else None
+    settings = python.Settings(formatter, (str(cache_dir), render_cache.salt) if render_cache is not None else None)
+    units = [
+        unit for kind in kinds
+        for unit in (python.units(catalog_set, settings) if kind == "python" else MODULES[kind].units(catalog_set))
+    ]
     results: dict[int, dict[str, bytes]] = {}
     keys: dict[int, str] = {}
     for index, unit in enumerate(units):
@@ -229,12 +214,9 @@ def render(catalog_set: CatalogSet, kinds: Sequence[str], *, cache_dir: str | No
     to_helper = [i for i in pending if units[i].kind == "python"] if helper is not None else []
     if len(to_helper) > HELPER_MAX_UNITS:
         to_helper = []
-    template_module.use_bytecode_cache(str(Path(cache_dir) / "templates") if cache_dir else None)
-    settings = (python.formatter, python.model_cache, template_module.bytecode_cache_dir())
-
 
     def tasks(indexes: list[int]) -> list[Task]:
-        return [(i, units[i].render, units[i].inputs, settings) for i in indexes]
+        return [(i, units[i].render, units[i].inputs) for i in indexes]
 
     handed = helper.imap_unordered(_render_task, tasks(to_helper)) if to_helper else iter(())
     here = [i for i in pending if i not in to_helper]
@@ -277,7 +259,7 @@ def render(catalog_set: CatalogSet, kinds: Sequence[str], *, cache_dir: str | No
 
 def generate(catalog: str, out: str, kinds: Sequence[str], *, check: bool = False, cache_dir: str | None = None,
              progress: bool = False, formatter: str = "ruff") -> GenerateResult:
-    run_key = _run_key(catalog, kinds, cache_dir, formatter) if cache_dir else None
+    run_key = _run_key(catalog, kinds, cache_dir, formatter, out) if cache_dir else None
     replayed = _replay(run_key, cache_dir) if run_key and cache_dir else None
     if replayed is not None:
         result, outputs, stats = replayed
@@ -285,12 +267,11 @@ def generate(catalog: str, out: str, kinds: Sequence[str], *, check: bool = Fals
         # Workers are forked now, while evcat is small: forked after lint, each
         # would share the parent's large, fragmented heap and copy its pages
         # as it allocates (measured: 270 MB per worker at 5,000 types).
-        workers = worker_count(1 << 16)
-        pool = get_context("fork").Pool(workers, initializer=_ignore_interrupts) if workers > 1 else None
+        pool = workers_module.pool(worker_count(1 << 16))
         # With a cache, few catalogs usually changed: warm the helper while linting.
         helper = start_helper() if cache_dir and "python" in kinds else None
         try:
-            result = lint(catalog, cache_dir)
+            result = lint(catalog, cache_dir, exclude=[out])
             if result.has_errors:
                 return GenerateResult(result)
             # The parsed files (values with the location of every node) are not
@@ -300,22 +281,16 @@ def generate(catalog: str, out: str, kinds: Sequence[str], *, check: bool = Fals
             gc.collect()
             # The model lives until the run ends: collections while rendering
             # leave it alone (at 5,000 types they took half the docs index time).
-            gc.freeze()
-            try:
+            with workers_module.frozen():
                 stats = RenderStats()
                 outputs = render(result.catalog_set, kinds, cache_dir=cache_dir, progress=progress, stats=stats,
                                  formatter=formatter, helper=helper, pool=pool)
-            finally:
-                gc.unfreeze()  # --watch runs again in this process: the next model must be collectable
         finally:
-            for processes in (helper, pool):
-                if processes is not None:
-                    processes.terminate()
-                    processes.join()
+            workers_module.stop(helper, pool)
         if run_key and cache_dir and stats.keys is not None:
             _record(run_key, cache_dir, result, kinds, stats.keys)
     out_path = Path(out)
-    report = plan(out_path, outputs) if check else write(out_path, outputs, __version__)
+    report = check_outputs(out_path, outputs) if check else write(out_path, outputs, __version__)
     return GenerateResult(result, report, stats)
 
 
@@ -323,43 +298,30 @@ def generate(catalog: str, out: str, kinds: Sequence[str], *, check: bool = Fals
 # code and templates, the tools, the outputs asked for and the formatter are
 # the same. Then lint's findings and the rendered units are the same too, and
 # are taken from the record of that run instead of being worked out again.
-def _run_key(catalog: str, kinds: Sequence[str], cache_dir: str, formatter: str) -> str | None:
+def _run_key(catalog: str, kinds: Sequence[str], cache_dir: str, formatter: str, out: str) -> str | None:
     digest = hashlib.sha256(f"{_salt()}\0{formatter}\0{','.join(kinds)}\0".encode())
     try:
-        for path in find_catalog_files(catalog):
-            with open(path, "rb") as handle:
-                content = handle.read()
+        for path in find_catalog_files(catalog, [cache_dir, out]):
+            content = read_catalog_bytes(path, catalog if os.path.isdir(catalog) else None)
             digest.update(f"{display_path(path)}\0{len(content)}\0".encode() + content)
     except (OSError, UsageError):
         return None  # lint reports it
     return digest.hexdigest()
 
 
-def _record_path(run_key: str, cache_dir: str) -> Path:
-    return Path(cache_dir) / "render" / "runs" / f"{run_key}.marshal"
-
-
 def _record(run_key: str, cache_dir: str, result: LintResult, kinds: Sequence[str], keys: list[tuple[str, str]]) -> None:
-    diagnostics = [
-        (d.rule, int(d.severity), d.message, tuple(astuple(d.location)), d.suggestion,
-         tuple(tuple(astuple(r)) for r in d.related), tuple((k, repr(v)) for k, v in d.extra))
-        for d in result.diagnostics
-    ]
     if any(d.extra for d in result.diagnostics):
         return  # structured details are not kept: such a run is simply not recorded
-    write_atomic(_record_path(run_key, cache_dir), marshal.dumps((list(result.documents), diagnostics, list(kinds), keys)))
+    diagnostics = [diagnostic_to_data(d) for d in result.diagnostics]
+    Store(cache_dir, "runs").put(run_key, (list(result.documents), diagnostics, list(kinds), keys))
 
 
 def _replay(run_key: str, cache_dir: str) -> tuple[LintResult, dict[str, dict[str, bytes]], RenderStats] | None:
-    record = read_marshal(_record_path(run_key, cache_dir))
+    record = Store(cache_dir, "runs").get(run_key)
     try:
         files, stored, kinds, keys = record
         keys = [(str(kind), str(key)) for kind, key in keys]
-        diagnostics = [
-            Diagnostic(rule, Severity(severity), message, Location(*location), suggestion,
-                       tuple(Location(*r) for r in related))
-            for rule, severity, message, location, suggestion, related, _ in stored
-        ]
+        diagnostics = [diagnostic_from_data(data) for data in stored]
     except (TypeError, ValueError):
         return None
     render_cache = RenderCache(cache_dir)

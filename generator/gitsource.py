@@ -13,7 +13,13 @@ from .lint import CATALOG_SUFFIXES, UsageError
 
 @contextlib.contextmanager
 def catalog_from(spec: str) -> Iterator[str]:
-    """A directory holding the catalog ``spec`` names: a path, or git:REF:PATH."""
+    """A directory holding the catalog ``spec`` names: a path, or git:REF:PATH
+    (PATH from the top of the repository: a directory, or one catalog file).
+
+    PATH is taken literally (``--literal-pathspecs``: git's pathspec magic
+    such as ``:/`` or ``:(top)`` is a plain name, not found), each name git
+    lists must lie under PATH, and every file goes into a private temporary
+    directory, created there (``O_EXCL|O_NOFOLLOW``), never anywhere else."""
     if not spec.startswith("git:"):
         yield spec
         return
@@ -21,18 +27,37 @@ def catalog_from(spec: str) -> Iterator[str]:
         _, ref, path = spec.split(":", 2)
     except ValueError:
         raise UsageError(f"{spec}: write git:REF:PATH, e.g. git:HEAD~1:catalog") from None
+    if not ref or ref.startswith("-") or "\0" in ref:
+        raise UsageError(f"{spec}: '{ref}' is not a git revision; write git:REF:PATH, e.g. git:HEAD~1:catalog")
     path = path.strip("/") or "."
-    files = _git("ls-tree", "-r", "--name-only", "-z", ref, "--", path).split("\0")
-    files = [name for name in files if name.endswith(CATALOG_SUFFIXES)]
+    parts = path.split("/")
+    if ".." in parts or path.startswith(":") or "\0" in path:
+        raise UsageError(f"{spec}: PATH is a path inside the repository, from its top (no '..', no pathspec magic)")
+    kind = _git("--literal-pathspecs", "cat-file", "-t", f"{ref}:{path}" if path != "." else f"{ref}^{{tree}}").strip()
+    names = _git("--literal-pathspecs", "ls-tree", "-r", "--full-tree", "--name-only", "-z", ref, "--", path).split("\0")
+    files: list[tuple[str, str]] = []  # (name in the repository, name in the temporary directory)
+    for name in names:
+        if not name.endswith(CATALOG_SUFFIXES):
+            continue
+        if kind == "blob":
+            relative = os.path.basename(name) if name == path else None
+        elif path == ".":
+            relative = name
+        else:
+            relative = name[len(path) + 1:] if name.startswith(path + "/") else None
+        pieces = relative.split("/") if relative else []
+        if not pieces or any(piece in ("", ".", "..") for piece in pieces):
+            continue  # not below PATH: never written
+        files.append((name, relative))  # type: ignore[arg-type]
     if not files:
-        raise UsageError(f"{spec}: no catalog files (*.yaml, *.yml) under {path} at {ref}")
+        raise UsageError(f"{spec}: no catalog files (*.yaml, *.yml) at {path} in {ref}")
     with tempfile.TemporaryDirectory(prefix="evcat-git-") as directory:
-        for name in files:
-            content = _git_bytes("show", f"{ref}:{name}")
-            relative = os.path.relpath(name, path) if path != "." else name
+        for name, relative in files:
+            content = _git_bytes("--literal-pathspecs", "show", f"{ref}:{name}")
             target = os.path.join(directory, relative)
             os.makedirs(os.path.dirname(target), exist_ok=True)
-            with open(target, "wb") as handle:
+            descriptor = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
+            with os.fdopen(descriptor, "wb") as handle:
                 handle.write(content)
         yield directory
 

@@ -7,7 +7,6 @@ re-parses only that file.
 
 from __future__ import annotations
 
-import gc
 import hashlib
 import os
 import marshal
@@ -17,11 +16,11 @@ from pathlib import Path as FsPath
 from typing import TYPE_CHECKING, Any
 
 from . import __version__
-from .cachefile import read_marshal, write_atomic
+from .cachefile import Single, Store
 from .diagnostics import Diagnostic, Severity, sort_diagnostics
-from .loader import MAX_EVENTS, MAX_FILE_BYTES, Document, load_bytes
+from .loader import MAX_EVENTS, Document, load_bytes, read_catalog_bytes
 from .workers import run as parallel
-from .workers import worker_count
+from .workers import no_collection, worker_count
 
 if TYPE_CHECKING:
     from .build import Built
@@ -29,7 +28,7 @@ if TYPE_CHECKING:
 
 CATALOG_SUFFIXES = (".yaml", ".yml")
 _SKIP_DIRS = {".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv", "venv"}
-_CACHE_FORMAT = f"{__version__}-4"
+_CACHE_FORMAT = f"{__version__}-5"
 
 
 class UsageError(Exception):
@@ -41,6 +40,7 @@ class LintResult:
     documents: dict[str, Document]
     built: Built
     diagnostics: list[Diagnostic] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # for the user, not findings (e.g. a YAML file that is no catalog)
 
     @property
     def catalog_set(self) -> CatalogSet:
@@ -51,13 +51,19 @@ class LintResult:
         return any(d.severity is Severity.ERROR for d in self.diagnostics)
 
 
-def find_catalog_files(root: str) -> list[str]:
+def find_catalog_files(root: str, exclude: Iterable[str | None] = ()) -> list[str]:
+    """The catalog files under ``root``; ``exclude``: directories that are
+    never read as catalogs (OUT and the cache directory, when under ``root``:
+    evcat's own AsyncAPI output is YAML too)."""
     if os.path.isfile(root):
         return [root]
     if not os.path.isdir(root):
         raise UsageError(f"{root}: no such catalog directory or file")
+    skipped = {os.path.realpath(path) for path in exclude if path}
     found = []
     for directory, subdirs, files in os.walk(root):
+        if skipped:
+            subdirs[:] = [d for d in subdirs if os.path.realpath(os.path.join(directory, d)) not in skipped]
         subdirs[:] = sorted(d for d in subdirs if d not in _SKIP_DIRS and not d.startswith("."))
         found.extend(os.path.join(directory, name) for name in files if name.endswith(CATALOG_SUFFIXES))
     if not found:
@@ -88,16 +94,19 @@ class Cache:
         self.root = FsPath(root) if root else None
         self.memo: dict[str, Any] = {}
         self.memo_used: dict[str, Any] = {}
+        self.parsed = Store(root, "parsed") if root else None
+        self.checks = Single(root, "checks.marshal") if root else None
         # Work a long-running process (evcat lsp) keeps between checks of
         # the same directory: each file's structure check and rewritten
         # schemas, each schema's subschemas; None: nothing is kept.
         self.keep: dict[str, Any] | None = None
-        if self.root is not None:
-            self.memo = read_marshal(self.root / "checks.marshal") or {}
+        if self.checks is not None:
+            memo = self.checks.get()
+            self.memo = memo if isinstance(memo, dict) else {}
 
     def load_all(
         self, paths: list[str], meanwhile: Callable[[], object] | None = None,
-        display: Callable[[str], str] = display_path,
+        root: str | None = None, display: Callable[[str], str] = display_path,
     ) -> dict[str, Document]:
         """Every file, from the cache where it holds it; the rest parsed,
         on all cores when there is enough work (``meanwhile()`` runs here
@@ -105,21 +114,34 @@ class Cache:
         documents: dict[str, Document] = {}
         misses: list[tuple[str, bytes, str]] = []
         for path in paths:
-            display_name = display(path)
-            documents.update(self._load_one(path, display_name, misses))
-        entries = {digest: str(self._entry(digest)) if self.root is not None else None for _, _, digest in misses}
+            documents.update(self._load_one(path, display(path), misses, root))
+        entries = {digest: str(self.parsed.directory) if self.parsed is not None else None for _, _, digest in misses}
         parsed = _parse_all(misses, entries)  # the workers start now
         if meanwhile is not None:
             meanwhile()
-        sources = {display_name: raw for display_name, raw, _ in misses}
-        for display_name, packed, digest in parsed:
-            documents[display_name] = Document.from_data(display_name, marshal.loads(packed), digest, sources[display_name])
+        sources = {display: raw for display, raw, _ in misses}
+        # The event limit, counted as files come in: past it, the rest is not
+        # parsed (check() then reports the limit; the work would be unbounded).
+        count = sum(_events_in(document) for document in documents.values())
+        try:
+            for display, packed, digest in parsed:
+                documents[display] = Document.from_data(display, marshal.loads(packed), digest, sources[display])
+                count += _events_in(documents[display])
+                del sources[display]
+                if count > MAX_EVENTS:
+                    for unparsed in sources:  # never read: nothing to report about them
+                        del documents[unparsed]
+                    break
+        finally:
+            if hasattr(parsed, "close"):
+                parsed.close()  # stops the workers still parsing
         return documents
 
-    def _load_one(self, path: str, display: str, misses: list[tuple[str, bytes, str]]) -> dict[str, Document]:
+    def _load_one(
+        self, path: str, display: str, misses: list[tuple[str, bytes, str]], root: str | None = None
+    ) -> dict[str, Document]:
         try:
-            with open(path, "rb") as handle:
-                raw = handle.read(MAX_FILE_BYTES + 1)
+            raw = read_catalog_bytes(path, root)
         except OSError as error:
             return {display: _unreadable(display, error)}
         digest = source_digest(display, raw)
@@ -129,14 +151,10 @@ class Cache:
         misses.append((display, raw, digest))
         return {display: Document(display)}  # keeps the order; filled by load_all
 
-    def _entry(self, digest: str) -> FsPath:
-        assert self.root is not None
-        return self.root / "parsed" / digest[:2] / f"{digest}.marshal"
-
     def _cached(self, display: str, digest: str, raw: bytes) -> Document | None:
-        if self.root is None:
+        if self.parsed is None:
             return None
-        data = read_marshal(self._entry(digest))
+        data = self.parsed.get(digest)
         if data is None:
             return None
         try:
@@ -146,8 +164,8 @@ class Cache:
 
     def save_memo(self) -> None:
         """Keep what this run used (the memo never grows without bound)."""
-        if self.root is not None and self.memo_used != self.memo:
-            write_atomic(self.root / "checks.marshal", marshal.dumps(self.memo_used))
+        if self.checks is not None and self.memo_used != self.memo:
+            self.checks.put(self.memo_used)
 
 
 # Below this much YAML, starting worker processes costs more than it saves.
@@ -157,10 +175,11 @@ PARALLEL_MIN_BYTES = 512 * 1024
 def _parse(item: tuple[str, bytes, str, str | None]) -> tuple[str, bytes, str]:
     """Parse one file (positions are found later, if ever asked for); write
     its cache entry; hand back marshal bytes (cheap to move)."""
-    display, raw, digest, entry = item
-    packed = marshal.dumps(load_bytes(raw, display, positions=False).to_data())
-    if entry is not None:
-        write_atomic(FsPath(entry), packed)
+    display, raw, digest, store = item
+    data = load_bytes(raw, display, positions=False).to_data()
+    packed = marshal.dumps(data)
+    if store is not None:
+        Store(FsPath(store).parent, FsPath(store).name).put(digest, data)
     return display, packed, digest
 
 
@@ -172,26 +191,28 @@ def _parse_all(items: list[tuple[str, bytes, str]], entries: dict[str, str | Non
     return parallel(_parse, work, workers, chunksize=max(1, len(work) // (workers * 4)))
 
 
+def _events_in(document: Document) -> int:
+    events = document.value.get("events") if isinstance(document.value, dict) else None
+    return len(events) if isinstance(events, list) else 0
+
+
 def _unreadable(display: str, error: OSError) -> Document:
     from .loader import _failed
 
     return _failed(display, f"cannot read the file: {error.strerror or error}")
 
 
-def lint(root: str, cache_dir: str | None = None) -> LintResult:
-    files = find_catalog_files(root)
+def lint(root: str, cache_dir: str | None = None, exclude: Iterable[str | None] = ()) -> LintResult:
+    """``exclude``: directories under ``root`` that are not catalogs (OUT;
+    the cache directory always is one of them)."""
+    files = find_catalog_files(root, [cache_dir, *exclude])
     # Loading builds millions of small containers and no cycles: the cyclic
     # collector would only rescan them (a third of the run time).
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
+    with no_collection():
         cache = Cache(cache_dir)
-        documents = cache.load_all(files, meanwhile=_rule_engine)
+        documents = cache.load_all(files, meanwhile=_rule_engine, root=root if os.path.isdir(root) else None)
         result = check(documents.values(), cache)
         cache.save_memo()
-    finally:
-        if collecting:
-            gc.enable()
     return result
 
 
@@ -207,6 +228,15 @@ def check(documents: Iterable[Document], cache: Cache | None = None) -> LintResu
     from .rules import Context, run_rules
 
     by_file = {document.file: document for document in documents}
+    # A YAML file that is plainly not a catalog (a mapping with neither
+    # ``catalog:`` nor ``events:``, such as a docker-compose.yml) is skipped.
+    notes = []
+    for file, document in list(by_file.items()):
+        value = document.value
+        if (isinstance(value, dict) and value and not document.diagnostics
+                and not {"catalog", "events", "schemas"} & value.keys()):  # schemas alone: a schema library
+            del by_file[file]
+            notes.append(f"skipped {file}: not a catalog (it has no 'catalog:' key)")
     keep = cache.keep if cache is not None else None
     diagnostics: list[Diagnostic] = []
     structure_before = keep.get("structure", {}) if keep is not None else {}
@@ -223,17 +253,17 @@ def check(documents: Iterable[Document], cache: Cache | None = None) -> LintResu
         keep["structure"] = structure
     too_many = _event_limit(by_file)
     if too_many is not None:  # nothing more is checked: the work would be unbounded
-        return LintResult(by_file, build([]), sort_diagnostics([*diagnostics, too_many]))
+        return LintResult(by_file, build([]), sort_diagnostics([*diagnostics, too_many]), notes)
     built = build(list(by_file.values()), memo=keep.setdefault("build", {}) if keep is not None else None)
     diagnostics.extend(built.diagnostics)
     context = Context(built, by_file)
-    if cache is not None:
-        context.memo, context.memo_used = cache.memo, cache.memo_used
     if keep is not None:
         context.cache["nodes"] = keep.setdefault("nodes", {})
         context.cache["part-findings"] = keep.setdefault("part-findings", {})
+    if cache is not None:
+        context.memo, context.memo_used = cache.memo, cache.memo_used
     diagnostics.extend(run_rules(context, worker_count(len(built.catalog_set.events))))
-    return LintResult(by_file, built, sort_diagnostics(_apply_overrides(diagnostics, by_file)))
+    return LintResult(by_file, built, sort_diagnostics(_apply_overrides(diagnostics, by_file)), notes)
 
 
 def _event_limit(documents: dict[str, Document]) -> Diagnostic | None:

@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import codecs
 import re
+import os
+import stat
 import threading
 from dataclasses import dataclass, field
 from typing import Any
@@ -118,25 +120,16 @@ class Document:
     def to_data(self) -> tuple[Any, ...]:
         """Plain data for ``marshal`` (the parse cache), without positions
         (``from_data`` takes the file's bytes to find them on demand)."""
-        diagnostics = [
-            (d.rule, int(d.severity), d.message, (d.location.line, d.location.column), d.suggestion,
-             tuple((r.file, r.line, r.column) for r in d.related))
-            for d in self.diagnostics
-        ]
-        return (self.value, self.scalar_text, diagnostics)
+        from .cachefile import diagnostic_to_data
+
+        return (self.value, self.scalar_text, [diagnostic_to_data(d) for d in self.diagnostics])
 
     @classmethod
     def from_data(cls, file: str, data: tuple[Any, ...], digest: str = "", source: bytes | None = None) -> "Document":
+        from .cachefile import diagnostic_from_data
+
         value, scalar_text, diagnostics = data
-        return cls(
-            file, value, scalar_text,
-            [
-                Diagnostic(rule, Severity(severity), message, Location(file, *position), suggestion,
-                           tuple(Location(*r) for r in related))
-                for rule, severity, message, position, suggestion, related in diagnostics
-            ],
-            digest, None, source,
-        )
+        return cls(file, value, scalar_text, [diagnostic_from_data(d, file) for d in diagnostics], digest, None, source)
 
     def loc(self, path: Path) -> Location:
         """Location of the value at ``path`` (or of its closest ancestor)."""
@@ -160,11 +153,33 @@ class _Abort(Exception):
     """Stops the walk of one file; the diagnostic is already recorded."""
 
 
+class UnsafeFile(OSError):
+    """A catalog file evcat does not read: not a regular file, a link leading
+    out of the catalog directory, or larger than the limit."""
+
+
+def read_catalog_bytes(path: str, root: str | None = None) -> bytes:
+    """The bytes of a catalog file, checked before they are read: a regular
+    file (a FIFO would hang, a device never ends), inside ``root`` once links
+    are resolved (a catalog under review cannot make evcat read a file of the
+    user's elsewhere), at most ``MAX_FILE_BYTES + 1`` bytes read (the loader
+    reports a larger file). Raises OSError (UnsafeFile for the checks)."""
+    if root is not None and os.path.islink(path):
+        real, base = os.path.realpath(path), os.path.realpath(root)
+        if real != base and not real.startswith(base.rstrip(os.sep) + os.sep):
+            raise UnsafeFile("the file is a symbolic link that leads outside the catalog directory; evcat does not follow it")
+    descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    with os.fdopen(descriptor, "rb") as handle:
+        info = os.fstat(handle.fileno())
+        if not stat.S_ISREG(info.st_mode):
+            raise UnsafeFile("not a regular file (a pipe, a device or a socket); evcat reads only regular files")
+        return handle.read(MAX_FILE_BYTES + 1)
+
+
 def load_file(path: str, display: str | None = None) -> Document:
     display = display or path
     try:
-        with open(path, "rb") as handle:
-            raw = handle.read(MAX_FILE_BYTES + 1)
+        raw = read_catalog_bytes(path)
     except OSError as error:
         return _failed(display, f"cannot read the file: {error.strerror or error}")
     return load_bytes(raw, display)

@@ -11,7 +11,11 @@ import difflib
 import keyword
 import re
 import unicodedata
+import sys
 from collections.abc import Iterable
+from contextlib import suppress
+from functools import cache
+from pathlib import Path
 
 CAMEL_CASE = re.compile(r"^[a-z][a-zA-Z0-9]*$")
 PASCAL_CASE = re.compile(r"^[A-Z][a-zA-Z0-9]*$")
@@ -236,13 +240,59 @@ def python_field_name(name: str) -> str:
 
 
 def python_package_name(catalog_id: str) -> str:
-    """``meter-data`` -> ``meter_data`` (contract §4)."""
+    """``meter-data`` -> ``meter_data`` (contract §4). A name that is not an
+    identifier, a keyword or a module of the standard library (``email``,
+    ``json``, ``typing``: an installed package of that name would shadow it)
+    gets ``catalog_`` in front. Two catalogs may still meet on one name
+    (``import`` and ``catalog-import``): rule CAT-PACKAGE-NAME reports it."""
     package = re.sub(r"[^a-z0-9_]", "_", catalog_id.lower())
-    if not package or package[0].isdigit() or keyword.iskeyword(package):
+    if not package or package[0].isdigit() or keyword.iskeyword(package) or package in sys.stdlib_module_names \
+            or package.startswith("_"):
         package = "catalog_" + package
     return package
 
 
+_RUNTIME = Path(__file__).resolve().parent / "runtime"
+_TEMPLATES = Path(__file__).resolve().parent.parent / "templates" / "python"
+
+
+@cache
+def generated_module_names() -> frozenset[str]:
+    """Every name bound at the top of a generated package's modules besides
+    its event classes: what the runtime modules define or import (read from
+    their source, so a runtime change is followed), what the templates import,
+    and the builtins. An event class must not take one of them."""
+    import ast
+    import builtins
+
+    names = set(dir(builtins)) | {"annotations", "models", "events", "EVENTS", "Field", "ClassVar", "Literal", "Any",
+                                  "Iterable", "Mapping", "Annotated", "BaseModel", "ConfigDict", "RootModel"}
+    for source in sorted(_RUNTIME.glob("*.py")):
+        names.add(source.stem)
+        try:
+            tree = ast.parse(source.read_text(encoding="utf-8"))
+        except (OSError, SyntaxError, ValueError):
+            continue
+        for node in tree.body:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                names.add(node.name)
+            elif isinstance(node, (ast.Import, ast.ImportFrom)):
+                names.update((alias.asname or alias.name).split(".")[0] for alias in node.names)
+            elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                names.update(target.id for target in targets if isinstance(target, ast.Name))
+    for template in sorted(_TEMPLATES.glob("*.jinja")) if _TEMPLATES.is_dir() else ():
+        with suppress(OSError):
+            names.update(re.findall(r"^from [.\w]+ import ([A-Z]\w*)", template.read_text(encoding="utf-8"), re.MULTILINE))
+    return frozenset(names)
+
+
 def python_class_name(*parts: str) -> str:
+    """An event or data class name: PascalCase, never a keyword, and never a
+    name the generated modules already use (``EventError``, ``Field``,
+    ``CloudEvent``, a builtin): such a name gets ``Event`` appended."""
     name = "".join(to_pascal(part) for part in parts if part)
-    return name if name.isidentifier() and not keyword.iskeyword(name) else "N" + name
+    name = name if name.isidentifier() and not keyword.iskeyword(name) else "N" + name
+    while name in generated_module_names():
+        name += "Event"
+    return name

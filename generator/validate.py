@@ -11,15 +11,16 @@ the precise rule and the JSON pointer of the offending value.
 
 from __future__ import annotations
 
-import gc
+import itertools
 import json
+import math
 import os
 import re
 import sys
 import zlib
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, BinaryIO
 
 import jsonschema_rs
 import orjson
@@ -30,6 +31,7 @@ from .envelope import envelope_schema
 from .instance import EventChecker, Problem, pointer_text
 from .model import CatalogSet, EventType
 from .rules import RULES
+from .workers import no_collection
 from .workers import run_shared as parallel
 from .workers import worker_count as workers_for
 
@@ -48,6 +50,7 @@ class Source:
     error: str | None = None
     column: int = 1
     parsed: bool = True  # JSON lines are parsed where they are checked (in the workers)
+    rule: str = "CE-FORMAT"  # of ``error``
 
     def parse(self) -> None:
         if self.parsed:
@@ -57,7 +60,7 @@ class Source:
             self.value = loads(self.raw)
         except ValueError as error:
             broken = _broken(self.file, self.raw, error)
-            self.error, self.column = broken.error, broken.column
+            self.error, self.column, self.rule = broken.error, broken.column, broken.rule
 
 
 @dataclass
@@ -160,11 +163,32 @@ def _strip_annotations(schema: Any) -> Any:
     return schema
 
 
+# Limits of the reading layer (README, Limits). An event is nested at most
+# MAX_DEPTH deep (the validators recurse; 128 is serde_json's limit too); one
+# event (a line, or a whole JSON document) is at most MAX_EVENT_BYTES.
+MAX_DEPTH = vocabulary.MAX_DEPTH
+MAX_EVENT_BYTES = 16 * 1024 * 1024
+MAX_INTEGER_DIGITS = 20  # 64-bit integers: all the judges compare them exactly
+_READ_BLOCK = 1 << 20
+
+
+class InputProblem(ValueError):
+    """An event that is JSON but cannot be checked as a CloudEvent as it is
+    (I-JSON, RFC 7493: no lone surrogates, numbers of IEEE 754 double range)."""
+
+    def __init__(self, message: str, rule: str = "CE-FORMAT") -> None:
+        super().__init__(message)
+        self.msg = message
+        self.rule = rule
+
+
 def read_sources(arguments: list[str]) -> Iterator[Source]:
-    """Events from files, directories (recursively) and ``-`` (stdin)."""
+    """Events from files, directories (recursively) and ``-`` (stdin), read
+    as they are checked: memory does not grow with the input (JSON lines are
+    read one line at a time; one JSON document is at most MAX_EVENT_BYTES)."""
     for argument in arguments:
         if argument == "-":
-            yield from _split("<stdin>", sys.stdin.buffer.read())
+            yield from _split("<stdin>", sys.stdin.buffer)
         elif os.path.isdir(argument):
             for directory, subdirs, files in os.walk(argument):
                 subdirs[:] = sorted(d for d in subdirs if not d.startswith("."))
@@ -178,39 +202,142 @@ def read_sources(arguments: list[str]) -> Iterator[Source]:
 def _read_file(path: str) -> Iterator[Source]:
     display = os.path.relpath(path) if not os.path.relpath(path).startswith("..") else path
     try:
-        with open(path, "rb") as handle:
-            raw = handle.read()
+        handle = open(path, "rb")
     except OSError as error:
         yield Source(display, 1, None, b"", error=f"cannot read the file: {error.strerror or error}")
         return
-    yield from _split(display, raw)
+    with handle:
+        try:
+            yield from _split(display, handle)
+        except OSError as error:
+            yield Source(display, 1, None, b"", error=f"cannot read the file: {error.strerror or error}")
 
 
 def loads(raw: bytes) -> Any:
-    """orjson (measured 1.7x faster here); the standard library where orjson
-    refuses valid JSON (integers beyond 64 bits) and for its error messages."""
+    """One JSON value, as the judges can check it. orjson (measured 1.7x
+    faster here) for nearly every event; what it refuses is read again by the
+    standard library for its error messages and for the valid JSON orjson
+    refuses, with the guards that keep every later stage safe: NaN, Infinity
+    and numbers beyond a double (1e400), integers beyond 64 bits, lone
+    surrogates and nesting deeper than MAX_DEPTH are problems, never values."""
     try:
-        return orjson.loads(raw)
+        return orjson.loads(raw)  # nests at most 1,024 deep; deeper than MAX_DEPTH is found if a check fails (_check_one)
     except orjson.JSONDecodeError:
-        return json.loads(raw)
+        return _careful_loads(raw)
 
 
-def _split(file: str, raw: bytes) -> Iterator[Source]:
-    """One JSON document (an event or a batch array), or JSON lines."""
-    if file.endswith((".jsonl", ".ndjson")):
-        yield from _json_lines(file, raw.splitlines())
+def _careful_loads(raw: bytes) -> Any:
+    try:
+        value = json.loads(raw, parse_constant=_constant, parse_float=_float, parse_int=_int)
+    except RecursionError:
+        raise InputProblem(f"nested deeper than {MAX_DEPTH} levels (the limit)") from None
+    _check_depth(value)
+    _check_strings(value)
+    return value
+
+
+def _constant(name: str) -> Any:
+    raise InputProblem(f"{name} is not a JSON number (RFC 8259 section 6)")
+
+
+def _float(text: str) -> float:
+    number = float(text)
+    if math.isinf(number):
+        raise InputProblem(f"the number {text[:40]}{'...' if len(text) > 40 else ''} is beyond the range of a double (RFC 7493 section 2.2)")
+    return number
+
+
+def _int(text: str) -> int:
+    digits = len(text.lstrip("-"))
+    number = int(text) if digits <= MAX_INTEGER_DIGITS else None
+    if number is None or not -(2**63) <= number < 2**64:
+        raise InputProblem(f"an integer of {digits} digits is beyond 64 bits, which is what evcat checks exactly (RFC 7493 section 2.2)")
+    return number
+
+
+def _check_depth(value: Any) -> None:
+    """Raise InputProblem when ``value`` nests deeper than MAX_DEPTH (no recursion)."""
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            children: Any = item.values()
+        elif isinstance(item, list):
+            children = item
+        else:
+            continue
+        if depth > MAX_DEPTH:
+            raise InputProblem(f"nested deeper than {MAX_DEPTH} levels (the limit)")
+        stack.extend((child, depth + 1) for child in children if isinstance(child, (dict, list)))
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _check_strings(value: Any) -> None:
+    """Raise InputProblem (CE-STRING-CHARS) at the first lone surrogate, in a key or a value."""
+    stack: list[tuple[Any, tuple[str | int, ...]]] = [(value, ())]
+    while stack:
+        item, pointer = stack.pop()
+        if isinstance(item, str):
+            found = _SURROGATE.search(item)
+            if found:
+                raise InputProblem(
+                    f"{pointer_text(pointer)}: holds a lone surrogate (U+{ord(found.group()):04X}), which is not a Unicode character",
+                    "CE-STRING-CHARS",
+                )
+        elif isinstance(item, dict):
+            for key, child in item.items():
+                stack.append((key, pointer))
+                stack.append((child, (*pointer, key)))
+        elif isinstance(item, list):
+            stack.extend((child, (*pointer, index)) for index, child in enumerate(item))
+
+
+def _split(file: str, handle: BinaryIO) -> Iterator[Source]:
+    """One JSON document (an event or a batch array), or JSON lines: a
+    ``.jsonl``/``.ndjson`` file, or one whose first line is a JSON value by
+    itself and is followed by more lines."""
+    lines = _lines(handle)
+    read: list[tuple[int, bytes]] = []  # every line read before deciding, blank ones too
+    filled: list[tuple[int, bytes]] = []  # the first two that are not blank
+    wanted = 1 if file.endswith((".jsonl", ".ndjson")) else 2
+    for number, line in lines:
+        read.append((number, line))
+        if line.strip():
+            filled.append((number, line))
+            if len(filled) == wanted:
+                break
+    if not filled:
+        if wanted == 2:
+            yield _broken(file, b"", json.JSONDecodeError("Expecting value", "", 0))
         return
+    if wanted == 1 or (len(filled) == 2 and filled[0][1] is not _TOO_LONG and _is_json(filled[0][1])):
+        yield from _json_lines(file, itertools.chain(filled, lines))
+        return
+    # One document: the lines read so far and the rest, up to the limit.
+    too_large = f"larger than {MAX_EVENT_BYTES:,} bytes (the limit of one event or batch); split it or write JSON lines"
+    parts = [line for _, line in read]
+    size = sum(len(part) + 1 for part in parts)
+    if any(part is _TOO_LONG for part in parts) or size > MAX_EVENT_BYTES:
+        yield Source(file, 1, None, b"", error=too_large)
+        return
+    for _, line in lines:
+        size += len(line) + 1
+        if line is _TOO_LONG or size > MAX_EVENT_BYTES:
+            yield Source(file, 1, None, b"", error=too_large)
+            return
+        parts.append(line)
+    raw = b"\n".join(parts)  # from the top of the file: line numbers of errors are the file's
+    del parts
     try:
         value = loads(raw)
+        _check_depth(value)  # a batch's items are written out again (_compact): no deeper than the limit
     except UnicodeDecodeError as error:
         yield Source(file, 1, None, raw, error=f"not UTF-8 text: {error.reason}")
         return
     except ValueError as error:
-        lines = raw.splitlines()
-        if file.endswith((".jsonl", ".ndjson")) or _first_line_is_json(lines):
-            yield from _json_lines(file, lines)
-        else:
-            yield _broken(file, raw, error)
+        yield _broken(file, raw, error)
         return
     if isinstance(value, list):
         for index, item in enumerate(value):
@@ -219,25 +346,58 @@ def _split(file: str, raw: bytes) -> Iterator[Source]:
         yield Source(file, 1, None, raw, value)
 
 
-def _first_line_is_json(lines: list[bytes]) -> bool:
-    """JSON lines: more than one line, and the first one a JSON value by itself."""
-    filled = [line for line in lines if line.strip()]
-    if len(filled) < 2:
-        return False
+_TOO_LONG = bytes(bytearray(b"<too long>"))  # a distinct object: a line longer than MAX_EVENT_BYTES (its bytes are not kept)
+
+
+def _lines(handle: BinaryIO) -> Iterator[tuple[int, bytes]]:
+    """(line number, line without its line feed) of ``handle``, read in
+    blocks; a line longer than MAX_EVENT_BYTES is read past, never held, and
+    given as ``_TOO_LONG``."""
+    number = 0
+    rest = b""
+    skipping = False
+    while True:
+        block = handle.read(_READ_BLOCK)
+        if not block:
+            break
+        lines = (rest + block).split(b"\n") if rest else block.split(b"\n")
+        rest = lines.pop()
+        for line in lines:
+            number += 1
+            if skipping:
+                skipping = False
+                yield number, _TOO_LONG
+            elif len(line) > MAX_EVENT_BYTES:
+                yield number, _TOO_LONG
+            else:
+                yield number, line
+        if len(rest) > MAX_EVENT_BYTES:
+            skipping, rest = True, b""
+    if skipping:
+        yield number + 1, _TOO_LONG
+    elif rest:
+        yield number + 1, rest
+
+
+def _is_json(line: bytes) -> bool:
     try:
-        loads(filled[0])
+        loads(line)
     except ValueError:
         return False
     return True
 
 
-def _json_lines(file: str, lines: list[bytes]) -> Iterator[Source]:
-    for number, line in enumerate(lines, start=1):
-        if line.strip():
-            yield Source(file, number, None, line, parsed=False)
+def _json_lines(file: str, lines: Iterable[tuple[int, bytes]]) -> Iterator[Source]:
+    for number, line in lines:
+        if line is _TOO_LONG:
+            yield Source(file, number, None, b"", error=f"larger than {MAX_EVENT_BYTES:,} bytes (the limit of one event)")
+        elif line.strip():
+            yield Source(file, number, None, line[:-1] if line.endswith(b"\r") else line, parsed=False)
 
 
 def _broken(file: str, raw: bytes, error: ValueError) -> Source:
+    if isinstance(error, InputProblem):
+        return Source(file, 1, None, raw, error=error.msg, rule=error.rule)
     line = getattr(error, "lineno", 1)
     column = getattr(error, "colno", 1)
     message = getattr(error, "msg", str(error))
@@ -252,17 +412,40 @@ def _compact(value: Any) -> bytes:
 PARALLEL_MIN_EVENTS = 5_000
 
 
+# Events are read and checked in chunks of this many (or CHUNK_BYTES of
+# input): memory depends on the chunk, not on the input.
+CHUNK_EVENTS = 50_000
+CHUNK_BYTES = 32 * 1024 * 1024
+
+
 def validate(catalog_set: CatalogSet, arguments: list[str]) -> Result:
     """Check every event; a broken file or event never stops the others."""
     validator = FastValidator(catalog_set)
-    sources = list(read_sources(arguments))
-    collecting = gc.isenabled()
-    gc.disable()  # millions of short-lived containers, no cycles
-    try:
-        return _validate(validator, sources)
-    finally:
-        if collecting:
-            gc.enable()
+    result = Result()
+    with no_collection():  # millions of short-lived containers, no cycles
+        offset = 0
+        for chunk in _chunks(read_sources(arguments)):
+            part = _validate(validator, chunk)
+            result.events += part.events
+            result.invalid += part.invalid
+            result.diagnostics.extend(part.diagnostics)
+            result.ordered.extend((offset + position, diagnostic) for position, diagnostic in part.ordered)
+            offset += len(chunk)
+            del chunk, part
+    return result
+
+
+def _chunks(sources: Iterator[Source]) -> Iterator[list[Source]]:
+    chunk: list[Source] = []
+    size = 0
+    for source in sources:
+        chunk.append(source)
+        size += len(source.raw)
+        if len(chunk) >= CHUNK_EVENTS or size >= CHUNK_BYTES:
+            yield chunk
+            chunk, size = [], 0
+    if chunk:
+        yield chunk
 
 
 _TYPE_FIELD = re.compile(rb'"type"\s*:\s*"([^"\\]*)"')
@@ -277,10 +460,19 @@ def _validate(validator: FastValidator, sources: list[Source]) -> Result:
     # speed, never correctness (any worker can check any event).
     # More buckets than workers: the pool hands them out as workers free up.
     buckets: list[list[int]] = [[] for _ in range(workers * 8)]
+    seen: set[bytes] = set()
     for position, source in enumerate(sources):
         match = _TYPE_FIELD.search(source.raw) if not source.parsed else None
         name = match.group(1) if match else str(position).encode()
+        if match:
+            seen.add(name)
         buckets[zlib.crc32(name) % len(buckets)].append(position)
+    # Input comes in chunks, each checked by newly forked workers: the
+    # validators of the types seen are compiled here, once for the whole run
+    # (a type's validators once per chunk and worker would cost more).
+    for entry in validator.catalog_set.events:
+        if entry.type.encode() in seen:
+            validator.envelope(entry)
     # fork: workers share the events and the catalog copy-on-write; only
     # positions go out and (few) diagnostics come back.
     parts = list(parallel(_check_shared, (validator, sources), [bucket for bucket in buckets if bucket], workers))
@@ -307,30 +499,44 @@ def _check_range(validator: FastValidator, sources: list[Source], positions: lis
         source = sources[position]
         source.parse()
         result.events += 1
-        where = f"event {source.index}" if source.index is not None else "event"
-        if source.error is not None:
-            result.invalid += 1
-            diagnostic = Diagnostic("CE-FORMAT", RULES["CE-FORMAT"].severity, source.error, Location(source.file, source.line, source.column))
-            result.diagnostics.append(diagnostic)
-            result.ordered.append((position, diagnostic))
-            continue
-        problems = validator.check(source.value, len(source.raw))
-        if not problems:
-            continue
-        if any(RULES[p.rule].severity.name == "ERROR" for p in problems):
-            result.invalid += 1
-        event_id = source.value.get("id") if isinstance(source.value, dict) else None
-        for problem in problems:
-            label = f"{where} id={event_id!r}" if isinstance(event_id, str) else where
-            message = problem.message
-            pointer = pointer_text(problem.pointer)
-            if not message.startswith(pointer):
-                message = f"{pointer}: {message}"
-            diagnostic = Diagnostic(
-                problem.rule, RULES[problem.rule].severity, f"{label}: {message}",
-                Location(source.file, source.line, source.column),
-                extra=(("index", source.index), ("id", event_id), ("pointer", pointer)),
-            )
-            result.diagnostics.append(diagnostic)
-            result.ordered.append((position, diagnostic))
+        _check_one(validator, source, position, result)
+        source.value = None  # checked: its parsed value is not kept (memory stays that of one chunk)
     return result
+
+
+def _check_one(validator: FastValidator, source: Source, position: int, result: Result) -> None:
+    """One event's findings into ``result``."""
+    where = f"event {source.index}" if source.index is not None else "event"
+    if source.error is not None:
+        result.invalid += 1
+        diagnostic = Diagnostic(source.rule, RULES[source.rule].severity, f"{where}: {source.error}" if source.rule != "CE-FORMAT" else source.error,
+                                Location(source.file, source.line, source.column))
+        result.diagnostics.append(diagnostic)
+        result.ordered.append((position, diagnostic))
+        return
+    try:
+        problems = validator.check(source.value, len(source.raw))
+    except (RecursionError, ValueError, OverflowError, UnicodeError) as error:  # one event never stops the others
+        try:
+            _check_depth(source.value)  # the usual cause: nesting the validators do not follow
+            problems = [Problem("CE-FORMAT", (), f"cannot be checked: {error}")]
+        except InputProblem as deep:
+            problems = [Problem("CE-FORMAT", (), deep.msg)]
+    if not problems:
+        return
+    if any(RULES[p.rule].severity.name == "ERROR" for p in problems):
+        result.invalid += 1
+    event_id = source.value.get("id") if isinstance(source.value, dict) else None
+    for problem in problems:
+        label = f"{where} id={event_id!r}" if isinstance(event_id, str) else where
+        message = problem.message
+        pointer = pointer_text(problem.pointer)
+        if not message.startswith(pointer):
+            message = f"{pointer}: {message}"
+        diagnostic = Diagnostic(
+            problem.rule, RULES[problem.rule].severity, f"{label}: {message}",
+            Location(source.file, source.line, source.column),
+            extra=(("index", source.index), ("id", event_id), ("pointer", pointer)),
+        )
+        result.diagnostics.append(diagnostic)
+        result.ordered.append((position, diagnostic))

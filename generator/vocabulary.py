@@ -35,6 +35,11 @@ RESERVED = frozenset(REQUIRED_CORE + OPTIONAL_CORE + DATA_MEMBERS + KNOWN_EXTENS
 ATTRIBUTE_NAME = re.compile(r"^[a-z0-9]+$")
 ATTRIBUTE_NAME_SOFT_MAX = 20
 
+# How deeply a JSON event may nest (containers, data included): evcat's own
+# bound, the same for `evcat validate` and the generated runtime (a test
+# compares); no JSON Schema can say it.
+MAX_DEPTH = 128
+
 # §3.2 Integer: a signed 32-bit integer.
 INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
 

@@ -1,13 +1,26 @@
-"""Work spread over CPU cores in forked processes (lint parsing, rendering, validation).
+"""The one home of evcat's execution machinery: worker processes, the warm
+helper, garbage-collector tuning and signal handling.
 
-``fork`` lets workers start with evcat imported and the catalog already in
-memory (copy-on-write); only the work items and results are pickled. Workers
-ignore Ctrl-C: the parent gets it, stops them and raises ``KeyboardInterrupt``,
-so an interrupted run prints one line, never a traceback per worker.
+Work spreads over CPU cores in forked processes (lint parsing, rendering,
+validation): ``fork`` lets workers start with evcat imported and the catalog
+already in memory (copy-on-write); only the work items and results are
+pickled. Workers ignore Ctrl-C: the parent gets it, stops them and raises
+``KeyboardInterrupt``, so an interrupted run prints one line, never a
+traceback per worker. The interface:
+
+- ``worker_count``, ``run``, ``run_shared``: map work over processes;
+- ``pool``, ``helper``, ``stop``: processes started ahead of their work;
+- ``no_collection``, ``frozen``: garbage-collector tuning for a stage;
+- ``interrupts_held``: Ctrl-C waits until a critical section is done.
+
+``os._exit`` is used in one place only, ``cli.run``: after ``main`` has
+returned (every pool stopped and joined, every file closed by its ``with``
+block, the writer's journal gone) and stdout and stderr are flushed.
 """
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import os
 import signal
@@ -32,7 +45,81 @@ def worker_count(items: int) -> int:
 
 
 def _ignore_interrupts() -> None:
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent stops the workers
+
+
+def pool(workers: int) -> Any:
+    """``workers`` forked processes started now (for work handed over later),
+    or None when fewer than two are wanted or fork is not available."""
+    if workers < 2 or "fork" not in get_all_start_methods():
+        return None
+    return get_context("fork").Pool(workers, initializer=_ignore_interrupts)
+
+
+def _warm(function: Callable[[], object]) -> None:
+    _ignore_interrupts()
+    function()
+
+
+def helper(warm_up: Callable[[], object]) -> Any:
+    """One forked process that runs ``warm_up`` now (e.g. loads a slow
+    library while the parent works) and then takes work; None without fork."""
+    if worker_count(2) < 2:
+        return None
+    return get_context("fork").Pool(1, initializer=_warm, initargs=(warm_up,))
+
+
+def stop(*pools: Any) -> None:
+    """Stop pools started by ``pool`` or ``helper`` (None is skipped)."""
+    for processes in pools:
+        if processes is not None:
+            processes.terminate()
+            processes.join()
+
+
+@contextlib.contextmanager
+def no_collection() -> Iterator[None]:
+    """No cyclic garbage collection meanwhile: a stage that builds millions of
+    small containers and no cycles (loading, validating) would only have them
+    rescanned (a third of the run time)."""
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if collecting:
+            gc.enable()
+
+
+@contextlib.contextmanager
+def frozen() -> Iterator[None]:
+    """What exists now is left alone by collections meanwhile (a large model
+    that lives until the run ends); it becomes collectable again afterwards
+    (``--watch`` runs again in the same process)."""
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
+
+
+@contextlib.contextmanager
+def interrupts_held() -> Iterator[None]:
+    """Hold SIGINT while a critical section runs (the writer's renames), so
+    Ctrl-C cannot leave half an update; it is raised when the section ends."""
+    try:
+        previous = signal.getsignal(signal.SIGINT)
+        received: list[int] = []
+        signal.signal(signal.SIGINT, lambda number, frame: received.append(number))
+    except ValueError:  # not the main thread: nothing to hold
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        if received:
+            raise KeyboardInterrupt
 
 
 # What ``run_shared`` hands its workers, (function, shared): set while they

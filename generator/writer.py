@@ -16,11 +16,16 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import signal
+import re
+import secrets
+import stat
+import sys
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
+
+from .workers import interrupts_held
 
 MANIFEST = ".evcat-manifest.json"
 
@@ -105,52 +110,222 @@ def plan(out: Path, outputs: Mapping[str, Mapping[str, bytes]]) -> WriteReport:
 
 
 def _read(path: str) -> bytes:
-    with open(path, "rb") as handle:
+    descriptor = os.open(path, os.O_RDONLY | _NOFOLLOW | os.O_NONBLOCK)
+    with os.fdopen(descriptor, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+            raise OSError("not a regular file")
         return handle.read()
 
 
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+JOURNAL = ".evcat-journal"
+_TEMPORARY = re.compile(r"^\.[^/]+\.evcat-tmp-[0-9a-f]{16}\Z")
+
+
+@contextlib.contextmanager
+def locked(out: Path, *, shared: bool = False) -> Iterator[None]:
+    """Hold a lock on OUT (``flock`` on the directory itself: no lock file is
+    left behind). A second run into the same OUT waits here until the first
+    one has committed, then plans again from what is on disk, so it never
+    mixes its files with another run's nor reports a write it did not do."""
+    try:
+        import fcntl
+    except ImportError:  # no flock on this platform: nothing to hold
+        yield
+        return
+    try:
+        descriptor = os.open(out, os.O_RDONLY | os.O_DIRECTORY)  # OUT itself is the user's to name, a link too
+    except FileNotFoundError:
+        if shared:  # --check of an OUT that does not exist: nothing to lock
+            yield
+            return
+        raise
+    except OSError as error:
+        raise OutputError(f"{out} is not a directory evcat can write into: {error.strerror or error}") from None
+    try:
+        try:
+            fcntl.flock(descriptor, (fcntl.LOCK_SH if shared else fcntl.LOCK_EX) | fcntl.LOCK_NB)
+        except BlockingIOError:
+            print(f"evcat: waiting for another evcat run writing {out} ...", file=sys.stderr, flush=True)
+            fcntl.flock(descriptor, fcntl.LOCK_SH if shared else fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(descriptor)  # releases the lock
+
+
+def check(out: Path, outputs: Mapping[str, Mapping[str, bytes]]) -> WriteReport:
+    """``--check``: what ``write`` would do, read under a shared lock; an
+    interrupted run (its journal still in OUT) makes OUT stale too."""
+    with locked(out, shared=True):
+        report = plan(out, outputs)
+        if os.path.lexists(out / JOURNAL):
+            report.written.append(JOURNAL)
+        return report
+
+
 def write(out: Path, outputs: Mapping[str, Mapping[str, bytes]], version: str) -> WriteReport:
-    """Write ``outputs`` ({kind: {relative path: bytes}}) into ``out``, all or nothing."""
+    """Write ``outputs`` ({kind: {relative path: bytes}}) into ``out``, all or nothing.
+
+    Under the lock on OUT: an earlier run's journal is finished first (see
+    ``recover``); then every changed file goes to a fresh temporary beside
+    its target (``O_CREAT|O_EXCL|O_NOFOLLOW``: never through a planted link),
+    the journal records the renames about to happen, the renames run, and the
+    journal goes. A run killed at any point leaves OUT as it was or with a
+    journal that the next run completes."""
+    out.mkdir(parents=True, exist_ok=True)
+    with locked(out):
+        recover(out)
+        return _write(out, outputs, version)
+
+
+def _write(out: Path, outputs: Mapping[str, Mapping[str, bytes]], version: str) -> WriteReport:
     report = plan(out, outputs)
     root = str(out)
     contents = {relative: content for files in outputs.values() for relative, content in files.items()}
-    temporaries: list[tuple[Path, Path]] = []
-    made: set[Path] = set()
+    targets = [(_checked(root, relative), contents[relative]) for relative in report.written]
+    for target, _ in targets:  # before anything is created: a clean error, OUT untouched
+        if os.path.isdir(target) and not os.path.islink(target):
+            shown = os.path.relpath(target, root)
+            raise OutputError(f"cannot write '{shown}': a directory is in the way in {out}; nothing was changed")
+    manifest = _manifest(out, outputs, version)
     try:
-        for relative in report.written:
-            target = Path(_checked(root, relative))
-            if target.parent not in made:
-                target.parent.mkdir(parents=True, exist_ok=True)
-                made.add(target.parent)
-            temporary = target.with_name(f".{target.name}.evcat-tmp")
-            temporary.write_bytes(contents[relative])
-            temporaries.append((temporary, target))
-        manifest = _manifest(out, outputs, version)
-        manifest_temporary: Path | None = None
-        try:
-            manifest_same = (out / MANIFEST).read_bytes() == manifest
-        except OSError:
-            manifest_same = False
-        if not manifest_same:
-            manifest_temporary = out / f".{MANIFEST}.evcat-tmp"
-            out.mkdir(parents=True, exist_ok=True)
-            manifest_temporary.write_bytes(manifest)
+        manifest_same = _read(os.path.join(root, MANIFEST)) == manifest
+    except OSError:
+        manifest_same = False
+    if not manifest_same:
+        targets.append((os.path.join(root, MANIFEST), manifest))
+    deleted = [_checked(root, relative) for relative in report.deleted]
+    if not targets and not deleted:
+        return report
+    renames = [(_temporary_name(target), target) for target, _ in targets]
+    missing: list[str] = []
+    for directory in sorted({os.path.dirname(target) for target, _ in targets}):
+        while directory != root and directory not in missing and not os.path.isdir(directory):
+            missing.append(directory)
+            directory = os.path.dirname(directory)
+    missing.sort(key=len)  # parents first
+    # The intent: what a run killed from here until the commit point leaves
+    # behind, so that the next run removes it.
+    _write_journal(out, "writing", renames, deleted, missing)
+    made: list[str] = []
+    try:
+        for directory in missing:
+            os.mkdir(directory)
+            made.append(directory)
+        for (temporary, _), (_, content) in zip(renames, targets):
+            _create(temporary, content)
+        _write_journal(out, "committing", renames, deleted, [])  # the commit point
     except BaseException:
-        for temporary, _ in temporaries:
-            with contextlib.suppress(OSError):
-                temporary.unlink()
+        _roll_back(out, [temporary for temporary, _ in renames], made)
         raise
-    with _interrupts_held():
-        for temporary, target in temporaries:
-            os.replace(temporary, target)
-        for relative in report.deleted:
-            target = Path(_checked(root, relative))
-            with contextlib.suppress(FileNotFoundError):
-                target.unlink()
-            _remove_empty_parents(target.parent, out)
-        if manifest_temporary is not None:
-            os.replace(manifest_temporary, out / MANIFEST)
+    with interrupts_held():
+        try:
+            _commit(out, renames, deleted)
+        except OSError as error:  # past the commit point: the journal stays, the next run completes the update
+            raise OutputError(f"cannot finish writing {out}: {error.strerror or error}; part of the update is in place: "
+                              "run evcat generate again to complete it") from None
     return report
+
+
+def _temporary_name(target: str) -> str:
+    directory, name = os.path.split(target)
+    return os.path.join(directory, f".{name}.evcat-tmp-{secrets.token_hex(8)}")
+
+
+def _create(path: str, content: bytes) -> None:
+    """A new file (never through a planted link) holding ``content``; removed again if writing fails."""
+    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW, 0o666)
+    try:
+        with os.fdopen(descriptor, "wb") as handle:
+            handle.write(content)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(path)
+        raise
+
+
+def _write_journal(out: Path, state: str, renames: list[tuple[str, str]], deleted: list[str], directories: list[str]) -> None:
+    root = str(out)
+    document = {
+        "state": state,
+        "renames": [[os.path.relpath(t, root), os.path.relpath(p, root)] for t, p in renames],
+        "deleted": [os.path.relpath(p, root) for p in deleted],
+        "directories": [os.path.relpath(d, root) for d in directories],
+    }
+    target = os.path.join(root, JOURNAL)
+    temporary = _temporary_name(target)
+    _create(temporary, json.dumps(document).encode())
+    os.replace(temporary, target)
+
+
+def _roll_back(out: Path, temporaries: list[str], directories: list[str]) -> None:
+    for temporary in temporaries:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+    for directory in sorted(directories, key=len, reverse=True):
+        with contextlib.suppress(OSError):
+            os.rmdir(directory)
+    with contextlib.suppress(OSError):
+        os.unlink(out / JOURNAL)
+
+
+def _commit(out: Path, renames: list[tuple[str, str]], deleted: list[str]) -> None:
+    for temporary, target in renames:
+        with contextlib.suppress(FileNotFoundError):  # done already (a run finished by recovery)
+            os.replace(temporary, target)
+    for target in deleted:
+        with contextlib.suppress(FileNotFoundError, IsADirectoryError, PermissionError):
+            os.unlink(target)
+        _remove_empty_parents(Path(target).parent, out)
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(out / JOURNAL)
+
+
+def recover(out: Path) -> None:
+    """Finish a run killed after its commit point (its journal says
+    "committing"), or undo one killed before it ("writing": its temporaries
+    and the directories it made go). OUT is untrusted input, so a journal may
+    be planted: every path in it is checked like an output, only evcat's own
+    temporaries are touched, each only renamed over the target it was made for."""
+    root = str(out)
+    for name in os.listdir(root):  # a journal or manifest temporary of a killed run
+        if _TEMPORARY.match(name):
+            with contextlib.suppress(OSError):
+                os.unlink(os.path.join(root, name))
+    try:
+        document = json.loads(_read(os.path.join(root, JOURNAL)))
+        state = document["state"]
+        renames = [(str(t), str(p)) for t, p in document["renames"]]
+        deleted = [str(p) for p in document["deleted"]]
+        directories = [str(d) for d in document["directories"]]
+    except FileNotFoundError:
+        return
+    except (OSError, ValueError, TypeError, KeyError, AttributeError):
+        with contextlib.suppress(OSError):  # a damaged journal: the plan rewrites whatever differs
+            os.unlink(out / JOURNAL)
+        return
+    pairs = []
+    for temporary, target in renames:
+        try:
+            temporary_path, target_path = _checked(root, temporary), _checked(root, target)
+        except OutputError:
+            continue
+        directory, name = os.path.split(target_path)
+        base = os.path.basename(temporary_path)
+        if os.path.dirname(temporary_path) == directory and _TEMPORARY.match(base) and base.startswith(f".{name}.evcat-tmp-"):
+            pairs.append((temporary_path, target_path))
+    if state == "committing":
+        removals = []
+        for relative in deleted:
+            with contextlib.suppress(OutputError):
+                removals.append(_checked(root, relative))
+        _commit(out, [(t, p) for t, p in pairs if os.path.isfile(t) and not os.path.islink(t)], removals)
+    else:
+        made = []
+        for relative in directories:
+            with contextlib.suppress(OutputError):
+                made.append(_checked(root, relative))
+        _roll_back(out, [t for t, _ in pairs], made)
 
 
 def _manifest(out: Path, outputs: Mapping[str, Mapping[str, bytes]], version: str) -> bytes:
@@ -174,21 +349,3 @@ def _remove_empty_parents(directory: Path, out: Path) -> None:
         except OSError:
             return
         directory = directory.parent
-
-
-@contextlib.contextmanager
-def _interrupts_held() -> Iterator[None]:
-    """Hold SIGINT while renames run, so Ctrl-C cannot leave half an update."""
-    try:
-        previous = signal.getsignal(signal.SIGINT)
-        received: list[int] = []
-        signal.signal(signal.SIGINT, lambda number, frame: received.append(number))
-    except ValueError:  # not the main thread: nothing to hold
-        yield
-        return
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGINT, previous)
-        if received:
-            raise KeyboardInterrupt

@@ -78,19 +78,22 @@ def test_failure_while_writing_leaves_out_unchanged(catalog: Path, tmp_path: Pat
         (catalog / "nlgov" / "brp-personen.yaml").read_text().replace("title: Persoon overleden", "title: Overleden")
     )
     calls = {"count": 0}
-    real = Path.write_bytes
+    real = writer._create
+    directories = sorted(p for p in out.rglob("*") if p.is_dir())
 
-    def failing(self: Path, data: bytes) -> int:
+    def failing(path: str, data: bytes) -> None:
         calls["count"] += 1
-        if calls["count"] == 2:
+        if calls["count"] == 3:  # the journal of intent is the first file written
+            real(path, b"")
             raise OSError(28, "No space left on device")
-        return real(self, data)
+        real(path, data)
 
-    monkeypatch.setattr(Path, "write_bytes", failing)
+    monkeypatch.setattr(writer, "_create", failing)
     code = main(["generate", str(catalog), "-o", str(out), "--no-cache"])
-    monkeypatch.setattr(Path, "write_bytes", real)
+    monkeypatch.setattr(writer, "_create", real)
     assert code == 1
-    assert snapshot(out) == before  # no temporaries left, no half update
+    assert snapshot(out) == before  # no temporaries (not even empty ones) left, no half update
+    assert sorted(p for p in out.rglob("*") if p.is_dir()) == directories
 
 
 @pytest.mark.parametrize("relative", ["../escape.json", "/etc/passwd", "a/../../b", "a\\..\\b", ""])

@@ -68,11 +68,10 @@ def test_warm_and_cold_runs_are_byte_identical(catalog: Path, tmp_path: Path) ->
 def test_a_damaged_cache_is_ignored(catalog: Path, tmp_path: Path) -> None:
     cache = tmp_path / "cache"
     generate(str(catalog), str(tmp_path / "a"), KINDS, cache_dir=str(cache))
-    entries = sorted((cache / "render").rglob("*.marshal"))
+    entries = sorted(cache.rglob("*.marshal"))
     assert entries
-    compiled = sorted((cache / "templates").iterdir())  # jinja2's compiled templates
-    assert compiled
-    for number, entry in enumerate([*entries, *compiled]):
+    assert not (cache / "templates").exists()  # no jinja2 bytecode cache (it is read with pickle)
+    for number, entry in enumerate(entries):
         entry.write_bytes([b"", b"\x00garbage", b"\xe9" * 100][number % 3])
     template_module._environment.cache_clear()  # as in a new process: the templates load from the cache
     result = generate(str(catalog), str(tmp_path / "b"), KINDS, cache_dir=str(cache))

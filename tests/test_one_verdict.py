@@ -255,6 +255,7 @@ def test_the_vocabulary_grammars_agree_with_the_runtime() -> None:
     for value in corpus:
         assert bool(runtime._URI.match(value)) == bool(vocabulary.URI.match(value)), value
         assert bool(runtime._URI_REFERENCE.match(value) and value) == bool(vocabulary.URI_REFERENCE.match(value) and value), value
+    assert runtime.MAX_DEPTH == vocabulary.MAX_DEPTH
     for value in ["ok", "a\x7f", "\ufffe", "\x00", "é", "\u0085"]:
         assert bool(runtime._BAD_CHARS.search(value)) == vocabulary.has_bad_chars(value), repr(value)
 

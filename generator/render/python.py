@@ -26,14 +26,14 @@ import tempfile
 import warnings
 import unicodedata
 from dataclasses import dataclass, field
-from functools import cache
-from pathlib import Path
+from functools import cache, partial
 from typing import Any
 
 from .. import __version__
-from ..cachefile import write_atomic
 from .. import vocabulary
+from ..cachefile import Store
 from ..model import Catalog, CatalogSet, ContextAttribute, EventType
+from ..patterns import python_patterns
 from ..naming import python_class_name, python_field_name, python_package_name, to_pascal
 from ..runtime import EXTRAS, REQUIRES, runtime_files
 from ..schemawalk import LIST_OF_SCHEMAS, MAP_OF_SCHEMAS, ONE_SCHEMA
@@ -194,7 +194,8 @@ def _titled(schema: Any, title: str, facts: PayloadFacts | None = None) -> Any:
     return result
 
 
-def models_source(catalog: Catalog, catalog_set: CatalogSet, data_names: dict[tuple[str, str | None], str]) -> str:
+def models_source(catalog: Catalog, catalog_set: CatalogSet, data_names: dict[tuple[str, str | None], str],
+                  model_cache: tuple[str, str] | None = None) -> str:
     used: set[str] = set()
     defs: dict[str, Any] = {}
     facts = PayloadFacts(shared={name: schema.schema for name, schema in catalog_set.schemas.items()})
@@ -210,9 +211,9 @@ def models_source(catalog: Catalog, catalog_set: CatalogSet, data_names: dict[tu
     schema = {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "title": _CONTAINER,
-        "$defs": dict(sorted(defs.items())),
+        "$defs": python_patterns(dict(sorted(defs.items()))),  # ECMA-262 patterns, written as pydantic reads them
     }
-    return _with_facts(_strip_container(_datamodel_codegen(json.dumps(schema, sort_keys=False))), facts)
+    return _with_facts(_strip_container(_datamodel_codegen(json.dumps(schema, sort_keys=False), model_cache)), facts)
 
 
 def _with_facts(source: str, facts: PayloadFacts) -> str:
@@ -255,28 +256,33 @@ def _strip_container(source: str) -> str:
     return stripped
 
 
-# Set by generate.render before workers fork: (directory, salt) of the render
-# cache, or None. datamodel-code-generator's output for a catalog's payload
-# schemas is kept there by content, so a change that leaves every payload
-# alone (a title, a description of the event, an example) does not even load
-# datamodel-code-generator (almost a second for a fresh process).
-model_cache: tuple[str, str] | None = None
+@dataclass(frozen=True)
+class Settings:
+    """How Python output is made, handed to the renderer as a value (with each
+    unit, to whichever process renders it): not part of a unit's inputs.
+
+    ``formatter``: see ``format_sources``. ``model_cache``: (cache directory,
+    salt) where datamodel-code-generator's output for a catalog's payload
+    schemas is kept by content, so a change that leaves every payload alone
+    (a title, a description of the event, an example) does not even load
+    datamodel-code-generator (almost a second for a fresh process); None: no cache."""
+
+    formatter: str = "ruff"
+    model_cache: tuple[str, str] | None = None
 
 
 @cache
-def _datamodel_codegen(schema_text: str) -> str:
+def _datamodel_codegen(schema_text: str, model_cache: tuple[str, str] | None = None) -> str:
     if model_cache is None:
         return _run_datamodel_codegen(schema_text)
     directory, salt = model_cache
     key = hashlib.sha256(f"{salt}\0{schema_text}".encode("utf-8", "surrogatepass")).hexdigest()
-    path = os.path.join(directory, "models", key[:2], key + ".py")
-    try:
-        with open(path, encoding="utf-8", newline="") as handle:
-            return handle.read()
-    except (OSError, UnicodeDecodeError):
-        pass
+    store = Store(directory, "models")
+    stored = store.get(key)
+    if isinstance(stored, str):
+        return stored
     output = _run_datamodel_codegen(schema_text)
-    write_atomic(Path(path), output.encode("utf-8"))
+    store.put(key, output)
     return output
 
 
@@ -418,7 +424,7 @@ def _event_imports(views: list[EventView]) -> dict[str, Any]:
     }
 
 
-def render_catalog(catalog: Catalog, catalog_set: CatalogSet) -> dict[str, str]:
+def render_catalog(catalog: Catalog, catalog_set: CatalogSet, settings: Settings = Settings()) -> dict[str, str]:
     package = python_package_name(catalog.id)
     events = sorted(catalog.events, key=event_order)
     names = class_names(events)
@@ -436,8 +442,8 @@ def render_catalog(catalog: Catalog, catalog_set: CatalogSet) -> dict[str, str]:
         ),
         "delivery.py": env.get_template("python/delivery.py.jinja").render(context),
     }
-    sources["models.py"] = models_source(catalog, catalog_set, data_names)
-    formatted = format_sources(sources)
+    sources["models.py"] = models_source(catalog, catalog_set, data_names, settings.model_cache)
+    formatted = format_sources(sources, settings.formatter)
     formatted.update(runtime_files())
     formatted["pyproject.toml"] = env.get_template("python/pyproject.toml.jinja").render(
         {**context, "requires": REQUIRES, "extras": sorted(EXTRAS.items())}
@@ -449,10 +455,9 @@ def render_catalog(catalog: Catalog, catalog_set: CatalogSet) -> dict[str, str]:
 # "ruff": ruff's formatter alone; "black": ruff first, then black over its
 # output (black has the last word; two to three times slower on the whole run).
 FORMATTERS = ("ruff", "black")
-formatter = "ruff"
 
 
-def format_sources(sources: dict[str, str]) -> dict[str, str]:
+def format_sources(sources: dict[str, str], formatter: str = "ruff") -> dict[str, str]:
     """Black-style formatting of one package's modules.
 
     ruff's formatter is black-compatible by design and ~100x faster, so it is
@@ -522,14 +527,15 @@ def _black(source: str) -> str:
     return black.format_str(source, mode=black.Mode(target_versions={black.TargetVersion.PY311}))
 
 
-def units(catalog_set: CatalogSet) -> list[Unit]:
-    """One package per catalog."""
-    return [Unit("python", catalog.id, catalog_inputs(catalog, catalog_set), _render_unit) for catalog in catalog_set.catalogs]
+def units(catalog_set: CatalogSet, settings: Settings = Settings()) -> list[Unit]:
+    """One package per catalog; ``settings`` travel with each unit (bound to its render function)."""
+    render_unit = partial(_render_unit, settings=settings)
+    return [Unit("python", catalog.id, catalog_inputs(catalog, catalog_set), render_unit) for catalog in catalog_set.catalogs]
 
 
-def _render_unit(inputs: tuple[Any, ...]) -> dict[str, bytes]:
+def _render_unit(inputs: tuple[Any, ...], settings: Settings = Settings()) -> dict[str, bytes]:
     catalog, schemas = inputs
-    rendered = render_catalog(catalog, partial_set((catalog,), schemas))
+    rendered = render_catalog(catalog, partial_set((catalog,), schemas), settings)
     return {path: text.encode("utf-8") for path, text in rendered.items()}
 
 

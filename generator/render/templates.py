@@ -7,16 +7,15 @@ there with the same name overrides ours. Escaping lives in filters here.
 
 from __future__ import annotations
 
+import re
 from functools import cache
 from pathlib import Path
 
 import jinja2
-import jinja2.bccache
 
 _PACKAGE_TEMPLATES = Path(__file__).resolve().parent.parent / "templates"  # in an installed wheel
 _SOURCE_TEMPLATES = Path(__file__).resolve().parents[2] / "templates"  # in a checkout
 _user_dirs: list[str] = []
-_bytecode_dirs: list[str] = []
 
 
 def use_templates(directory: str | None) -> None:
@@ -51,14 +50,50 @@ def docstring(text: str | None, indent: int = 4) -> str:
     return '"""' + lines[0] + "\n" + "\n".join((pad + line) if line.strip() else "" for line in lines[1:]) + "\n" + pad + '"""'
 
 
+# Link destinations the docs keep: http, https, mailto and relative ones.
+# Any other scheme (javascript:, data:, vbscript:, file:...) would run or
+# load something when the Markdown is rendered (MkDocs, a wiki) and clicked.
+_SAFE_SCHEMES = frozenset({"http", "https", "mailto"})
+_SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.\-]*):")
+_INLINE_LINK = re.compile(r"\]\(([^)]*)")  # [text](destination ...) and ![alt](...)
+_REFERENCE = re.compile(r"^( {0,3})\[([^\]\n]*)\]:[ \t]*(\S*)", re.MULTILINE)  # [label]: destination
+_UNSEEN = re.compile(r"[\x00-\x20\\]")  # browsers drop these from URLs; Markdown drops the backslashes
+
+
+def safe_link(destination: str) -> bool:
+    """Whether a Markdown link destination is http(s), mailto or relative."""
+    cleaned = _UNSEEN.sub("", destination).lstrip("<")
+    scheme = _SCHEME.match(cleaned)
+    if scheme is not None:
+        return scheme.group(1).lower() in _SAFE_SCHEMES
+    return ":" not in cleaned.split("/", 1)[0].split("?", 1)[0].split("#", 1)[0]
+
+
 def md_text(text: str | None) -> str:
-    """Text for the Markdown pages: HTML in it is shown as text (wikis render raw HTML)."""
-    return (text or "").replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    """Text for the Markdown pages: HTML in it is shown as text (wikis render
+    raw HTML), and a link whose scheme is not http, https, mailto or relative
+    is shown as text, not made a link."""
+    escaped = (text or "").replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    escaped = _INLINE_LINK.sub(lambda m: m.group() if safe_link(m.group(1)) else "]\\(" + m.group(1), escaped)
+    return _REFERENCE.sub(lambda m: m.group() if safe_link(m.group(3)) else f"{m.group(1)}\\[{m.group(2)}]: {m.group(3)}", escaped)
 
 
 def md_cell(text: str | None) -> str:
     """One Markdown table cell: no line breaks, no column separators."""
     return " ".join(md_text(text).split()).replace("|", "\\|")
+
+
+def md_code(text: str | None) -> str:
+    """``text`` as a Markdown code span, whatever it holds: the fence is one
+    backtick longer than the longest run of backticks inside (CommonMark
+    6.1), line breaks become spaces, and ``|`` is escaped for table cells.
+    Inside a code span Markdown shows ``<`` and ``&`` as text."""
+    body = " ".join((text or "").splitlines()).replace("|", "\\|")
+    longest = max((len(run) for run in re.findall("`+", body)), default=0)
+    fence = "`" * (longest + 1)
+    if body.startswith("`") or body.endswith("`") or (body.startswith(" ") and body.endswith(" ") and body.strip()):
+        body = f" {body} "
+    return f"{fence}{body}{fence}"
 
 
 _TOML_ESCAPES = {**{code: f"\\u{code:04x}" for code in [*range(0x00, 0x20), 0x7F]}, 0x22: '\\"', 0x5C: "\\\\"}
@@ -78,55 +113,21 @@ def template_dirs() -> list[Path]:
     return [*(Path(d) for d in _user_dirs), builtin]
 
 
-def use_bytecode_cache(directory: str | None) -> None:
-    """Keep compiled templates in ``directory`` (under the cache directory):
-    a process then loads them instead of compiling them, a tenth of a second
-    per process. jinja2 checks each against its template's source."""
-    _bytecode_dirs.clear()
-    if directory:
-        _bytecode_dirs.append(directory)
-
-
-def bytecode_cache_dir() -> str | None:
-    return _bytecode_dirs[0] if _bytecode_dirs else None
-
-
 def environment() -> jinja2.Environment:
     """The environment for the current template directories, made once: jinja2
     compiles each template once per environment (auto_reload still notices a
     template edited on disk, for --watch)."""
-    return _environment(tuple(template_dirs()), bytecode_cache_dir())
-
-
-class _BytecodeCache(jinja2.FileSystemBytecodeCache):
-    """jinja2's file cache, except that a cache that cannot be read or written is only slower."""
-
-    def load_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
-        try:
-            super().load_bytecode(bucket)
-        except (OSError, ValueError, EOFError):
-            bucket.reset()
-
-    def dump_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
-        try:
-            super().dump_bytecode(bucket)
-        except OSError:
-            pass
+    return _environment(tuple(template_dirs()))
 
 
 @cache
-def _environment(directories: tuple[Path, ...], bytecode: str | None) -> jinja2.Environment:
+def _environment(directories: tuple[Path, ...]) -> jinja2.Environment:
+    # No bytecode cache: jinja2 reads it with pickle, and the cache directory
+    # is untrusted input (a planted entry would run code). Templates are
+    # compiled once per process instead.
     loaders: list[jinja2.BaseLoader] = [jinja2.FileSystemLoader(str(d)) for d in directories]
-    cached: jinja2.BytecodeCache | None = None
-    if bytecode is not None:
-        try:
-            Path(bytecode).mkdir(parents=True, exist_ok=True)
-            cached = _BytecodeCache(bytecode)
-        except OSError:
-            cached = None  # a cache that cannot be made is only slower
     env = jinja2.Environment(
         loader=jinja2.ChoiceLoader(loaders),
-        bytecode_cache=cached,
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,
@@ -138,5 +139,6 @@ def _environment(directories: tuple[Path, ...], bytecode: str | None) -> jinja2.
     env.filters["py"] = repr
     env.filters["md_text"] = md_text
     env.filters["md_cell"] = md_cell
+    env.filters["md_code"] = md_code
     env.filters["toml"] = toml_string
     return env

@@ -12,7 +12,7 @@ from ..diagnostics import Diagnostic, Severity
 from ..formats import is_semver, semver_key
 from ..instance import EventChecker, Problem, pointer_text
 from ..loader import Document, Path
-from ..model import EventType
+from ..model import Catalog, EventType
 from ..naming import closest, did_you_mean
 from ..schemawalk import KEYWORDS, type_problem
 from . import (
@@ -327,3 +327,28 @@ def version_bump(context: Context) -> Iterator[Diagnostic]:
                 f"'{new.type}' {violation}" + (f" (breaking: {detail})" if detail else ""),
                 context.event_loc(new, "dataversion"),
             )
+
+
+@set_rule("CAT-PACKAGE-NAME", E, "Each catalog id maps to its own Python package name.", fixed=True)
+def package_names(context: Context) -> Iterator[Diagnostic]:
+    """``import`` and ``catalog-import`` both become ``catalog_import``
+    (naming.python_package_name): one package would overwrite the other."""
+    from ..naming import python_package_name
+
+    first: dict[str, Catalog] = {}
+    for catalog in sorted(context.built.catalog_set.catalogs, key=lambda c: (c.files[:1], c.id)):
+        if not catalog.files:
+            continue
+        package = python_package_name(catalog.id)
+        if package in first and first[package].id != catalog.id:
+            other = first[package]
+            # locations only now: finding one parses the file's positions (lint reads without them)
+            where, elsewhere = context.loc(catalog.files[0], ("catalog",)), context.loc(other.files[0], ("catalog",))
+            yield context.report(
+                "CAT-PACKAGE-NAME",
+                f"catalog '{catalog.id}' becomes the Python package '{package}', as catalog '{other.id}' at {elsewhere} does; rename one of them",
+                where,
+                related=(elsewhere,),
+            )
+        else:
+            first.setdefault(package, catalog)

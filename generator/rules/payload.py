@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from ..diagnostics import Diagnostic, Severity
-from ..loader import Document
+from ..loader import Document, Path
 from ..model import EventType
 from ..naming import CAMEL_CASE, PASCAL_CASE, closest, did_you_mean, to_camel, to_pascal
 from ..schemawalk import FORMAT_ALIASES, FORMATS
@@ -145,3 +145,34 @@ def _known_formats(context: Context, part: PayloadPart) -> Iterator[Diagnostic]:
                 context.loc(part.file, path + ("format",)),
                 fix,
             )
+
+
+def _patterns(context: Context) -> Iterator[tuple[str, str, Path]]:
+    """(file, pattern, path of the pattern's key) of every payload ``pattern`` and ``patternProperties`` key."""
+    for part in payload_parts(context):
+        for path, subschema in schema_nodes(context, part):
+            if isinstance(subschema.get("pattern"), str):
+                yield part.file, subschema["pattern"], path + ("pattern",)
+            if isinstance(subschema.get("patternProperties"), dict):
+                for key in subschema["patternProperties"]:
+                    if isinstance(key, str):
+                        yield part.file, key, path + ("patternProperties", key)
+
+
+@set_rule("PAY-PATTERN-PORTABLE", W, "Payload patterns keep to I-Regexp (RFC 9485), which every judge reads alike.", profiles=ALL)
+def portable_patterns(context: Context) -> Iterator[Diagnostic]:
+    from ..patterns import portability
+
+    for file, pattern, path in _patterns(context):
+        for reason in portability(pattern)[:3]:
+            yield context.report("PAY-PATTERN-PORTABLE", f"pattern {pattern[:80]!r}: {reason}", context.loc(file, path))
+
+
+@set_rule("PAY-PATTERN-BACKTRACK", E, "Payload patterns cannot backtrack catastrophically (nested or overlapping quantifiers).",
+          profiles=ALL, fixed=True)
+def backtracking_patterns(context: Context) -> Iterator[Diagnostic]:
+    from ..patterns import backtracking
+
+    for file, pattern, path in _patterns(context):
+        for reason in backtracking(pattern)[:2]:
+            yield context.report("PAY-PATTERN-BACKTRACK", f"pattern {pattern[:80]!r}: {reason}", context.loc(file, path))

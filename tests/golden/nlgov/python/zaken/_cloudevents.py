@@ -739,7 +739,12 @@ def to_http(
 
 def _lower(headers: Headers) -> dict[str, str]:
     items = headers.items() if isinstance(headers, Mapping) else headers
-    return {str(key).lower(): str(value) for key, value in items}
+    try:
+        return {str(key).lower(): str(value) for key, value in items}
+    except (TypeError, ValueError) as error:
+        raise EventError(
+            f"headers are a mapping or (name, value) pairs: {error}"
+        ) from error
 
 
 def _essence(content_type: str) -> str:

@@ -1,0 +1,708 @@
+"""The one home of regular-expression knowledge: JSON Schema's ``pattern``.
+
+JSON Schema 2020-12 (core §6.4, validation §6.3.3) says a ``pattern`` is an
+ECMA-262 regular expression (with the ``u`` flag: code points, not UTF-16
+units) and that it is not anchored. The judges of an event read it in their
+own dialects: Python's ``re`` (the ``jsonschema`` package; pydantic's
+``python-re`` engine), Rust's ``regex`` crate (pydantic's default engine),
+jsonschema-rs (ECMA-like), JavaScript. They differ: ``\\d``, ``\\w``, ``\\s``
+and ``\\b`` are ASCII in ECMA and Unicode in Python and Rust; ``$`` in
+Python also matches before a final newline; ``.`` in ECMA stops at every
+line terminator (``\\n \\r \\u2028 \\u2029``), in Python and Rust only at ``\\n``.
+
+This module:
+
+* parses an ECMA-262 pattern (``parse``) into a small tree;
+* ``python_pattern`` writes it for pydantic (Rust ``regex`` when the pattern
+  needs nothing else, Python ``re`` when it has a lookaround or a
+  backreference: datamodel-code-generator then compiles it with ``re``), with
+  ECMA's meaning;
+* ``portability`` names what lies outside I-Regexp (RFC 9485), the subset
+  every engine reads alike (plus ``^``/``$`` at the ends and ``(?:...)``);
+* ``backtracking`` names what makes a backtracking engine (Python's ``re``,
+  which the ``jsonschema`` judge uses) slow: nested or overlapping
+  quantifiers (exponential, ``(a+)+``, ``(\\w+\\s?)*``, ``(a|a)*``) and
+  quantifiers that can each take the same run of characters (polynomial,
+  ``^.*a.*b$``, or ``[a-z]+$`` searched from every position of an unanchored
+  pattern): with 64 kB of input, each takes seconds.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import cache
+from typing import Any
+
+INFINITE = 1 << 30
+# A bounded repetition this long is as costly as an unbounded one.
+LONG_REPEAT = 64
+
+# ECMA-262 WhiteSpace and LineTerminator (§12.2, §12.3): what \s matches.
+_ECMA_SPACE = "\\t\\n\\x0b\\x0c\\r \\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff"
+_ECMA_DIGIT = "0-9"
+_ECMA_WORD = "0-9A-Za-z_"
+_ECMA_DOT = "[^\\n\\r\\u2028\\u2029]"
+
+
+class PatternError(ValueError):
+    """A pattern this module cannot read (then it is left as it is)."""
+
+
+# --- the tree ------------------------------------------------------------------------------------
+
+
+@dataclass(eq=False)
+class Node:
+    pass
+
+
+@dataclass(eq=False)
+class CharSet(Node):
+    """One character from a set: ``text`` is the set written for Python and
+    Rust alike (a class ``[...]`` or one escaped character)."""
+
+    text: str
+    ecma: str  # as written in the pattern
+
+
+@dataclass(eq=False)
+class Assertion(Node):
+    kind: str  # "^", "$", "\\b", "\\B"
+
+
+@dataclass(eq=False)
+class Backreference(Node):
+    name: str  # a number or a group name
+
+
+@dataclass(eq=False)
+class Group(Node):
+    body: Node
+    kind: str = "capture"  # capture, plain, named, lookahead, negative-lookahead, lookbehind, negative-lookbehind
+    name: str = ""
+
+
+@dataclass(eq=False)
+class Repeat(Node):
+    body: Node
+    low: int
+    high: int
+    lazy: bool = False
+    ecma: str = ""
+
+
+@dataclass(eq=False)
+class Sequence(Node):
+    items: list[Node] = field(default_factory=list)
+
+
+@dataclass(eq=False)
+class Alternation(Node):
+    options: list[Node] = field(default_factory=list)
+
+
+# --- parsing ECMA-262 (u flag) ----------------------------------------------------------------------
+
+_SYNTAX = set("^$\\.*+?()[]{}|/")
+_CLASS_ESCAPES = {"d": _ECMA_DIGIT, "w": _ECMA_WORD, "s": _ECMA_SPACE}
+_CONTROL_ESCAPES = {"t": "\\t", "n": "\\n", "v": "\\x0b", "f": "\\x0c", "r": "\\r", "0": "\\x00"}
+
+
+def _code_point(value: int) -> str:
+    if 0xD800 <= value <= 0xDFFF:
+        raise PatternError("a lone surrogate is not a character")
+    if value < 0x80:
+        character = chr(value)
+        if character.isalnum() or character == "_":
+            return character
+        return f"\\x{value:02x}"
+    if value <= 0xFFFF:
+        return f"\\u{value:04x}"
+    return f"\\U{value:08x}"
+
+
+class _Parser:
+    def __init__(self, pattern: str) -> None:
+        self.text = pattern
+        self.at = 0
+        self.groups = 0
+
+    def peek(self, offset: int = 0) -> str:
+        index = self.at + offset
+        return self.text[index] if index < len(self.text) else ""
+
+    def take(self) -> str:
+        character = self.peek()
+        if not character:
+            raise PatternError("the pattern ends too early")
+        self.at += 1
+        return character
+
+    def parse(self) -> Node:
+        node = self.alternation()
+        if self.at != len(self.text):
+            raise PatternError(f"unexpected '{self.peek()}' at {self.at}")
+        return node
+
+    def alternation(self) -> Node:
+        options = [self.sequence()]
+        while self.peek() == "|":
+            self.at += 1
+            options.append(self.sequence())
+        return options[0] if len(options) == 1 else Alternation(options)
+
+    def sequence(self) -> Node:
+        items: list[Node] = []
+        while self.peek() and self.peek() not in "|)":
+            start = self.at
+            atom = self.atom()
+            items.append(self.quantified(atom, start))
+        return Sequence(items)
+
+    def quantified(self, atom: Node, start: int) -> Node:
+        character = self.peek()
+        low, high = -1, -1
+        if character == "*":
+            low, high = 0, INFINITE
+            self.at += 1
+        elif character == "+":
+            low, high = 1, INFINITE
+            self.at += 1
+        elif character == "?":
+            low, high = 0, 1
+            self.at += 1
+        elif character == "{":
+            found = re.compile(r"\{(\d+)(,(\d*))?\}").match(self.text, self.at)
+            if found is None:
+                raise PatternError("a lone '{' (write \\{)")
+            low = int(found.group(1))
+            high = low if found.group(2) is None else (int(found.group(3)) if found.group(3) else INFINITE)
+            if high < low:
+                raise PatternError("a repetition {n,m} with m < n")
+            self.at = found.end()
+        else:
+            return atom
+        if isinstance(atom, (Assertion, Repeat)) or (isinstance(atom, Group) and "look" in atom.kind):
+            raise PatternError("nothing to repeat")
+        lazy = self.peek() == "?"
+        if lazy:
+            self.at += 1
+        return Repeat(atom, low, high, lazy, self.text[start:self.at])
+
+    def atom(self) -> Node:
+        character = self.take()
+        if character in "^$":
+            return Assertion(character)
+        if character == ".":
+            return CharSet(_ECMA_DOT, ".")
+        if character == "(":
+            return self.group()
+        if character == "[":
+            return self.character_class()
+        if character == "\\":
+            return self.escape()
+        if character in "*+?{}":
+            if character == "}":
+                return CharSet("\\}", "}")
+            raise PatternError(f"nothing to repeat with '{character}'")
+        if character in "])":
+            raise PatternError(f"a lone '{character}' (write \\{character})")
+        return CharSet(re.escape(character) if character in _SYNTAX or character in "-#&~ " else character, character)
+
+    def group(self) -> Node:
+        kind, name = "capture", ""
+        if self.peek() == "?":
+            marker = self.text[self.at:self.at + 3]
+            if marker.startswith("?:"):
+                kind, self.at = "plain", self.at + 2
+            elif marker.startswith("?="):
+                kind, self.at = "lookahead", self.at + 2
+            elif marker.startswith("?!"):
+                kind, self.at = "negative-lookahead", self.at + 2
+            elif marker == "?<=":
+                kind, self.at = "lookbehind", self.at + 3
+            elif marker == "?<!":
+                kind, self.at = "negative-lookbehind", self.at + 3
+            elif marker.startswith("?<"):
+                found = re.compile(r"\?<([A-Za-z_$][A-Za-z0-9_$]*)>").match(self.text, self.at)
+                if found is None:
+                    raise PatternError("a group name is not an identifier")
+                kind, name, self.at = "named", found.group(1), found.end()
+            else:
+                raise PatternError("an unknown group (?...)")
+        if kind in ("capture", "named"):
+            self.groups += 1
+        body = self.alternation()
+        if self.take() != ")":
+            raise PatternError("a group is not closed")
+        return Group(body, kind, name)
+
+    def escape(self) -> Node:
+        character = self.take()
+        if character in _CLASS_ESCAPES:
+            return CharSet(f"[{_CLASS_ESCAPES[character]}]", "\\" + character)
+        if character.lower() in _CLASS_ESCAPES:
+            return CharSet(f"[^{_CLASS_ESCAPES[character.lower()]}]", "\\" + character)
+        if character in "bB":
+            return Assertion("\\" + character)
+        if character.isdigit() and character != "0":
+            number = character
+            while self.peek().isdigit():
+                number += self.take()
+            return Backreference(number)
+        if character == "k":
+            found = re.compile(r"<([A-Za-z_$][A-Za-z0-9_$]*)>").match(self.text, self.at)
+            if found is None:
+                raise PatternError("\\k needs <name>")
+            self.at = found.end()
+            return Backreference(found.group(1))
+        return CharSet(self.character_escape(character), "\\" + character)
+
+    def character_escape(self, character: str) -> str:
+        """One escaped character (outside or inside a class), written for Python and Rust."""
+        if character in _CONTROL_ESCAPES:
+            if character == "0" and self.peek().isdigit():
+                raise PatternError("an octal escape")
+            return _CONTROL_ESCAPES[character]
+        if character == "c":
+            letter = self.take()
+            if not letter.isascii() or not letter.isalpha():
+                raise PatternError("\\c needs a letter")
+            return _code_point(ord(letter) % 32)
+        if character == "x":
+            digits = self.text[self.at:self.at + 2]
+            if not re.fullmatch(r"[0-9A-Fa-f]{2}", digits):
+                raise PatternError("\\x needs two hex digits")
+            self.at += 2
+            return _code_point(int(digits, 16))
+        if character == "u":
+            if self.peek() == "{":
+                found = re.compile(r"\{([0-9A-Fa-f]{1,6})\}").match(self.text, self.at)
+                if found is None or int(found.group(1), 16) > 0x10FFFF:
+                    raise PatternError("\\u{...} needs a code point")
+                self.at = found.end()
+                return _code_point(int(found.group(1), 16))
+            digits = self.text[self.at:self.at + 4]
+            if not re.fullmatch(r"[0-9A-Fa-f]{4}", digits):
+                raise PatternError("\\u needs four hex digits")
+            self.at += 4
+            value = int(digits, 16)
+            if 0xD800 <= value <= 0xDBFF and re.fullmatch(r"\\u[dD][c-fC-F][0-9A-Fa-f]{2}", self.text[self.at:self.at + 6]):
+                low = int(self.text[self.at + 2:self.at + 6], 16)
+                self.at += 6
+                value = 0x10000 + ((value - 0xD800) << 10) + (low - 0xDC00)
+            return _code_point(value)
+        if character in "pP":
+            raise PatternError("Unicode property escapes (\\p{...}) are not read by Python's re")
+        if character in _SYNTAX or character == "-":
+            return re.escape(character)
+        raise PatternError(f"'\\{character}' is not an escape of ECMA-262 with the u flag")
+
+    def character_class(self) -> Node:
+        start = self.at - 1
+        negated = self.peek() == "^"
+        if negated:
+            self.at += 1
+        parts: list[str] = []
+        first = True
+        while True:
+            character = self.take()
+            if character == "]" and not first:
+                break
+            if character == "]" and first:
+                # [] matches nothing and [^] anything in ECMA; both rare: not read
+                raise PatternError("an empty class [] or [^]")
+            first = False
+            if character == "\\":
+                escaped = self.take()
+                if escaped in _CLASS_ESCAPES:
+                    parts.append(_CLASS_ESCAPES[escaped])
+                    continue
+                if escaped.lower() in _CLASS_ESCAPES:
+                    raise PatternError("a negated class escape (\\D, \\W, \\S) inside a class")
+                if escaped == "b":
+                    parts.append("\\x08")
+                    continue
+                if escaped == "-":
+                    parts.append("\\-")
+                    continue
+                parts.append(self.character_escape(escaped))
+            elif character in "[]^&~|":
+                parts.append("\\" + character)
+            elif character == "-" and parts and self.peek() != "]":
+                parts.append("-")
+            elif character == "-":
+                parts.append("\\-")
+            else:
+                parts.append(character)
+        return CharSet(f"[{'^' if negated else ''}{''.join(parts)}]", self.text[start:self.at])
+
+
+@cache
+def parse(pattern: str) -> Node:
+    """The tree of an ECMA-262 pattern; PatternError when it cannot be read."""
+    return _Parser(pattern).parse()
+
+
+# --- writing it for Python and Rust --------------------------------------------------------------
+
+
+def _needs_python(node: Node) -> bool:
+    if isinstance(node, Backreference):
+        return True
+    if isinstance(node, Assertion):
+        return node.kind in ("\\b", "\\B")
+    if isinstance(node, Group):
+        return "look" in node.kind or _needs_python(node.body)
+    if isinstance(node, Repeat):
+        return _needs_python(node.body)
+    if isinstance(node, Sequence):
+        return any(_needs_python(item) for item in node.items)
+    if isinstance(node, Alternation):
+        return any(_needs_python(option) for option in node.options)
+    return False
+
+
+def _write(node: Node, python: bool) -> str:
+    if isinstance(node, CharSet):
+        return node.text
+    if isinstance(node, Assertion):
+        if node.kind == "$":
+            return "\\Z" if python else "$"  # Python's $ also matches before a final newline
+        if node.kind == "^":
+            return "^"
+        return f"(?a:{node.kind})"  # ASCII word boundaries, as in ECMA (Python only)
+    if isinstance(node, Backreference):
+        return f"(?P={node.name})" if not node.name.isdigit() else f"(?:\\{node.name})"
+    if isinstance(node, Group):
+        opening = {"capture": "(", "plain": "(?:", "named": f"(?P<{node.name}>", "lookahead": "(?=",
+                   "negative-lookahead": "(?!", "lookbehind": "(?<=", "negative-lookbehind": "(?<!"}[node.kind]
+        return opening + _write(node.body, python) + ")"
+    if isinstance(node, Repeat):
+        body = _write(node.body, python)
+        if isinstance(node.body, Sequence) and len(node.body.items) != 1:
+            body = f"(?:{body})"
+        if node.low == 0 and node.high == INFINITE:
+            quantifier = "*"
+        elif node.low == 1 and node.high == INFINITE:
+            quantifier = "+"
+        elif node.low == 0 and node.high == 1:
+            quantifier = "?"
+        elif node.high == INFINITE:
+            quantifier = f"{{{node.low},}}"
+        elif node.low == node.high:
+            quantifier = f"{{{node.low}}}"
+        else:
+            quantifier = f"{{{node.low},{node.high}}}"
+        return body + quantifier + ("?" if node.lazy else "")
+    if isinstance(node, Sequence):
+        return "".join(_write(item, python) for item in node.items)
+    if isinstance(node, Alternation):
+        return "|".join(_write(option, python) for option in node.options)
+    raise AssertionError(node)
+
+
+@cache
+def python_pattern(ecma_pattern: str) -> str:
+    """``ecma_pattern`` (JSON Schema, ECMA-262 with the u flag) written so that
+    pydantic means the same by it: for Rust's ``regex`` (pydantic's default
+    engine) when the pattern needs nothing more, else for Python's ``re``
+    (datamodel-code-generator compiles a pattern with a lookaround or a
+    backreference with ``re``). ``\\d``, ``\\w``, ``\\s`` become ECMA's
+    classes, ``.`` stops at ECMA's line terminators, ``$`` is the end of the
+    text. A pattern this module cannot read is returned as it is (lint
+    reports it: PAY-PATTERN-PORTABLE)."""
+    try:
+        tree = parse(ecma_pattern)
+    except (PatternError, RecursionError):
+        return ecma_pattern
+    return _write(tree, _needs_python(tree))
+
+
+# --- portability (I-Regexp, RFC 9485) ----------------------------------------------------------------
+
+
+def portability(ecma_pattern: str) -> list[str]:
+    return list(_portability(ecma_pattern))
+
+
+@cache
+def _portability(ecma_pattern: str) -> tuple[str, ...]:
+    """What in ``ecma_pattern`` lies outside I-Regexp (RFC 9485) with ``^``
+    at the start, ``$`` at the end and ``(?:...)``: the constructs that judges
+    read differently or not at all. Empty: portable."""
+    try:
+        tree = parse(ecma_pattern)
+    except PatternError as error:
+        return (f"it cannot be read as ECMA-262 by every judge ({error})",)
+    except RecursionError:
+        return ("it is nested too deeply",)
+    found: list[str] = []
+    _portable(tree, found, top=True)
+    return tuple(sorted(set(found)))
+
+
+def _portable(node: Node, found: list[str], top: bool = False) -> None:
+    if isinstance(node, CharSet):
+        if re.search(r"\\[dDwWsS]", node.ecma):
+            found.append(f"'{node.ecma[:20]}': \\d, \\w and \\s mean ASCII in ECMA-262 but Unicode in Python and Rust; write [0-9], [A-Za-z0-9_] or the characters meant")
+        elif node.ecma == ".":
+            found.append("'.': it stops at \\r, \\u2028 and \\u2029 in ECMA-262 only; write [^\\n\\r] or the characters meant")
+    elif isinstance(node, Assertion):
+        if node.kind in ("\\b", "\\B"):
+            found.append(f"'{node.kind}': word boundaries are not in I-Regexp and differ between engines")
+    elif isinstance(node, Backreference):
+        found.append("a backreference: not in I-Regexp, not read by Rust's regex, and exponential in backtracking engines")
+    elif isinstance(node, Group):
+        if "look" in node.kind:
+            found.append(f"a {node.kind}: not in I-Regexp and not read by Rust's regex (pydantic then uses Python's re)")
+        if node.kind == "named":
+            found.append("a named group: not in I-Regexp")
+        _portable(node.body, found)
+    elif isinstance(node, Repeat):
+        if node.lazy:
+            found.append(f"'{node.ecma}': lazy quantifiers are not in I-Regexp")
+        _portable(node.body, found)
+    elif isinstance(node, Sequence):
+        for index, item in enumerate(node.items):
+            if isinstance(item, Assertion) and item.kind in "^$":
+                at_end = (item.kind == "^" and index == 0) or (item.kind == "$" and index == len(node.items) - 1)
+                if not (top and at_end):
+                    found.append(f"'{item.kind}' inside the pattern: I-Regexp has it only at the ends")
+            else:
+                _portable(item, found)
+    elif isinstance(node, Alternation):
+        for option in node.options:
+            _portable(option, found, top=top)
+
+
+# --- catastrophic backtracking --------------------------------------------------------------------------
+
+# Characters to tell which sets overlap: ASCII, and a few of each kind that
+# the classes of ECMA and of the other engines treat differently.
+_PROBES = "".join(chr(code) for code in range(0x20, 0x7F)) + "\t\n\x0b\x0c\r\x00\x1f\xa0\xe9\u0663\u2028\u3000\u4e2d\U0001F600"
+
+
+@cache
+def _members(text: str) -> frozenset[str]:
+    compiled = re.compile(text)
+    return frozenset(probe for probe in _PROBES if compiled.fullmatch(probe))
+
+
+@dataclass(eq=False)
+class _Shape:
+    nullable: bool  # can match the empty string
+    chars: frozenset[str]  # the characters it can take, anywhere
+    first: frozenset[str]  # the characters it can start with
+    repeats: bool  # holds an unbounded (or long) repetition
+    width: int  # the most characters it can take (INFINITE: no bound)
+
+
+_ANY = frozenset(_PROBES)
+
+
+@cache
+def _shape(node: Node) -> _Shape:
+    if isinstance(node, CharSet):
+        members = _members(node.text)
+        return _Shape(False, members, members, False, 1)
+    if isinstance(node, Assertion) or (isinstance(node, Group) and "look" in node.kind):
+        return _Shape(True, frozenset(), frozenset(), False, 0)
+    if isinstance(node, Backreference):
+        return _Shape(True, _ANY, _ANY, True, INFINITE)
+    if isinstance(node, Group):
+        return _shape(node.body)
+    if isinstance(node, Repeat):
+        inner = _shape(node.body)
+        long = node.high >= LONG_REPEAT
+        width = INFINITE if long or inner.width >= INFINITE else inner.width * node.high
+        return _Shape(node.low == 0 or inner.nullable, inner.chars, inner.first, long or inner.repeats, width)
+    if isinstance(node, Sequence):
+        shapes = [_shape(item) for item in node.items]
+        first: frozenset[str] = frozenset()
+        for shape in shapes:
+            first |= shape.first
+            if not shape.nullable:
+                break
+        return _Shape(all(s.nullable for s in shapes), frozenset().union(*(s.chars for s in shapes)), first,
+                      any(s.repeats for s in shapes), min(INFINITE, sum(s.width for s in shapes)))
+    if isinstance(node, Alternation):
+        shapes = [_shape(option) for option in node.options]
+        return _Shape(any(s.nullable for s in shapes), frozenset().union(*(s.chars for s in shapes)),
+                      frozenset().union(*(s.first for s in shapes)), any(s.repeats for s in shapes),
+                      max(s.width for s in shapes))
+    raise AssertionError(node)
+
+
+def backtracking(ecma_pattern: str) -> list[str]:
+    return list(_backtracking(ecma_pattern))
+
+
+@cache
+def _backtracking(ecma_pattern: str) -> tuple[str, ...]:
+    """Why ``ecma_pattern`` can make a backtracking engine (Python's ``re``)
+    take time that grows exponentially or polynomially with the input.
+    Empty: it stays linear (with the judges' own limits on event size)."""
+    try:
+        tree = parse(ecma_pattern)
+    except PatternError:
+        return ()  # not readable: portability() reports it
+    except RecursionError:
+        return ("it is nested too deeply to be checked",)
+    found: list[str] = []
+    _nested(tree, found)
+    for option in tree.options if isinstance(tree, Alternation) else [tree]:
+        items = option.items if isinstance(option, Sequence) else [option]
+        anchored = bool(items) and isinstance(items[0], Assertion) and items[0].kind == "^"
+        _runs(items, anchored, found)
+    return tuple(dict.fromkeys(found))
+
+
+def _unbounded(node: Node) -> bool:
+    return isinstance(node, Repeat) and node.high >= LONG_REPEAT
+
+
+def _nested(node: Node, found: list[str]) -> None:
+    """Exponential: a repetition whose body can take one run of characters in
+    more than one way (a repetition inside without a separator it cannot take,
+    or alternatives that start alike)."""
+    if isinstance(node, Repeat):
+        if node.high > 1:
+            body = node.body.body if isinstance(node.body, Group) else node.body
+            items = body.items if isinstance(body, Sequence) else [body]
+            inner = [item for item in items if _shape(item).repeats]
+            if inner and node.high >= LONG_REPEAT:
+                run = frozenset().union(*(_shape(item).chars for item in inner))
+                separators = [item for item in items if not _shape(item).repeats and not _shape(item).nullable]
+                if not any(not (_shape(item).chars & run) for item in separators):
+                    found.append(f"'{node.ecma}' repeats a repetition that can take the same characters: exponential backtracking"
+                                 " (write one repetition, or separate the inner one with a character it cannot take)")
+            options = _options(node.body)
+            if len(options) > 1:
+                firsts = [_shape(option).first for option in options]
+                if any(firsts[i] & firsts[j] for i in range(len(firsts)) for j in range(i + 1, len(firsts))):
+                    found.append(f"'{node.ecma}' repeats alternatives that start with the same characters: exponential"
+                                 " backtracking (make the alternatives start differently)")
+        _nested(node.body, found)
+    elif isinstance(node, Group):
+        _nested(node.body, found)
+        if "look" in node.kind:
+            _runs(node.body.items if isinstance(node.body, Sequence) else [node.body], True, found)
+    elif isinstance(node, Sequence):
+        for item in node.items:
+            _nested(item, found)
+    elif isinstance(node, Alternation):
+        for option in node.options:
+            _nested(option, found)
+
+
+def _options(node: Node) -> list[Node]:
+    while isinstance(node, Group) and "look" not in node.kind:
+        node = node.body
+    if isinstance(node, Sequence) and len(node.items) == 1:
+        return _options(node.items[0])
+    return node.options if isinstance(node, Alternation) else [node]
+
+
+def _runs(items: list[Node], anchored: bool, found: list[str]) -> None:
+    """Polynomial: two repetitions in a row (nothing between them that only
+    one can take) that can take the same characters; or, searched from every
+    position (no ``^``), a repetition that something after it can make fail."""
+    shapes = [_shape(item) for item in items]
+    for index, (item, shape) in enumerate(zip(items, shapes)):
+        if not shape.repeats:
+            continue
+        run = shape.chars
+        # what follows it: another repetition over the same characters?
+        for later in range(index + 1, len(items)):
+            other = shapes[later]
+            if other.repeats and (other.first & run) and not _separated(items[index], other.chars):
+                found.append(f"'{_text(items[index])}' and '{_text(items[later])}' can take the same characters in turn:"
+                             " polynomial backtracking (make what lies between them a character only one can take)")
+                break
+            if not other.nullable and not (other.chars <= run):
+                break  # a separator the run cannot take
+        if anchored:
+            continue
+        # searched from every position: does a mandatory part before it stop the run?
+        stops = any(not shapes[earlier].nullable and not (shapes[earlier].chars & run) for earlier in range(index))
+        fails_after = any(not later.nullable or isinstance(items[i], Assertion) for i, later in enumerate(shapes[index + 1:], index + 1))
+        if not stops and fails_after:
+            found.append(f"'{_text(items[index])}' is searched from every position of the value (the pattern has no '^'),"
+                         " and what follows it can fail: quadratic backtracking (anchor the pattern with '^', or start it"
+                         " with a character the repetition cannot take)")
+    for item in items:
+        if isinstance(item, Group) and "look" not in item.kind:
+            body = item.body
+            for option in body.options if isinstance(body, Alternation) else [body]:
+                _runs(option.items if isinstance(option, Sequence) else [option], True, found)
+
+
+def _separated(node: Node, chars: frozenset[str]) -> bool:
+    """Whether each repetition of ``node`` needs a character outside ``chars``
+    (``([a-z]+-)*`` before ``[a-z]+``): then what follows cannot take over
+    part of one, and the two do not compete for the same run."""
+    while isinstance(node, (Repeat, Group)) and not (isinstance(node, Group) and "look" in node.kind):
+        node = node.body
+    items = node.items if isinstance(node, Sequence) else [node]
+    return any(not _shape(item).nullable and not (_shape(item).chars & chars) for item in items if not _shape(item).repeats)
+
+
+def _text(node: Node) -> str:
+    if isinstance(node, Repeat):
+        return node.ecma
+    if isinstance(node, CharSet):
+        return node.ecma
+    return _write(node, True)
+
+
+_DATA_KEYWORDS = frozenset({"const", "enum", "examples", "default"})
+
+
+def python_patterns(schema: Any) -> Any:
+    """A copy of a payload schema whose ``pattern`` strings are written for
+    pydantic (``python_pattern``), all for one engine: datamodel-code-generator
+    switches a whole model to Python's ``re`` when one of its patterns needs it,
+    so when any pattern of the schema does, all are written for ``re``."""
+    found: list[str] = []
+    _collect(schema, found)
+    trees = []
+    for pattern in found:
+        try:
+            trees.append(parse(pattern))
+        except (PatternError, RecursionError):
+            continue
+    python = any(_needs_python(tree) for tree in trees)
+    return _rewrite(schema, python)
+
+
+def _collect(schema: Any, found: list[str]) -> None:
+    if isinstance(schema, dict):
+        for key, value in schema.items():
+            if key == "pattern" and isinstance(value, str):
+                found.append(value)
+            elif key not in _DATA_KEYWORDS:
+                _collect(value, found)
+    elif isinstance(schema, list):
+        for item in schema:
+            _collect(item, found)
+
+
+def _rewrite(schema: Any, python: bool) -> Any:
+    if isinstance(schema, dict):
+        result = {}
+        for key, value in schema.items():
+            if key == "pattern" and isinstance(value, str):
+                try:
+                    result[key] = _write(parse(value), python)
+                except (PatternError, RecursionError):
+                    result[key] = value
+            elif key in _DATA_KEYWORDS:
+                result[key] = value
+            else:
+                result[key] = _rewrite(value, python)
+        return result
+    if isinstance(schema, list):
+        return [_rewrite(item, python) for item in schema]
+    return schema

@@ -1,0 +1,250 @@
+"""Issue 16: one regex dialect (JSON Schema's ECMA-262) for every judge, and
+no accepted pattern can make a judge backtrack for long (generator/patterns.py)."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Annotated, Any
+
+import pytest
+
+from generator.patterns import backtracking, portability, python_pattern
+
+from .conftest import ROOT, catalog_text, run_evcat
+
+PATTERNS = [
+    r"^\d+$", r"\d", r"^\w+$", r"^\s*$", r"^a.b$", r"^abc$", r"abc$", r"^[^\d]+$", r"^[\w-]+$", r"^\S+$",
+    r"^[a-z]{2,5}$", r"^(?:ab|cd)+$", r"^\u00e9$", r"^\u{1F600}$", r"^\uD83D\uDE00$", r"^\x41\t$", r"^(?<y>[0-9]{4})$",
+    r"^[.]$", r"^\cJ$", r"^[\s]$", r"^(?=a)\w$", r"^(a)\1$", r"\bword\b", r"^[\]\-]+$", r"^\/x$",
+]
+SUBJECTS = [
+    "123", "١٢٣", "abc", "ábc", "a_b", "abc\n", "abc\r", "a\nb", "a\rb", "a\u2028b", "ab", "", " ", "\u00a0", "\u2003",
+    "\x1c", "\u0085", "\n", "ab-c", "é", "\U0001F600", "A\t", "2024", "[", ".", "x", "aa", "ab", "word", "a word here",
+    "éword", "]-]", "/x", "abcd", "cdab", "\x0b", "\ufeff",
+]
+
+
+@pytest.fixture(scope="module")
+def ecma() -> dict[tuple[str, str], bool]:
+    """What JavaScript (ECMA-262, u flag) says for every pattern and subject."""
+    if shutil.which("node") is None:
+        pytest.fail("node is needed to read patterns as ECMA-262 (apt-get install nodejs)")
+    script = (
+        "const [patterns, subjects] = JSON.parse(require('fs').readFileSync(0, 'utf8'));"
+        "const out = {};"
+        "for (const p of patterns) for (const s of subjects) out[JSON.stringify([p, s])] = new RegExp(p, 'u').test(s);"
+        "process.stdout.write(JSON.stringify(out));"
+    )
+    result = subprocess.run(["node", "-e", script], input=json.dumps([PATTERNS, SUBJECTS]), capture_output=True,
+                            text=True, check=True, timeout=60)
+    return {tuple(json.loads(key)): value for key, value in json.loads(result.stdout).items()}  # type: ignore[misc]
+
+
+def _pydantic(pattern: str) -> Any:
+    """A validator as a generated model runs the pattern: pydantic's own engine
+    (Rust) unless the pattern needs Python's (datamodel-code-generator then
+    compiles it with ``re``)."""
+    from pydantic import StringConstraints, TypeAdapter
+
+    translated = python_pattern(pattern)
+    try:
+        return TypeAdapter(Annotated[str, StringConstraints(pattern=translated)])
+    except Exception:  # Rust's regex cannot read it: the generated code hands pydantic a compiled pattern
+        return TypeAdapter(Annotated[str, StringConstraints(pattern=re.compile(translated))])
+
+
+def test_python_pattern_means_what_ecma_means(ecma: dict[tuple[str, str], bool]) -> None:
+    from pydantic import ValidationError
+
+    from generator.patterns import _needs_python, parse
+
+    wrong = []
+    for pattern in PATTERNS:
+        translated = python_pattern(pattern)
+        adapter = _pydantic(pattern)
+        for subject in SUBJECTS:
+            expected = ecma[(pattern, subject)]
+            # Python's re runs the patterns that need it (the others run in Rust's regex)
+            if _needs_python(parse(pattern)) and bool(re.search(translated, subject)) != expected:
+                wrong.append(("re", pattern, translated, subject, expected))
+            try:
+                adapter.validate_python(subject)
+                accepted = True
+            except ValidationError:
+                accepted = False
+            if accepted != expected:
+                wrong.append(("pydantic", pattern, translated, subject, expected))
+    assert not wrong, wrong[:10]
+
+
+def test_generated_models_use_the_ecma_dialect(tmp_path: Path) -> None:
+    events = """\
+  - type: nl.test.thing-happened
+    dataversion: 1.0.0
+    title: Thing happened
+    description: A thing happened.
+    data:
+      type: object
+      description: The thing.
+      properties:
+        digits: {type: string, pattern: '^\\d+$', description: Digits.}
+        line: {type: string, pattern: '^a.b$', description: One line.}
+        looked: {type: string, pattern: '^(?=x)\\w+$', description: Word.}
+"""
+    catalog = tmp_path / "catalog"
+    catalog.mkdir()
+    (catalog / "c.yaml").write_text(catalog_text(events=events, header="rules:\n  PAY-PATTERN-PORTABLE: off\n"), encoding="utf-8")
+    out = tmp_path / "out"
+    result = run_evcat("generate", str(catalog), "-o", str(out), "--no-cache", "--only", "python")
+    assert result.returncode == 0, result.stdout + result.stderr
+    code = """
+import sys
+from pydantic import ValidationError
+from test_catalog import models
+Data = [getattr(models, name) for name in dir(models) if name.endswith("Data")][0]
+def ok(**values):
+    try:
+        Data(**values)
+        return True
+    except ValidationError:
+        return False
+assert ok(digits="123") and not ok(digits="\\u0661\\u0662") and not ok(digits="123\\n"), "digits"
+assert ok(line="a-b") and not ok(line="a\\rb") and not ok(line="a\\u2028b") and not ok(line="a-b\\n"), "line"
+assert ok(looked="xyz") and not ok(looked="x\\u00e9") and not ok(looked="xy\\n"), "looked"
+"""
+    run = subprocess.run([sys.executable, "-c", code], cwd=out / "python", capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0, run.stderr
+
+
+CATASTROPHIC = [r"^(\w+\s?)*$", r"(a|a)*", r"(a+)+", r"^(a+)+$", r"^(a|aa)+$", r"^[a-z]+[a-z0-9]*$", r"^.*a.*b$",
+                r"^\S+@\S+\.\S+$", r"[a-z]+$", r"\d+x", r"^(\d+)*$", r"^(.*,)*x$", r"^\d+\d+$", r"^(a*)*b$"]
+ACCEPTED = [
+    r"^[0-9]{18}$", r"^E[0-9]{17}$", r"^[1-9][0-9]{3}[A-Z]{2}$", r"^[a-z][a-z0-9-]*$", r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$",
+    r"^([a-z]+-)*[a-z]+$", r"^\d+(\.\d+)*$", r"^[a-z]+(-[a-z]+)*$", r"^(?=.*[A-Z])(?=.*\d).{8,}$", r"[0-9]+",
+    r"^[A-Z]{2}[0-9]{2}[A-Z0-9]{1,30}$", r"^a*b*$", r"^urn:[a-z0-9][a-z0-9-]{0,31}:[a-z0-9()+,\-.:=@;$_!*'%/?#]+$",
+    r"^\d{1,3}(,\d{3})*$", r"^[^@\s]+@[^@\s.]+(\.[^@\s.]+)+$", r"x\d+", r"^\s*\S.*$", r"^[a-z]+$", r"abc",
+]
+
+
+@pytest.mark.parametrize("pattern", CATASTROPHIC)
+def test_lint_rejects_catastrophic_backtracking(pattern: str) -> None:
+    assert backtracking(pattern), pattern
+
+
+@pytest.mark.parametrize("pattern", ACCEPTED)
+def test_lint_accepts_linear_patterns(pattern: str) -> None:
+    assert not backtracking(pattern), backtracking(pattern)
+
+
+def test_portability_warnings() -> None:
+    assert not portability(r"^[0-9]{4}$") and not portability(r"^(?:ab|cd)+$")
+    assert portability(r"^\d+$") and portability(r"^(?=a)") and portability(r"^(a)\1$") and portability(r"a.b")
+    assert portability(r"\p{L}") and portability(r"a$b") and portability(r"\bx")
+
+
+def test_lint_reports_both_rules_at_the_pattern(tmp_path: Path) -> None:
+    events = """\
+  - type: nl.test.thing-happened
+    dataversion: 1.0.0
+    title: Thing happened
+    description: A thing happened.
+    data:
+      type: object
+      description: The thing.
+      properties:
+        slow: {type: string, pattern: '^(\\w+\\s?)*$', description: Slow.}
+        odd: {type: string, pattern: '^\\d{4}$', description: Digits.}
+"""
+    catalog = tmp_path / "catalog"
+    catalog.mkdir()
+    text = catalog_text(events=events)
+    (catalog / "c.yaml").write_text(text, encoding="utf-8")
+    slow = next(number for number, line in enumerate(text.splitlines(), 1) if "slow:" in line)
+    result = run_evcat("lint", str(catalog), "--no-cache")
+    assert result.returncode == 1
+    lines = result.stdout.splitlines()
+    assert any(f":{slow}:" in line and "error PAY-PATTERN-BACKTRACK" in line for line in lines), result.stdout
+    assert any(f":{slow + 1}:" in line and "warning PAY-PATTERN-PORTABLE" in line for line in lines), result.stdout
+
+
+LIMIT = 0.100  # seconds of CPU for one 64 kB value (contract 4.1)
+SIZE = 64 * 1024
+
+
+def _adversarial(pattern: str, size: int = SIZE) -> list[str]:
+    """Values of 64 kB built to make a backtracking engine work hardest:
+    long runs of each character the pattern's parts take, ended by characters
+    that fail, and runs of pairs of them."""
+    from generator.patterns import _PROBES, _members, _shape, parse
+
+    shape = _shape(parse(pattern))
+    characters = sorted(shape.chars)[:40] or ["a"]
+    literals = [c for c in dict.fromkeys(re.sub(r"\\.|[\[\](){}*+?^$|]", "", pattern)) if c in _PROBES][:6]
+    values = []
+    for character in characters:
+        for tail in ("\x00", "\n", "!", ""):
+            values.append(character * size + tail)
+    for first in characters[:8]:
+        for second in [*literals, " ", "-", "."]:
+            values.append((first + second) * (size // 2) + "\x00")
+            values.append(first * (size // 2) + second + first * (size // 2 - 2) + "\x00")
+    assert _members  # the probe classes come from the same module
+    return values
+
+
+def test_no_accepted_pattern_makes_a_judge_slow() -> None:
+    import jsonschema
+    import jsonschema_rs
+
+    slow = []
+    for pattern in ACCEPTED:
+        schema = {"type": "string", "pattern": pattern}
+        judges = {
+            "jsonschema": jsonschema.Draft202012Validator(schema).is_valid,
+            "jsonschema-rs": jsonschema_rs.Draft202012Validator(schema).is_valid,
+            "pydantic": _pydantic_is_valid(pattern),
+        }
+        for value in _adversarial(pattern):
+            for name, judge in judges.items():
+                started = time.process_time()
+                judge(value)
+                spent = time.process_time() - started
+                if spent > LIMIT:
+                    slow.append((name, pattern, value[:10], round(spent, 3)))
+    assert not slow, slow[:10]
+
+
+def _pydantic_is_valid(pattern: str) -> Any:
+    from pydantic import ValidationError
+
+    adapter = _pydantic(pattern)
+
+    def judge(value: str) -> bool:
+        try:
+            adapter.validate_python(value)
+        except ValidationError:
+            return False
+        return True
+
+    return judge
+
+
+def test_the_adversarial_values_do_find_catastrophic_patterns() -> None:
+    """The values above are hard enough: each rejected pattern is slow on one (Python's re)."""
+    found = 0
+    for pattern in [r"^[a-z]+[a-z0-9]*$", r"[a-z]+$", r"^\d+\d+$"]:
+        compiled = re.compile(pattern)
+        for value in _adversarial(pattern, 8000):
+            started = time.process_time()
+            compiled.search(value)  # an eighth of the size already takes long
+            if time.process_time() - started > 0.05:
+                found += 1
+                break
+    assert found == 3
+    assert ROOT.is_dir()
