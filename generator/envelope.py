@@ -20,6 +20,7 @@ from typing import Any
 
 from . import vocabulary
 from .model import ContextAttribute, EventType, SharedSchema
+from .patterns import schema_pattern
 from .schemawalk import LIST_OF_SCHEMAS, MAP_OF_SCHEMAS, ONE_SCHEMA
 
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
@@ -63,12 +64,12 @@ def pinned(schema: Any) -> Any:
         elif keyword in LIST_OF_SCHEMAS and isinstance(value, list):
             result[keyword] = [pinned(child) for child in value]
         elif keyword == "pattern" and isinstance(value, str):
-            result[keyword] = vocabulary.end_anchored(value)
+            result[keyword] = schema_pattern(value)
         else:
             result[keyword] = value
     grammar = _FORMAT_GRAMMARS.get(schema.get("format")) if isinstance(schema.get("format"), str) else None
     if grammar is not None:
-        result["allOf"] = [*result.get("allOf", []), {"pattern": vocabulary.end_anchored(grammar)}]
+        result["allOf"] = [*result.get("allOf", []), {"pattern": schema_pattern(grammar)}]
     return result
 
 

@@ -364,23 +364,31 @@ def _needs_python(node: Node) -> bool:
     return False
 
 
-def _write(node: Node, python: bool) -> str:
+_SCHEMA_CLASSES = {
+    "\\d": f"[{_ECMA_DIGIT}]", "\\D": f"[^{_ECMA_DIGIT}]", "\\w": f"[{_ECMA_WORD}]", "\\W": f"[^{_ECMA_WORD}]",
+    "\\s": f"[{_ECMA_SPACE}]", "\\S": f"[^{_ECMA_SPACE}]", ".": _ECMA_DOT,
+}
+
+
+def _write(node: Node, python: bool, schema: bool = False) -> str:
     if isinstance(node, CharSet):
+        if schema:  # ECMA-262 syntax (u flag) as written, with the classes Python reads otherwise spelled out
+            return _SCHEMA_CLASSES.get(node.ecma, node.ecma)
         return node.text
     if isinstance(node, Assertion):
-        if node.kind == "$":
-            return "\\Z" if python else "$"  # Python's $ also matches before a final newline
+        if node.kind == "$":  # Python's $ also matches before a final newline
+            return END_OF_INPUT if schema else "\\Z" if python else "$"
         if node.kind == "^":
             return "^"
-        return f"(?a:{node.kind})"  # ASCII word boundaries, as in ECMA (Python only)
+        return node.kind if schema else f"(?a:{node.kind})"  # ASCII word boundaries, as in ECMA (Python only)
     if isinstance(node, Backreference):
         return f"(?P={node.name})" if not node.name.isdigit() else f"(?:\\{node.name})"
     if isinstance(node, Group):
         opening = {"capture": "(", "plain": "(?:", "named": f"(?P<{node.name}>", "lookahead": "(?=",
                    "negative-lookahead": "(?!", "lookbehind": "(?<=", "negative-lookbehind": "(?<!"}[node.kind]
-        return opening + _write(node.body, python) + ")"
+        return opening + _write(node.body, python, schema) + ")"
     if isinstance(node, Repeat):
-        body = _write(node.body, python)
+        body = _write(node.body, python, schema)
         if isinstance(node.body, Sequence) and len(node.body.items) != 1:
             body = f"(?:{body})"
         if node.low == 0 and node.high == INFINITE:
@@ -397,9 +405,9 @@ def _write(node: Node, python: bool) -> str:
             quantifier = f"{{{node.low},{node.high}}}"
         return body + quantifier + ("?" if node.lazy else "")
     if isinstance(node, Sequence):
-        return "".join(_write(item, python) for item in node.items)
+        return "".join(_write(item, python, schema) for item in node.items)
     if isinstance(node, Alternation):
-        return "|".join(_write(option, python) for option in node.options)
+        return "|".join(_write(option, python, schema) for option in node.options)
     raise AssertionError(node)
 
 
@@ -418,6 +426,25 @@ def python_pattern(ecma_pattern: str) -> str:
     except (PatternError, RecursionError):
         return ecma_pattern
     return _write(tree, _needs_python(tree))
+
+
+# A lookahead that holds only at the end of the input in ECMA-262, Python's re and fancy-regex alike.
+END_OF_INPUT = r"(?![\s\S])"
+
+
+@cache
+def schema_pattern(ecma_pattern: str) -> str:
+    """``ecma_pattern`` as evcat writes it into the JSON Schemas it generates:
+    the same language for ECMA-262 validators, and the same for the Python
+    ``jsonschema`` package, whose ``re`` would read ``\\d``, ``\\w`` and ``\\s``
+    as Unicode classes and ``$`` as "end, or before a final newline":
+    classes written out, each ``$`` an end-of-input lookahead. A pattern
+    this module cannot read is returned as it is."""
+    try:
+        tree = parse(ecma_pattern)
+    except (PatternError, RecursionError):
+        return ecma_pattern
+    return _write(tree, python=False, schema=True)
 
 
 # --- portability (I-Regexp, RFC 9485) ----------------------------------------------------------------

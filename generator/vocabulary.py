@@ -102,37 +102,6 @@ URI_REFERENCE = re.compile(URI_REFERENCE_SCHEMA_PATTERN[:-1] + r"\Z")
 # RFC 3339 full-date (JSON Schema "date").
 FULL_DATE_SCHEMA_PATTERN = rf"^{_YEAR}-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12][0-9]|3[01])$"
 
-# A lookahead that holds only at the end of the input, in ECMA-262, Python and fancy-regex alike.
-END_OF_INPUT = r"(?![\s\S])"
-
-
-def end_anchored(pattern: str) -> str:
-    """``pattern`` with each ``$`` outside a character class made to hold only
-    at the end of the input (JSON Schema reads patterns as ECMA-262, where
-    ``$`` is the end; Python's ``re`` also lets it match before a final
-    newline). The same language for ECMA-262 validators; Python's now agrees."""
-    result: list[str] = []
-    in_class = escaped = False
-    for character in pattern:
-        if escaped:
-            result.append(character)
-            escaped = False
-        elif character == "\\":
-            result.append(character)
-            escaped = True
-        elif in_class:
-            result.append(character)
-            in_class = character != "]"
-        elif character == "[":
-            result.append(character)
-            in_class = True
-        elif character == "$":
-            result.append(END_OF_INPUT)
-        else:
-            result.append(character)
-    return "".join(result)
-
-
 # The sequence extension: with sequencetype Integer, a string-encoded int32.
 INTEGER_STRING = re.compile(r"^[+-]?[0-9]+\Z")
 

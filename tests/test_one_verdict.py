@@ -327,3 +327,46 @@ def test_parse_event_fills_in_nothing_and_loses_nothing(packages: Path) -> None:
         {"specversion": "1.0", "type": "mdm.meter.removed", "id": "1", "source": "urn:ean13:8716859000003:cmr",
          "time": "2024-01-01T00:00:00.000000Z"})
     assert removed.data is None and "data" not in removed.to_dict()
+
+
+def test_patterns_mean_what_ecma_262_means_for_every_judge(tmp_path: Path) -> None:
+    """\\d is ASCII and $ is the end of the input (JSON Schema: ECMA-262), for
+    evcat validate, parse_event and event.schema.json under both validators."""
+    events = """\
+  - type: nl.test.thing-happened
+    dataversion: 1.0.0
+    title: Thing happened
+    description: A thing happened.
+    data:
+      type: object
+      description: The thing.
+      required: [code]
+      properties:
+        code: {type: string, pattern: '^\\d+\\w?$', description: A code.}
+"""
+    catalog_dir = tmp_path / "catalog"
+    catalog_dir.mkdir()
+    (catalog_dir / "c.yaml").write_text(catalog_text("nlgov", events=events), encoding="utf-8")
+    out = tmp_path / "out"
+    assert run_evcat("generate", str(catalog_dir), "-o", str(out), "--no-cache").returncode == 0
+    schema = json.loads((out / "jsonschema" / "test-catalog" / "nl.test.thing-happened" / "1.0.0" / "event.schema.json").read_text())
+    python_judge = jsonschema.Draft202012Validator(schema, format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER)
+    rust_judge = jsonschema_rs.Draft202012Validator(schema, validate_formats=True)
+    sys.path.insert(0, str(out / "python"))
+    try:
+        module = importlib.import_module("test_catalog")
+        for code, valid in (("123", True), ("12a", True), ("\u0663\u0663", False), ("12\n", False), ("12\u00e9", False)):
+            event = {"specversion": "1.0", "id": "1", "source": "urn:nld:oin:00000001823288444000:systeem:test",
+                     "type": "nl.test.thing-happened", "data": {"code": code}}
+            path = tmp_path / "event.json"
+            path.write_text(json.dumps(event), encoding="utf-8")
+            verdicts = {
+                "evcat validate": run_evcat("validate", str(catalog_dir), str(path)).returncode == 0,
+                "parse_event": _parse(module, event) is not None,
+                "jsonschema": python_judge.is_valid(event),
+                "jsonschema-rs": rust_judge.is_valid(event),
+            }
+            assert set(verdicts.values()) == {valid}, (code, verdicts)
+    finally:
+        sys.path.remove(str(out / "python"))
+        sys.modules.pop("test_catalog", None)
