@@ -119,6 +119,7 @@ def _mutations(event: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
             if isinstance(value, str):
                 result.append((f"data {key} as number", {**event, "data": {**data, key: 0}}))
                 result.append((f"data {key} with a newline", {**event, "data": {**data, key: value + "\n"}}))
+                result.append((f"data {key} as the text 0", {**event, "data": {**data, key: "0"}}))
             result.append((f"data {key} null", {**event, "data": {**data, key: None}}))
         result.append(("data with an undeclared property", {**event, "data": {**data, "zzExtra": [1, None]}}))
         result.append(("data null", {**event, "data": None}))
