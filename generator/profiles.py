@@ -46,6 +46,12 @@ class Profile:
     versioning: str = "dataversion"
     versioning_source: str = "semver"
 
+    def __repr__(self) -> str:
+        # Deterministic across processes (frozensets print in hash order, and
+        # string hashes change per process): render cache keys contain it.
+        # What a profile holds is code, covered by the cache's code digest.
+        return f"Profile({self.name!r})"
+
     def applies(self, families: frozenset[str], rule_id: str) -> bool:
         """Does a rule of ``families`` with id ``rule_id`` apply under this profile?"""
         return bool(self.families & families) and rule_id not in self.replaces

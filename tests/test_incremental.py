@@ -193,3 +193,25 @@ def test_nothing_changed_replays_the_recorded_run(tmp_path: Path, capsys: pytest
     assert [d.location.file for d in moved.lint.diagnostics] == [
         d.location.file.replace("hostile.yaml", "renamed.yaml") for d in result.lint.diagnostics
     ]
+
+
+def test_render_cache_keys_do_not_depend_on_the_process(tmp_path: Path) -> None:
+    """String hashes change per process (PYTHONHASHSEED): a key built from the
+    repr of a set would miss every entry in the next run."""
+    probe = (
+        "from generator.lint import lint\n"
+        "from generator.generate import RenderCache\n"
+        "from generator.render import asyncapi, docs, jsonschema\n"
+        "from generator.render import python\n"
+        f"cache = RenderCache({str(tmp_path)!r})\n"
+        "catalog_set = lint('catalog').catalog_set\n"
+        "units = [*jsonschema.units(catalog_set), *asyncapi.units(catalog_set), *docs.units(catalog_set), *python.units(catalog_set)]\n"
+        "print([cache.key(unit) for unit in units])\n"
+    )
+    keys = []
+    for seed in ("1", "2"):
+        run = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, timeout=120,
+                             env={**os.environ, "PYTHONHASHSEED": seed, "PYTHONPATH": str(ROOT)})
+        assert run.returncode == 0, run.stderr
+        keys.append(run.stdout)
+    assert keys[0] == keys[1]
