@@ -31,13 +31,15 @@ from collections.abc import Iterable, Mapping
 from datetime import date, datetime, timezone
 from typing import Annotated, Any, ClassVar, Literal
 
-from pydantic_core import from_json
+from pydantic.json_schema import JsonSchemaValue
+from pydantic_core import CoreSchema, from_json
 
 from pydantic import (
     AfterValidator,
     BaseModel,
     BeforeValidator,
     ConfigDict,
+    GetJsonSchemaHandler,
     Field,
     PlainSerializer,
     PlainValidator,
@@ -599,6 +601,18 @@ class CloudEvent(BaseModel):
                 )
             wire[name] = item
         return wire
+
+    @classmethod
+    def __get_pydantic_json_schema__(
+        cls, core_schema: CoreSchema, handler: GetJsonSchemaHandler
+    ) -> JsonSchemaValue:
+        """The JSON Schema of the wire (OpenAPI for FastAPI): the attributes the
+        class gives a constructing program are still required on the wire."""
+        schema = handler.resolve_ref_schema(handler(core_schema))
+        required = list(schema.get("required", []))
+        required += sorted(cls.wire_required - set(required))
+        schema["required"] = required
+        return schema
 
     def to_dict(self) -> dict[str, Any]:
         """The structured-mode JSON form as a dict: what was set, under the
