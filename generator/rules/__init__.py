@@ -364,5 +364,17 @@ def shared_schemas_of(document: Document, context: Context) -> Iterator[SharedSc
             yield schema
 
 
-# Importing the rule modules registers their rules (order = documentation order).
-from . import catalog, payload, cloudevents, nlgov, normo  # noqa: E402,F401
+# Importing the rule modules registers their rules: these first (documentation
+# order), then any other module of this package, so a new profile's rules
+# module (rules/<profile>.py) needs no line here.
+def _import_rule_modules() -> None:
+    import importlib
+    import pkgutil
+
+    first = ("catalog", "payload", "cloudevents", "nlgov", "normo")
+    others = sorted(module.name for module in pkgutil.iter_modules(__path__) if module.name not in first)
+    for name in (*first, *others):
+        importlib.import_module(f"{__name__}.{name}")
+
+
+_import_rule_modules()
