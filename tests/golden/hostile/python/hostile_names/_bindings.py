@@ -26,6 +26,7 @@ from ._cloudevents import (
     EventError,
     _event_class,
     parse_event,
+    read_json,
 )
 
 __all__ = [
@@ -176,12 +177,7 @@ def structured_from_binary(
     if payload:
         essence = content_type or event.get("datacontenttype") or _JSON_DATA
         if _is_json(str(essence)):
-            try:
-                event["data"] = json.loads(payload)
-            except (ValueError, RecursionError) as error:
-                raise EventError(
-                    f"the payload is not valid JSON ({essence}): {error}"
-                ) from error
+            event["data"] = read_json(payload)  # the bounds of parse_event's reader
         else:
             event["data_base64"] = base64.b64encode(payload).decode("ascii")
     return event
