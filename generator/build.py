@@ -14,7 +14,7 @@ import posixpath
 import re
 from collections import Counter
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from .diagnostics import Diagnostic, Location, Severity
@@ -256,7 +256,22 @@ def build(documents: list[Document], memo: dict[Any, Any] | None = None) -> Buil
     if memo is not None:
         memo.clear()
         memo.update(used_memo)
-    return Built(CatalogSet(tuple(catalogs), dict(sorted(shared.items()))), diagnostics)
+    return Built(CatalogSet(tuple(_mark_several_dataversions(catalogs)), dict(sorted(shared.items()))), diagnostics)
+
+
+def _mark_several_dataversions(catalogs: list[Catalog]) -> list[Catalog]:
+    """Contract §5: an event of a type with several dataversions in the
+    directory must carry its dataversion (the schemas and classes say so)."""
+    counts = Counter(event.type for catalog in catalogs for event in catalog.events if event.dataversion is not None)
+    if all(count < 2 for count in counts.values()):
+        return catalogs
+    return [
+        replace(catalog, events=tuple(
+            replace(event, several_dataversions=True) if event.dataversion is not None and counts[event.type] > 1 else event
+            for event in catalog.events
+        ))
+        for catalog in catalogs
+    ]
 
 
 def _merged_head(heads: list[dict[str, Any]]) -> dict[str, Any]:

@@ -107,8 +107,6 @@ def attribute_schema(attribute: ContextAttribute) -> dict[str, Any]:
             schema["pattern"] = attribute.pattern
         if "const" not in schema:
             schema.update(vocabulary.NO_BAD_CHARS)
-    if attribute.name == "sequence" and attribute.pattern is not None:
-        schema["maxLength"] = 11  # a sign and ten digits; the int32 range is the checker's (CE-SEQUENCE)
     if attribute.meaning and attribute.fixed is None:
         schema["description"] = attribute.meaning
     if attribute.default is not None and "const" not in schema:

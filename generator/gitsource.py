@@ -74,4 +74,5 @@ def _git_bytes(*arguments: str) -> bytes:
 
 
 def _git(*arguments: str) -> str:
-    return _git_bytes(*arguments).decode("utf-8")
+    # File names in a repository need not be UTF-8: kept byte for byte, never a crash.
+    return _git_bytes(*arguments).decode("utf-8", "surrogateescape")

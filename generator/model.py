@@ -136,6 +136,9 @@ class EventType:
     sequencetype: str | None = None
     deprecated: bool = False
     deprecation: str | None = None
+    # The catalog directory has other dataversions of this type: an event must
+    # carry dataversion to be told apart (contract §5).
+    several_dataversions: bool = False
     extensions: tuple[Extension, ...] = ()
     payload: Payload | None = None
     examples: tuple[Example, ...] = ()
@@ -194,9 +197,11 @@ def context_attributes(event: EventType) -> tuple[ContextAttribute, ...]:
     ]
     if event.dataversion is not None:
         # NL GOV dataversion extension: optional on the wire unless the profile requires it (Het Normo ID07).
+        required = "dataversion" in with_data or event.several_dataversions
+        rule = with_data.get("dataversion") or ("CE-UNKNOWN-EVENT" if event.several_dataversions else None)
         attributes.append(
-            ContextAttribute("dataversion", "String", "dataversion" in with_data, fixed=event.dataversion,
-                             meaning="Version of the payload.", extension=True, rule=with_data.get("dataversion"))
+            ContextAttribute("dataversion", "String", required, fixed=event.dataversion,
+                             meaning="Version of the payload.", extension=True, rule=rule)
         )
     attributes += [
         ContextAttribute("id", "String", True, meaning=event.id or "Identifies the event.", non_empty=True),
@@ -219,7 +224,7 @@ def context_attributes(event: EventType) -> tuple[ContextAttribute, ...]:
         integer = event.sequencetype.lower() == "integer"
         attributes.append(
             ContextAttribute("sequence", "String", True, meaning=f"Position in the sequence ({event.sequencetype}).",
-                             pattern=r"^[+-]?[0-9]+$" if integer else None, non_empty=True, extension=True,
+                             pattern=vocabulary.INT32_STRING_SCHEMA_PATTERN if integer else None, non_empty=True, extension=True,
                              rule="CE-SEQUENCE")
         )
         attributes.append(ContextAttribute("sequencetype", "String", False, fixed=event.sequencetype, extension=True))

@@ -16,6 +16,9 @@ from typing import Any, TextIO
 from urllib.parse import unquote
 
 from .instance import EventChecker, Problem, pointer_text
+from .validate import _check_depth as check_depth
+from .validate import loads as validate_loads
+from .vocabulary import INTEGER_STRING
 from .model import CatalogSet
 from .rules import RULES
 from .runtime._webhook import (
@@ -56,7 +59,7 @@ def binary_to_structured(headers: Mapping[str, str], body: bytes, checker: Event
             value = event.get(extension.name)
             if not isinstance(value, str):
                 continue
-            if extension.type == "Integer" and value.lstrip("+-").isdigit():
+            if extension.type == "Integer" and INTEGER_STRING.match(value):
                 event[extension.name] = int(value)
             elif extension.type == "Boolean" and value.lower() in ("true", "false"):
                 # Canonical is true/false; the Python SDK writes True/False. The
@@ -66,8 +69,17 @@ def binary_to_structured(headers: Mapping[str, str], body: bytes, checker: Event
     if content_type:
         event["datacontenttype"] = content_type
     if body:
-        event["data"] = json.loads(body)
+        event["data"] = read_json(body)
     return event
+
+
+def read_json(body: bytes) -> Any:
+    """A body as `evcat validate` reads an event: NaN, Infinity, numbers beyond
+    a double, integers beyond 64 bits, lone surrogates and nesting deeper than
+    the limit are problems (ValueError), never values."""
+    value = validate_loads(body)
+    check_depth(value)
+    return value
 
 
 class CatalogJudge:
@@ -80,7 +92,7 @@ class CatalogJudge:
         kind = essence(headers.get("content-type", ""))
         if kind == BATCH:
             try:
-                items = json.loads(body)
+                items = read_json(body)
             except (ValueError, RecursionError) as error:
                 return [_unreadable(f"the batch is not JSON: {error}")]
             if not isinstance(items, list):
@@ -91,7 +103,7 @@ class CatalogJudge:
             ]
         if kind == STRUCTURED:
             try:
-                value = json.loads(body)
+                value = read_json(body)
             except (ValueError, RecursionError) as error:
                 return [_unreadable(f"the body is not JSON: {error}")]
             return [self.judge(0, value, len(body))]

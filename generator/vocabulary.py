@@ -104,6 +104,12 @@ FULL_DATE_SCHEMA_PATTERN = rf"^{_YEAR}-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12][0-9]|3[0
 
 # The sequence extension: with sequencetype Integer, a string-encoded int32.
 INTEGER_STRING = re.compile(r"^[+-]?[0-9]+\Z")
+# The same with the int32 range spelled out (for JSON Schema, which cannot compare text as numbers).
+_UP_TO_2147483647 = (
+    "(?:[0-9]{1,9}|1[0-9]{9}|20[0-9]{8}|21[0-3][0-9]{7}|214[0-6][0-9]{6}|2147[0-3][0-9]{5}"
+    "|21474[0-7][0-9]{4}|214748[0-2][0-9]{3}|2147483[0-5][0-9]{2}|21474836[0-3][0-9]|214748364[0-7])"
+)
+INT32_STRING_SCHEMA_PATTERN = rf"^(?:\+?0*{_UP_TO_2147483647}|-0*(?:{_UP_TO_2147483647}|2147483648))$"
 
 
 @dataclass(frozen=True)

@@ -80,9 +80,16 @@ def read_manifest(out: Path) -> dict[str, list[str]]:
     """Generated files by kind (python, jsonschema, ...) from the last run."""
     try:
         data = json.loads((out / MANIFEST).read_text(encoding="utf-8"))
-        return {kind: list(files) for kind, files in data.get("files", {}).items()}
-    except (OSError, ValueError, AttributeError):
+    except (OSError, ValueError):
         return {}
+    files = data.get("files") if isinstance(data, dict) else None
+    if not isinstance(files, dict):
+        return {}  # not a manifest evcat wrote: nothing in OUT counts as evcat's
+    return {
+        kind: [name for name in names if isinstance(name, str)]
+        for kind, names in files.items()
+        if isinstance(kind, str) and isinstance(names, list)
+    }
 
 
 def plan(out: Path, outputs: Mapping[str, Mapping[str, bytes]]) -> WriteReport:

@@ -7,9 +7,8 @@ example check (the detailed rules), the generated ``parse_event``, and the
 event's event.schema.json alone under the ``jsonschema`` package (format
 assertion) and jsonschema-rs. What a JSON Schema cannot see is left out of the
 schema judges' comparison, and said so: the event's size, nesting deeper than
-the runtime's bound, numbers or strings Python's JSON reader cannot hold
-(1e400, lone surrogates), and an event without dataversion whose type has
-several (only the catalog knows).
+the runtime's bound, and numbers or strings Python's JSON reader cannot hold
+(1e400, lone surrogates).
 
 A few hundred events per run by default (EVCAT_PROPERTY_EXAMPLES); more with
 ``python3 -m pytest tests/test_one_verdict_property.py --hypothesis-profile=slow``.
@@ -191,10 +190,7 @@ def test_every_judge_gives_one_verdict(judges: Judges, data: Any) -> None:
     detailed = judges.validators[entry.catalog_id].checker.check(value, wire_size=len(raw))
     verdicts["example check"] = not [p for p in detailed if RULES[p.rule].severity.name == "ERROR" and "SIZE" not in p.rule]
     verdicts["parse_event"] = parsed is not None
-    event_type = value.get("type") if isinstance(value, dict) else None
-    ambiguous = isinstance(event_type, str) and value.get("dataversion") is None and judges.by_type.get(event_type, 0) > 1
-    schema_can_judge = not ambiguous
-    if isinstance(value, dict) and schema_can_judge:
+    if isinstance(value, dict):
         key = entry.key
         event_type, dataversion = value.get("type"), value.get("dataversion")
         if isinstance(event_type, str) and (dataversion is None or isinstance(dataversion, str)):

@@ -190,7 +190,7 @@ class NlBrpPersoonVerhuisdV1_1_0(CloudEvent):
     has_data: ClassVar[bool] = True
     attribute_types: ClassVar[dict[str, str]] = {"nlbrpgemeentecode": "String"}
     wire_required: ClassVar[frozenset[str]] = frozenset(
-        {"id", "nlbrpgemeentecode", "source", "specversion", "type"}
+        {"dataversion", "id", "nlbrpgemeentecode", "source", "specversion", "type"}
     )
     construct_defaults: ClassVar[dict[str, Any]] = {
         "type": "nl.brp.persoon-verhuisd",
@@ -205,7 +205,7 @@ class NlBrpPersoonVerhuisdV1_1_0(CloudEvent):
     type: Literal["nl.brp.persoon-verhuisd"] = "nl.brp.persoon-verhuisd"
     """The CloudEvents type."""
 
-    dataversion: Literal["1.1.0"] | None = None
+    dataversion: Literal["1.1.0"] = "1.1.0"
     """Version of the payload."""
 
     id: NonEmptyString = Field(default_factory=new_id)
@@ -255,7 +255,7 @@ class NlBrpPersoonVerhuisdV1_2_0(CloudEvent):
         "nlbrpnationaliteit": "String",
     }
     wire_required: ClassVar[frozenset[str]] = frozenset(
-        {"id", "nlbrpgemeentecode", "source", "specversion", "type"}
+        {"dataversion", "id", "nlbrpgemeentecode", "source", "specversion", "type"}
     )
     construct_defaults: ClassVar[dict[str, Any]] = {
         "type": "nl.brp.persoon-verhuisd",
@@ -270,7 +270,7 @@ class NlBrpPersoonVerhuisdV1_2_0(CloudEvent):
     type: Literal["nl.brp.persoon-verhuisd"] = "nl.brp.persoon-verhuisd"
     """The CloudEvents type."""
 
-    dataversion: Literal["1.2.0"] | None = None
+    dataversion: Literal["1.2.0"] = "1.2.0"
     """Version of the payload."""
 
     id: NonEmptyString = Field(default_factory=new_id)

@@ -13,6 +13,7 @@ import json
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, TypeVar
 
+from ._cloudevents import EventError, read_json
 from ._webhook import (
     BATCH,
     DEFAULT_EVENT_SIZE,
@@ -97,15 +98,17 @@ class EventReceiver(WebhookApp):
     def _judge(self, headers: Mapping[str, str], body: bytes) -> list[Judged]:
         if essence(headers.get("content-type", "")) == BATCH:
             try:
-                items = json.loads(body)
-            except (ValueError, RecursionError) as error:
+                items = read_json(body)
+            except EventError as error:
                 return [Judged(0, findings=[Finding("json", "", f"not JSON: {error}")])]
             if not isinstance(items, list):
                 return [Judged(0, findings=[Finding("json", "", "not a JSON array")])]
             judged = []
             for index, item in enumerate(items):
                 judged.append(self._one(index, item))
-                size = len(json.dumps(item, separators=(",", ":")).encode())
+                size = len(
+                    json.dumps(item, separators=(",", ":"), ensure_ascii=False).encode()
+                )
                 if size > self.max_event_size:
                     message = f"the event is {size} bytes, over {self.max_event_size}"
                     judged[-1].findings.append(Finding("size", "", message))
