@@ -14,8 +14,10 @@ format §2-3, the sequence extension, Het Normo ID05-ID11.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import cache
 from typing import Any
 
 import jsonschema_rs
@@ -196,7 +198,7 @@ def _check_attribute(attribute: ContextAttribute, value: Any, profile: Profile) 
     if attribute.type == "Timestamp":
         if not vocabulary.is_rfc3339(value):
             return [Problem("CE-TIME", pointer, f"{name} {json.dumps(value, ensure_ascii=False)} is not an RFC 3339 timestamp")]
-        if attribute.pattern is not None and name == "time" and not profile_time_matches(profile, value):
+        if attribute.pattern is not None and not _grammar(attribute.pattern).match(value):
             return [Problem(profile.time_rule, pointer, f"time {json.dumps(value, ensure_ascii=False)} must be {profile.time_form}")]
         return []
     if attribute.media_type and not vocabulary.is_media_type(value):
@@ -210,16 +212,19 @@ def _check_attribute(attribute: ContextAttribute, value: Any, profile: Profile) 
     if attribute.type == "Binary" and not _BASE64.match(value):
         return [Problem("CE-ATTR-TYPE", pointer, f"'{name}' must be Binary: base64 (RFC 4648 §4) with padding")]
     if name == "sequence" and attribute.pattern is not None:
-        if not vocabulary.INTEGER_STRING.match(value) or not INT32_MIN <= int(value) <= INT32_MAX:
+        if not _grammar(attribute.pattern).match(value):  # the int32 range, spelled out
             return [Problem("CE-SEQUENCE", pointer, f"sequence {json.dumps(value)} must be a string-encoded signed 32-bit integer (sequencetype Integer)")]
     return []
 
 
-_BASE64 = __import__("re").compile(vocabulary.BASE64_PATTERN[:-1] + r"\Z")
+@cache
+def _grammar(schema_pattern: str) -> re.Pattern[str]:
+    """A JSON Schema pattern of the vocabulary (anchored with ``^...$``) for
+    Python: ``$`` made the end of the text, as ECMA-262 has it."""
+    return re.compile(schema_pattern[:-1] + r"\Z" if schema_pattern.endswith("$") else schema_pattern)
 
 
-def profile_time_matches(profile: Profile, value: str) -> bool:
-    return profile.time_pattern is None or vocabulary.NORMO_TIME.match(value) is not None
+_BASE64 = _grammar(vocabulary.BASE64_PATTERN)
 
 
 def _check_integer(name: str, value: Any) -> list[Problem]:

@@ -159,6 +159,16 @@ class EventType:
         """The context attributes of this event type under its profile, in wire order."""
         return context_attributes(self)
 
+    def uses(self, attribute: ContextAttribute) -> bool:
+        """Does the catalog say anything about ``attribute`` for this event type?
+        The optional core attributes exist on every event (CloudEvents 1.0.2
+        §3.1.2), but a catalog uses ``subject`` only where it gives its
+        meaning, ``datacontenttype`` only for events with data and
+        ``dataschema`` only where it names one."""
+        if attribute.required or attribute.name not in ("subject", "datacontenttype", "dataschema"):
+            return True
+        return bool({"subject": self.subject, "datacontenttype": self.has_data, "dataschema": attribute.default}[attribute.name])
+
     @cached_property
     def attribute_map(self) -> dict[str, ContextAttribute]:
         return {attribute.name: attribute for attribute in self.attributes}

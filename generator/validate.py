@@ -3,8 +3,7 @@
 Each event goes through a fast path first: jsonschema-rs validators of the
 envelope schemas that `evcat generate` writes (envelope.py, the one
 builder), compiled once per envelope shape, plus the payload's own validator
-and the checks a schema cannot express (undeclared extensions, int32
-sequence, size).
+and the checks a schema cannot express (undeclared extensions, size).
 Only an event that fails goes through ``instance.EventChecker``, which names
 the precise rule and the JSON pointer of the offending value.
 """
@@ -144,10 +143,6 @@ class FastValidator:
             if data is None or not payload.is_valid(data):
                 return False
             if not envelope.is_valid({name: value for name, value in event.items() if name != "data"}):
-                return False
-        sequence = event.get("sequence")
-        if isinstance(sequence, str) and entry.sequencetype and entry.sequencetype.lower() == "integer":
-            if not -(2**31) <= int(sequence) <= 2**31 - 1:
                 return False
         return True
 

@@ -277,9 +277,7 @@ def attributes(event: EventType) -> list[Attribute]:
     """The context attribute table: the event type's ``ContextAttribute``s, as rows."""
     rows = []
     for attribute in event.attributes:
-        if attribute.name in ("subject", "dataschema") and not (attribute.meaning and attribute.name == "subject" and event.subject or attribute.default):
-            continue  # optional core attributes the catalog does not use
-        if attribute.name == "datacontenttype" and not event.has_data:
+        if not event.uses(attribute):
             continue
         if attribute.fixed is not None:
             text = attribute.fixed if attribute.name != "specversion" else "Always 1.0."

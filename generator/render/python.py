@@ -378,10 +378,8 @@ def _field(event: EventType, attribute: ContextAttribute) -> FieldView | None:
         class_default = "None"
     if name == "specversion":
         return None  # CloudEvent declares it
-    if name in ("subject", "datacontenttype", "dataschema") and not attribute.required:
-        documented = {"subject": event.subject, "datacontenttype": event.has_data, "dataschema": attribute.default}[name]
-        if not documented:
-            return None  # the base class's field, undocumented by the catalog
+    if not event.uses(attribute):
+        return None  # the base class's field: the catalog says nothing about it here
     python_name = python_field_name(name) if attribute.extension else name
     if python_name != name:
         annotation = f"Annotated[{annotation}, Field(alias={name!r})]"

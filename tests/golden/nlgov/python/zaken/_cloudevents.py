@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import copy
 import json
 import math
 import re
@@ -444,6 +445,22 @@ def _finite_extras(extra: Mapping[str, Any]) -> None:
             stack.extend(item)
 
 
+def _construct(
+    model: BaseModel, data: dict[str, Any], defaults: Mapping[str, Any]
+) -> None:
+    """``model.__init__``: a program constructing it. Each default (by wire or
+    Python name; a function gives the value) fills a field given under
+    neither name; Python names are accepted."""
+    names = _python_names(type(model))
+    given = {names.get(key, key) for key in data}
+    for name, default in defaults.items():
+        if names.get(name, name) not in given:
+            data[name] = default() if callable(default) else copy.deepcopy(default)
+    model.__pydantic_validator__.validate_python(
+        data, self_instance=model, by_name=True, context=_CONSTRUCT
+    )
+
+
 class Payload(BaseModel):
     """Base of every payload model: an open content model unless the schema
     closes it (``extra="forbid"``), the catalog's names on the wire.
@@ -465,14 +482,7 @@ class Payload(BaseModel):
 
     def __init__(self, /, **data: Any) -> None:
         """A program constructs a payload: Python names accepted, defaults applied."""
-        if self.evcat_defaults:
-            names = _python_names(type(self))
-            for wire, default in self.evcat_defaults.items():
-                if wire not in data and names.get(wire, wire) not in data:
-                    data[wire] = json.loads(json.dumps(default))
-        self.__pydantic_validator__.validate_python(
-            data, self_instance=self, by_name=True, context=_CONSTRUCT
-        )
+        _construct(self, data, self.evcat_defaults)
 
     # Marks this __init__ as pydantic's own: model_validate (the wire) does not call it.
     __init__.__pydantic_base_init__ = True  # type: ignore[attr-defined]
@@ -533,18 +543,7 @@ class CloudEvent(BaseModel):
 
     def __init__(self, /, **data: Any) -> None:
         """A program constructs an event: defaults applied, Python names accepted."""
-        defaults: dict[str, Any] = {"specversion": "1.0", **self.construct_defaults}
-        names = _python_names(type(self))
-        for name, default in defaults.items():
-            if name not in data and not any(
-                data_key in data
-                for data_key, python in names.items()
-                if python == name and data_key != name
-            ):
-                data[name] = default() if callable(default) else default
-        self.__pydantic_validator__.validate_python(
-            data, self_instance=self, by_name=True, context=_CONSTRUCT
-        )
+        _construct(self, data, {"specversion": "1.0", **self.construct_defaults})
 
     __init__.__pydantic_base_init__ = True  # type: ignore[attr-defined]
 
