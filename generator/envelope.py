@@ -112,9 +112,30 @@ def attribute_schema(attribute: ContextAttribute) -> dict[str, Any]:
     if attribute.default is not None and "const" not in schema:
         schema["examples"] = [attribute.default]
     if not attribute.required:
-        # JSON format §2.4: null for an optional attribute means unset.
-        return {"anyOf": [schema, {"type": "null"}]}
+        return or_null(schema)
     return schema
+
+
+def or_null(schema: dict[str, Any]) -> dict[str, Any]:
+    """``schema`` or ``null`` (JSON format §2.4: null for an optional attribute
+    means unset), spelled as code generators read an optional value: a type
+    array (``type: [string, "null"]``) or an ``enum`` with null, not ``anyOf``
+    (Modelina makes that Java ``Object``, TypeScript ``any``). A ``not`` is
+    scoped to the value's type, so null passes it as it passes the other
+    type-specific keywords; the verdict is that of ``anyOf: [schema, null]``."""
+    if "const" in schema:
+        return {("enum" if key == "const" else key): ([value, None] if key == "const" else value) for key, value in schema.items()}
+    if not isinstance(schema.get("type"), str) or schema["type"] == "null":
+        return {"anyOf": [schema, {"type": "null"}]}
+    result: dict[str, Any] = {}
+    for keyword, value in schema.items():
+        if keyword == "type":
+            result[keyword] = [value, "null"]
+        elif keyword == "not" and isinstance(value, dict):
+            result[keyword] = {"type": schema["type"], **value}
+        else:
+            result[keyword] = value
+    return result
 
 
 # Undeclared extension attributes (contract §5): valid names, CloudEvents-typed values.
