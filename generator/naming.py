@@ -296,3 +296,106 @@ def python_class_name(*parts: str) -> str:
     while name in generated_module_names():
         name += "Event"
     return name
+
+
+# --- Class names of a generated package ------------------------------------
+#
+# One scheme for envelopes and payloads (issue 20). An envelope is its type in
+# PascalCase, less the catalog's common reverse-DNS prefix, plus its
+# dataversion with underscores: ``nl.brp.persoon-verhuisd`` 1.2.0 in a
+# catalog of ``nl.brp.*`` types -> ``PersoonVerhuisdV1_2_0`` (``V1_20_0`` and
+# ``V12_0_0`` cannot meet). A type's own major-version segment that says what
+# the dataversion says (``.v2`` with 2.0.0) is not repeated. Its payload is
+# the envelope name + ``Data``; a nested object schema adds its path
+# (``...DataRegistersItem``); a shared schema keeps its catalog name. The
+# AsyncAPI and JSON Schema outputs title their schemas with these same names.
+
+_VERSION_SEGMENT = re.compile(r"^v(\d+)$")
+
+
+def _type_segments(event_type: str) -> list[str]:
+    """The dotted segments of a type, less a trailing ``vN`` segment."""
+    segments = event_type.split(".")
+    if len(segments) > 1 and _VERSION_SEGMENT.match(segments[-1]):
+        segments = segments[:-1]
+    return segments
+
+
+def common_type_prefix(types: Iterable[str]) -> int:
+    """How many leading segments every type's namespace shares, when they are
+    at least two (a reverse-DNS prefix such as ``nl.brp``); else 0. A one-word
+    prefix (``mdm``) is kept: it is short and tells the domain. (The prefix is
+    not stripped either when a name would be left with one word.)"""
+    namespaces = [_type_segments(event_type)[:-1] for event_type in types]
+    if not namespaces:
+        return 0
+    shared = 0
+    for parts in zip(*namespaces):
+        if len(set(parts)) != 1:
+            break
+        shared += 1
+    return shared if shared >= 2 else 0
+
+
+def _envelope_base(event_type: str, dataversion: str | None, strip: int, short: bool = True) -> str:
+    segments = event_type.split(".")
+    version = _VERSION_SEGMENT.match(segments[-1]) if len(segments) > 1 else None
+    if short and version and dataversion and dataversion.split(".")[0] == version.group(1):
+        segments = segments[:-1]  # nl.brp.x.v2 at 2.0.0: the V2_0_0 says it
+    name = python_class_name(*segments[strip:])
+    if dataversion:
+        name += "V" + dataversion.replace(".", "_")
+    return name
+
+
+def envelope_class_names(keys: Iterable[tuple[str, str | None]]) -> dict[tuple[str, str | None], str]:
+    """Envelope class name per (type, dataversion) of one catalog, unique in it.
+
+    Names depend on the catalog's set of types only through its common prefix,
+    so adding or reordering events in the same namespace renames nothing. When
+    the short form of two keys meets, both keep their whole type in the name;
+    a remaining clash (``a-b`` and ``a.b``) gets a counter, in key order."""
+    keys = sorted(set(keys), key=lambda key: (key[0], key[1] or ""))
+    strip = common_type_prefix(event_type for event_type, _ in keys)
+    if strip and any(len(words(_envelope_base(event_type, None, strip))) < 2 for event_type, _ in keys):
+        strip = 0  # io.cloudevents.test: "Test" alone says too little
+    short = {key: _envelope_base(key[0], key[1], strip) for key in keys}
+    counts: dict[str, int] = {}
+    for name in short.values():
+        counts[name] = counts.get(name, 0) + 1
+    names: dict[tuple[str, str | None], str] = {}
+    taken: set[str] = set()
+    for key in keys:
+        base = short[key]
+        if counts[base] > 1:
+            base = _envelope_base(key[0], key[1], 0, short=False)
+        name, counter = base, 2
+        while name in taken:
+            name, counter = f"{base}_{counter}", counter + 1
+        taken.add(name)
+        names[key] = name
+    return names
+
+
+def payload_class_name(envelope_class: str) -> str:
+    """The payload root model of an envelope: ``MdmMeterUpdatedV2_0_0Data``."""
+    return envelope_class + "Data"
+
+
+def schema_class_name(name: str) -> str:
+    """A shared schema's class: its catalog name when that is a usable class
+    name (``Meter``, ``EanCode``), else its PascalCase form."""
+    if name.isidentifier() and name[:1].isupper() and not keyword.iskeyword(name) and name not in generated_module_names():
+        return name
+    return python_class_name(name)
+
+
+def child_class_name(parent: str, keyword_: str, key: str | int | None = None) -> str:
+    """The class of an object schema nested in ``parent`` under a JSON Schema
+    keyword: ``properties/registers`` -> ``ParentRegisters``, ``items`` ->
+    ``ParentItem``, ``prefixItems/0`` -> ``ParentItem1``, ``anyOf/1`` ->
+    ``ParentOption2``, ``additionalProperties`` -> ``ParentAdditionalProperties``."""
+    if isinstance(key, str):
+        return parent + to_pascal(key)
+    suffix = "Item" if keyword_ in ("items", "prefixItems") else "Option" if keyword_ in ("anyOf", "oneOf", "allOf") else to_pascal(keyword_)
+    return f"{parent}{suffix}{'' if key is None else key + 1}"

@@ -316,7 +316,7 @@ def test_parse_event_fills_in_nothing_and_loses_nothing(packages: Path) -> None:
         meter_data.parse_event({**raw, "data": {"meterId": 12}})
     with pytest.raises(ValidationError):
         meter_data.parse_event({**raw, "source": raw["source"] + "\n"})
-    constructed = meter_data.events.MdmMeterUpdatedV1_0_1(data=meter_data.models.MdmMeterUpdatedV101Data(meter_id="E00000000035671400"))
+    constructed = meter_data.events.MdmMeterUpdatedV1_0_1(data=meter_data.models.MdmMeterUpdatedV1_0_1Data(meter_id="E00000000035671400"))
     wire = constructed.to_dict()
     assert wire["time"].endswith("Z") and len(wire["time"]) == 27 and wire["id"] and wire["source"]
     meter = meter_data.models.Meter(meter_id="E00000000035671400", product="electricity", registers=[REGISTER])  # defaults applied

@@ -136,7 +136,7 @@ def test_event_without_dataversion_is_found_when_the_type_has_one(generated: Pat
 def test_defaults_of_a_new_event(generated: Path) -> None:
     module = package(generated, "meter-data")
     cls = module.EVENTS[("mdm.meter.updated", "2.0.0")]
-    data = module.models.MdmMeterUpdatedV200Data.model_validate(_example("mdm.meter.updated", "2.0.0")[1]["data"])
+    data = module.models.MdmMeterUpdatedV2_0_0Data.model_validate(_example("mdm.meter.updated", "2.0.0")[1]["data"])
     created = cls(data=data, gridoperator="8716871000002")
     wire = created.to_dict()
     assert wire["specversion"] == "1.0" and wire["type"] == "mdm.meter.updated" and wire["dataversion"] == "2.0.0"
@@ -177,7 +177,7 @@ def test_hostile_text_is_inert_in_docstrings(generated: Path) -> None:
     cls = module.EVENTS[("io.example.kebab-case-type.v2", None)]
     assert "{% for x in y %}{{ x }}{% endfor %}" in cls.__doc__
     assert 'Deprecated: Use "something else"; see <a href=\'x\'>docs</a>.' in cls.__doc__
-    data_cls = module.models.IoExampleClassImportFromV100Data
+    data_cls = module.models.ClassImportFromV1_0_0Data
     assert data_cls.__doc__.strip() == 'Payload with """ and {{ jinja }} and <script>x</script>'
     assert module.models.Node.model_fields["value"].description in (None, "Value with \\ backslash.")
 

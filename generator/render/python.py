@@ -19,6 +19,7 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
+import keyword
 import os
 import re
 import subprocess
@@ -34,7 +35,14 @@ from .. import vocabulary
 from ..cachefile import Store
 from ..model import Catalog, CatalogSet, ContextAttribute, EventType
 from ..patterns import python_patterns
-from ..naming import python_class_name, python_field_name, python_package_name, to_pascal
+from ..naming import (
+    child_class_name,
+    envelope_class_names,
+    payload_class_name,
+    python_field_name,
+    python_package_name,
+    schema_class_name,
+)
 from ..runtime import EXTRAS, REQUIRES, runtime_files
 from ..schemawalk import LIST_OF_SCHEMAS, MAP_OF_SCHEMAS, ONE_SCHEMA
 from . import Unit, catalog_inputs, event_order, partial_set, render_all
@@ -76,39 +84,6 @@ class EventView:
         if event.deprecated:
             lines += ["", f"Deprecated: {event.deprecation or 'yes'}"]
         return "\n".join(lines)
-
-
-def class_names(events: list[EventType]) -> dict[tuple[str, str | None], str]:
-    """Envelope class names, unique in the catalog: ``MdmMeterUpdatedV2_0_0``."""
-    names: dict[tuple[str, str | None], str] = {}
-    taken: set[str] = set()
-    for event in sorted(events, key=event_order):
-        base = python_class_name(event.type)
-        if event.dataversion:
-            base += "V" + event.dataversion.replace(".", "_")
-        name = base
-        counter = 2
-        while name in taken:
-            name = f"{base}_{counter}"
-            counter += 1
-        taken.add(name)
-        names[event.key] = name
-    return names
-
-
-def data_class_names(names: dict[tuple[str, str | None], str]) -> dict[tuple[str, str | None], str]:
-    """Payload root classes: the envelope name without underscores (which
-    datamodel-code-generator drops from titles) + ``Data``, kept unique."""
-    result: dict[tuple[str, str | None], str] = {}
-    taken: set[str] = set()
-    for key, name in names.items():
-        base = name.replace("_", "") + "Data"
-        candidate, counter = base, 2
-        while candidate in taken:
-            candidate, counter = f"{base}{counter}", counter + 1
-        taken.add(candidate)
-        result[key] = candidate
-    return result
 
 
 # Payload formats whose values keep their text (contract §4.1): the runtime's types.
@@ -177,20 +152,18 @@ def _titled(schema: Any, title: str, facts: PayloadFacts | None = None) -> Any:
     for keyword in MAP_OF_SCHEMAS:
         if isinstance(schema.get(keyword), dict) and keyword != "$defs":
             result[keyword] = {
-                name: _titled(child, title + to_pascal(name), facts) for name, child in schema[keyword].items()
+                name: _titled(child, child_class_name(title, keyword, name), facts) for name, child in schema[keyword].items()
             }
     for keyword in ONE_SCHEMA:
         if keyword in schema:
             value = schema[keyword]
-            suffix = "Item" if keyword == "items" else to_pascal(keyword)
             if isinstance(value, list):
-                result[keyword] = [_titled(child, f"{title}{suffix}{i + 1}", facts) for i, child in enumerate(value)]
+                result[keyword] = [_titled(child, child_class_name(title, keyword, i), facts) for i, child in enumerate(value)]
             else:
-                result[keyword] = _titled(value, title + suffix, facts)
+                result[keyword] = _titled(value, child_class_name(title, keyword), facts)
     for keyword in LIST_OF_SCHEMAS:
         if isinstance(schema.get(keyword), list):
-            suffix = "Item" if keyword == "prefixItems" else "Option"
-            result[keyword] = [_titled(child, f"{title}{suffix}{i + 1}", facts) for i, child in enumerate(schema[keyword])]
+            result[keyword] = [_titled(child, child_class_name(title, keyword, i), facts) for i, child in enumerate(schema[keyword])]
     return result
 
 
@@ -205,7 +178,7 @@ def models_source(catalog: Catalog, catalog_set: CatalogSet, data_names: dict[tu
             data_class = data_names[event.key]
             defs[data_class] = _titled(event.payload.schema, data_class, facts)
     for name in sorted(used):
-        defs[name] = _titled(catalog_set.schemas[name].schema, name, facts)
+        defs[name] = _titled(catalog_set.schemas[name].schema, schema_class_name(name), facts)
     if not defs:
         return '"""This catalog has no payloads: every event is a notification."""\n'
     schema = {
@@ -293,6 +266,12 @@ def warm_up() -> None:
     _run_datamodel_codegen(json.dumps({"title": title, "type": "object", "properties": {"a": {"type": "string"}}}))
 
 
+def _class_name(name: str) -> str:
+    """Titles are class names already (``naming``); anything else datamodel-code-generator
+    names (a ``$defs`` key) becomes one the same way."""
+    return name if name.isidentifier() and not keyword.iskeyword(name) else schema_class_name(name)
+
+
 def _run_datamodel_codegen(schema_text: str) -> str:
     from datamodel_code_generator import DataModelType, InputFileType, PythonVersion, generate
 
@@ -317,6 +296,9 @@ def _run_datamodel_codegen(schema_text: str) -> str:
             use_field_description=True,
             collapse_root_models=True,
             keep_model_order=True,
+            # Titles are class names already (naming.py): keep them as they are
+            # (its own normalisation would drop the underscores of V2_0_0).
+            custom_class_name_generator=_class_name,
             custom_file_header=f"# Generated by evcat {__version__} with datamodel-code-generator: payload models.\n# Do not edit; change the catalog and run evcat generate.",
             formatters=[],  # formatted once, in render_catalog
         )
@@ -425,8 +407,8 @@ def _event_imports(views: list[EventView]) -> dict[str, Any]:
 def render_catalog(catalog: Catalog, catalog_set: CatalogSet, settings: Settings = Settings()) -> dict[str, str]:
     package = python_package_name(catalog.id)
     events = sorted(catalog.events, key=event_order)
-    names = class_names(events)
-    data_names = data_class_names(names)
+    names = envelope_class_names(event.key for event in events)
+    data_names = {key: payload_class_name(name) for key, name in names.items()}
     views = [_event_view(event, names[event.key], data_names[event.key]) for event in events]
     env = environment()
     context = {"catalog": catalog, "package": package, "version": __version__, "events": views,

@@ -17,11 +17,11 @@ from . import _bindings, _cloudevents, models
 from ._cloudevents import CloudEvent, EventError
 from .events import (
     AnyEvent,
-    NlBrpNaamgebruikGewijzigdV1_0_0,
-    NlBrpNaamgebruikGewijzigdV2V2_0_0,
-    NlBrpPersoonOverleden,
-    NlBrpPersoonVerhuisdV1_1_0,
-    NlBrpPersoonVerhuisdV1_2_0,
+    NaamgebruikGewijzigdV1_0_0,
+    NaamgebruikGewijzigdV2_0_0,
+    PersoonOverleden,
+    PersoonVerhuisdV1_1_0,
+    PersoonVerhuisdV1_2_0,
 )
 
 __all__ = [
@@ -42,19 +42,19 @@ __all__ = [
     "to_mqtt",
     "from_mqtt",
     "models",
-    "NlBrpNaamgebruikGewijzigdV1_0_0",
-    "NlBrpNaamgebruikGewijzigdV2V2_0_0",
-    "NlBrpPersoonOverleden",
-    "NlBrpPersoonVerhuisdV1_1_0",
-    "NlBrpPersoonVerhuisdV1_2_0",
+    "NaamgebruikGewijzigdV1_0_0",
+    "NaamgebruikGewijzigdV2_0_0",
+    "PersoonOverleden",
+    "PersoonVerhuisdV1_1_0",
+    "PersoonVerhuisdV1_2_0",
 ]
 
 EVENTS: dict[tuple[str, str | None], type[CloudEvent]] = {
-    ("nl.brp.naamgebruik-gewijzigd", "1.0.0"): NlBrpNaamgebruikGewijzigdV1_0_0,
-    ("nl.brp.naamgebruik-gewijzigd.v2", "2.0.0"): NlBrpNaamgebruikGewijzigdV2V2_0_0,
-    ("nl.brp.persoon-overleden", None): NlBrpPersoonOverleden,
-    ("nl.brp.persoon-verhuisd", "1.1.0"): NlBrpPersoonVerhuisdV1_1_0,
-    ("nl.brp.persoon-verhuisd", "1.2.0"): NlBrpPersoonVerhuisdV1_2_0,
+    ("nl.brp.naamgebruik-gewijzigd", "1.0.0"): NaamgebruikGewijzigdV1_0_0,
+    ("nl.brp.naamgebruik-gewijzigd.v2", "2.0.0"): NaamgebruikGewijzigdV2_0_0,
+    ("nl.brp.persoon-overleden", None): PersoonOverleden,
+    ("nl.brp.persoon-verhuisd", "1.1.0"): PersoonVerhuisdV1_1_0,
+    ("nl.brp.persoon-verhuisd", "1.2.0"): PersoonVerhuisdV1_2_0,
 }
 """Every event class of the catalog by (type, dataversion); notifications have dataversion None."""
 

@@ -25,15 +25,15 @@ from ._cloudevents import (
 
 __all__ = [
     "AnyEvent",
-    "NlBrpNaamgebruikGewijzigdV1_0_0",
-    "NlBrpNaamgebruikGewijzigdV2V2_0_0",
-    "NlBrpPersoonOverleden",
-    "NlBrpPersoonVerhuisdV1_1_0",
-    "NlBrpPersoonVerhuisdV1_2_0",
+    "NaamgebruikGewijzigdV1_0_0",
+    "NaamgebruikGewijzigdV2_0_0",
+    "PersoonOverleden",
+    "PersoonVerhuisdV1_1_0",
+    "PersoonVerhuisdV1_2_0",
 ]
 
 
-class NlBrpNaamgebruikGewijzigdV1_0_0(CloudEvent):
+class NaamgebruikGewijzigdV1_0_0(CloudEvent):
     """Naamgebruik gewijzigd (nl.brp.naamgebruik-gewijzigd 1.0.0).
 
     A person changed how their name is used (aanduiding naamgebruik).
@@ -80,11 +80,11 @@ class NlBrpNaamgebruikGewijzigdV1_0_0(CloudEvent):
     datacontenttype: MediaType | None = None
     """Media type of data."""
 
-    data: models.NlBrpNaamgebruikGewijzigdV100Data
+    data: models.NaamgebruikGewijzigdV1_0_0Data
     """The payload."""
 
 
-class NlBrpNaamgebruikGewijzigdV2V2_0_0(CloudEvent):
+class NaamgebruikGewijzigdV2_0_0(CloudEvent):
     """Naamgebruik gewijzigd (v2) (nl.brp.naamgebruik-gewijzigd.v2 2.0.0).
 
     A person changed how their name is used; carries the resulting name to use in correspondence.
@@ -129,11 +129,11 @@ class NlBrpNaamgebruikGewijzigdV2V2_0_0(CloudEvent):
     datacontenttype: MediaType | None = None
     """Media type of data."""
 
-    data: models.NlBrpNaamgebruikGewijzigdV2V200Data
+    data: models.NaamgebruikGewijzigdV2_0_0Data
     """The payload."""
 
 
-class NlBrpPersoonOverleden(CloudEvent):
+class PersoonOverleden(CloudEvent):
     """Persoon overleden (nl.brp.persoon-overleden).
 
     The death of a person was registered. Information-poor: the event carries no data; consumers with a legal basis fetch the details through `dataref`.
@@ -177,7 +177,7 @@ class NlBrpPersoonOverleden(CloudEvent):
     """A notification carries no data."""
 
 
-class NlBrpPersoonVerhuisdV1_1_0(CloudEvent):
+class PersoonVerhuisdV1_1_0(CloudEvent):
     """Persoon verhuisd (nl.brp.persoon-verhuisd 1.1.0).
 
     A person moved. Superseded by 1.2.0, which adds `binnengemeentelijk`.
@@ -234,11 +234,11 @@ class NlBrpPersoonVerhuisdV1_1_0(CloudEvent):
     nlbrpgemeentecode: String
     """CBS code of the municipality that registered the move."""
 
-    data: models.NlBrpPersoonVerhuisdV110Data
+    data: models.PersoonVerhuisdV1_1_0Data
     """The payload."""
 
 
-class NlBrpPersoonVerhuisdV1_2_0(CloudEvent):
+class PersoonVerhuisdV1_2_0(CloudEvent):
     """Persoon verhuisd (nl.brp.persoon-verhuisd 1.2.0).
 
     A person moved to a new address within or into a municipality.
@@ -302,15 +302,15 @@ class NlBrpPersoonVerhuisdV1_2_0(CloudEvent):
     nlbrpnationaliteit: String | None = None
     """Nationality code (Tabel 32 Nationaliteitentabel) of the person, for routing."""
 
-    data: models.NlBrpPersoonVerhuisdV120Data
+    data: models.PersoonVerhuisdV1_2_0Data
     """The payload."""
 
 
 AnyEvent: TypeAlias = (
-    NlBrpNaamgebruikGewijzigdV1_0_0
-    | NlBrpNaamgebruikGewijzigdV2V2_0_0
-    | NlBrpPersoonOverleden
-    | NlBrpPersoonVerhuisdV1_1_0
-    | NlBrpPersoonVerhuisdV1_2_0
+    NaamgebruikGewijzigdV1_0_0
+    | NaamgebruikGewijzigdV2_0_0
+    | PersoonOverleden
+    | PersoonVerhuisdV1_1_0
+    | PersoonVerhuisdV1_2_0
 )
 """Any event of the catalog: what ``parse_event`` returns (narrow it with ``isinstance``)."""

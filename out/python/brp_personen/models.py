@@ -42,7 +42,7 @@ class Adres(Payload):
     """
 
 
-class NlBrpNaamgebruikGewijzigdV100Data(Payload):
+class NaamgebruikGewijzigdV1_0_0Data(Payload):
     """
     The new aanduiding naamgebruik.
     """
@@ -56,7 +56,7 @@ class NlBrpNaamgebruikGewijzigdV100Data(Payload):
     """
 
 
-class NlBrpNaamgebruikGewijzigdV2V200Data(Payload):
+class NaamgebruikGewijzigdV2_0_0Data(Payload):
     """
     The new aanduiding naamgebruik and the resulting name.
     """
@@ -74,7 +74,7 @@ class NlBrpNaamgebruikGewijzigdV2V200Data(Payload):
     """
 
 
-class NlBrpPersoonVerhuisdV110Data(Payload):
+class PersoonVerhuisdV1_1_0Data(Payload):
     """
     The person and the new address.
     """
@@ -90,7 +90,7 @@ class NlBrpPersoonVerhuisdV110Data(Payload):
     """
 
 
-class NlBrpPersoonVerhuisdV120Data(Payload):
+class PersoonVerhuisdV1_2_0Data(Payload):
     """
     The person and the new address.
     """
@@ -134,7 +134,7 @@ class Persoonsidentificatie(Payload):
 Adres.evcat_not_null = frozenset(
     {"gemeentecode", "huisletter", "straatnaam", "woonplaats"}
 )
-NlBrpPersoonVerhuisdV120Data.evcat_not_null = frozenset(
+PersoonVerhuisdV1_2_0Data.evcat_not_null = frozenset(
     {"binnengemeentelijk", "vorigAdres"}
 )
 Persoonsidentificatie.evcat_not_null = frozenset({"anummer"})

@@ -87,7 +87,7 @@ class MdmAllocationCalculatedV1_0_0(CloudEvent):
     datacontenttype: MediaType = "application/json; charset=utf-8"
     """Media type of data."""
 
-    data: models.MdmAllocationCalculatedV100Data
+    data: models.MdmAllocationCalculatedV1_0_0Data
     """The payload."""
 
 
@@ -190,7 +190,7 @@ class MdmMeterUpdatedV1_0_1(CloudEvent):
     dataschema: Uri | None = None
     """Schema of data."""
 
-    data: models.MdmMeterUpdatedV101Data
+    data: models.MdmMeterUpdatedV1_0_1Data
     """The payload."""
 
 
@@ -249,7 +249,7 @@ class MdmMeterUpdatedV1_2_0(CloudEvent):
     dataschema: Uri | None = None
     """Schema of data."""
 
-    data: models.MdmMeterUpdatedV120Data
+    data: models.MdmMeterUpdatedV1_2_0Data
     """The payload."""
 
 
@@ -321,7 +321,7 @@ class MdmMeterUpdatedV2_0_0(CloudEvent):
     validfrom: Timestamp | None = None
     """Moment from which the new meter data applies."""
 
-    data: models.MdmMeterUpdatedV200Data
+    data: models.MdmMeterUpdatedV2_0_0Data
     """The payload."""
 
 
@@ -383,7 +383,7 @@ class MdmReadingValidatedV1_0_0(CloudEvent):
 
     sequencetype: Literal["Integer"] | None = None
 
-    data: models.MdmReadingValidatedV100Data
+    data: models.MdmReadingValidatedV1_0_0Data
     """The payload."""
 
 

@@ -8,7 +8,7 @@ from pydantic import ConfigDict, Field, StrictStr
 from ._cloudevents import DateTime, Payload, Uri
 
 
-class NlOverheidZakenDocumentToegevoegdV100Data(Payload):
+class DocumentToegevoegdV1_0_0Data(Payload):
     """
     The case and the added document.
     """
@@ -36,47 +36,6 @@ class NlOverheidZakenDocumentToegevoegdV100Data(Payload):
     ) = None
     """
     Confidentiality of the document.
-    """
-
-
-class NlOverheidZakenZaakstatusGewijzigdV110Data(Payload):
-    """
-    The case and its new status.
-    """
-
-    zaak: ZaakReferentie
-    status: Annotated[
-        NlOverheidZakenZaakstatusGewijzigdV110DataStatus,
-        Field(title="NlOverheidZakenZaakstatusGewijzigdV110DataStatus"),
-    ]
-    """
-    The new status.
-    """
-    initiator: Persoonsidentificatie | None = None
-    """
-    The person who started the case, when it is a natural person.
-    """
-
-
-class NlOverheidZakenZaakstatusGewijzigdV110DataStatus(Payload):
-    """
-    The new status.
-    """
-
-    model_config = ConfigDict(
-        arbitrary_types_allowed=True,
-    )
-    statustype: Literal["ontvangen", "in-behandeling", "afgehandeld", "opgeschort"]
-    """
-    Kind of status.
-    """
-    datum_status_gezet: Annotated[DateTime, Field(alias="datumStatusGezet")]
-    """
-    When the status was set.
-    """
-    toelichting: Annotated[StrictStr | None, Field(max_length=1000)] = None
-    """
-    Explanation for the citizen, or null.
     """
 
 
@@ -117,16 +76,53 @@ class ZaakReferentie(Payload):
     """
 
 
+class ZaakstatusGewijzigdV1_1_0Data(Payload):
+    """
+    The case and its new status.
+    """
+
+    zaak: ZaakReferentie
+    status: Annotated[
+        ZaakstatusGewijzigdV1_1_0DataStatus,
+        Field(title="ZaakstatusGewijzigdV1_1_0DataStatus"),
+    ]
+    """
+    The new status.
+    """
+    initiator: Persoonsidentificatie | None = None
+    """
+    The person who started the case, when it is a natural person.
+    """
+
+
+class ZaakstatusGewijzigdV1_1_0DataStatus(Payload):
+    """
+    The new status.
+    """
+
+    model_config = ConfigDict(
+        arbitrary_types_allowed=True,
+    )
+    statustype: Literal["ontvangen", "in-behandeling", "afgehandeld", "opgeschort"]
+    """
+    Kind of status.
+    """
+    datum_status_gezet: Annotated[DateTime, Field(alias="datumStatusGezet")]
+    """
+    When the status was set.
+    """
+    toelichting: Annotated[StrictStr | None, Field(max_length=1000)] = None
+    """
+    Explanation for the citizen, or null.
+    """
+
+
 ZaakReferentie.model_rebuild()
 
 # Wire facts of the payload schemas (contract 4.1): optional properties that may not
 # be null, and the defaults a constructing program gets.
-NlOverheidZakenDocumentToegevoegdV100Data.evcat_not_null = frozenset(
-    {"vertrouwelijkheid"}
-)
-NlOverheidZakenDocumentToegevoegdV100Data.evcat_defaults = {
-    "vertrouwelijkheid": "zaakvertrouwelijk"
-}
-NlOverheidZakenZaakstatusGewijzigdV110Data.evcat_not_null = frozenset({"initiator"})
+DocumentToegevoegdV1_0_0Data.evcat_not_null = frozenset({"vertrouwelijkheid"})
+DocumentToegevoegdV1_0_0Data.evcat_defaults = {"vertrouwelijkheid": "zaakvertrouwelijk"}
 Persoonsidentificatie.evcat_not_null = frozenset({"anummer"})
 ZaakReferentie.evcat_not_null = frozenset({"hoofdzaak"})
+ZaakstatusGewijzigdV1_1_0Data.evcat_not_null = frozenset({"initiator"})

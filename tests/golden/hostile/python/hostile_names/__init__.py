@@ -17,8 +17,8 @@ from . import _bindings, _cloudevents, models
 from ._cloudevents import CloudEvent, EventError
 from .events import (
     AnyEvent,
-    IoExampleClassImportFromV1_0_0,
-    IoExampleKebabCaseTypeV2,
+    ClassImportFromV1_0_0,
+    KebabCaseTypeV2,
 )
 
 __all__ = [
@@ -39,13 +39,13 @@ __all__ = [
     "to_mqtt",
     "from_mqtt",
     "models",
-    "IoExampleClassImportFromV1_0_0",
-    "IoExampleKebabCaseTypeV2",
+    "ClassImportFromV1_0_0",
+    "KebabCaseTypeV2",
 ]
 
 EVENTS: dict[tuple[str, str | None], type[CloudEvent]] = {
-    ("io.example.class-import.from", "1.0.0"): IoExampleClassImportFromV1_0_0,
-    ("io.example.kebab-case-type.v2", None): IoExampleKebabCaseTypeV2,
+    ("io.example.class-import.from", "1.0.0"): ClassImportFromV1_0_0,
+    ("io.example.kebab-case-type.v2", None): KebabCaseTypeV2,
 }
 """Every event class of the catalog by (type, dataversion); notifications have dataversion None."""
 

@@ -26,12 +26,12 @@ from ._cloudevents import (
 
 __all__ = [
     "AnyEvent",
-    "IoExampleClassImportFromV1_0_0",
-    "IoExampleKebabCaseTypeV2",
+    "ClassImportFromV1_0_0",
+    "KebabCaseTypeV2",
 ]
 
 
-class IoExampleClassImportFromV1_0_0(CloudEvent):
+class ClassImportFromV1_0_0(CloudEvent):
     """Keywords: class/import/from (io.example.class-import.from 1.0.0).
 
     Type made of Python keywords. Description ends with a quote and backslash: "\\
@@ -96,11 +96,11 @@ class IoExampleClassImportFromV1_0_0(CloudEvent):
     self: Uri | None = None
     """Named self."""
 
-    data: models.IoExampleClassImportFromV100Data
+    data: models.ClassImportFromV1_0_0Data
     """The payload."""
 
 
-class IoExampleKebabCaseTypeV2(CloudEvent):
+class KebabCaseTypeV2(CloudEvent):
     """A notification </script><script>alert(1)</script> (io.example.kebab-case-type.v2).
 
     {% for x in y %}{{ x }}{% endfor %}
@@ -141,5 +141,5 @@ class IoExampleKebabCaseTypeV2(CloudEvent):
     """A notification carries no data."""
 
 
-AnyEvent: TypeAlias = IoExampleClassImportFromV1_0_0 | IoExampleKebabCaseTypeV2
+AnyEvent: TypeAlias = ClassImportFromV1_0_0 | KebabCaseTypeV2
 """Any event of the catalog: what ``parse_event`` returns (narrow it with ``isinstance``)."""

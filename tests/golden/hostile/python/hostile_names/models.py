@@ -8,7 +8,7 @@ from pydantic import ConfigDict, Field, StrictBool, StrictStr
 from ._cloudevents import JsonInt, Payload, Uri
 
 
-class IoExampleClassImportFromV100Data(Payload):
+class ClassImportFromV1_0_0Data(Payload):
     """
     Payload with \"\"\" and {{ jinja }} and <script>x</script>
     """
@@ -120,7 +120,7 @@ Node.model_rebuild()
 
 # Wire facts of the payload schemas (contract 4.1): optional properties that may not
 # be null, and the defaults a constructing program gets.
-IoExampleClassImportFromV100Data.evcat_not_null = frozenset(
+ClassImportFromV1_0_0Data.evcat_not_null = frozenset(
     {"from", "httpUrl", "id", "list", "model", "node", "self", "type"}
 )
 Model.evcat_not_null = frozenset(

@@ -17,8 +17,8 @@ from . import _bindings, _cloudevents, models
 from ._cloudevents import CloudEvent, EventError
 from .events import (
     AnyEvent,
-    NlOverheidZakenDocumentToegevoegdV1_0_0,
-    NlOverheidZakenZaakstatusGewijzigdV1_1_0,
+    DocumentToegevoegdV1_0_0,
+    ZaakstatusGewijzigdV1_1_0,
 )
 
 __all__ = [
@@ -39,19 +39,13 @@ __all__ = [
     "to_mqtt",
     "from_mqtt",
     "models",
-    "NlOverheidZakenDocumentToegevoegdV1_0_0",
-    "NlOverheidZakenZaakstatusGewijzigdV1_1_0",
+    "DocumentToegevoegdV1_0_0",
+    "ZaakstatusGewijzigdV1_1_0",
 ]
 
 EVENTS: dict[tuple[str, str | None], type[CloudEvent]] = {
-    (
-        "nl.overheid.zaken.document-toegevoegd",
-        "1.0.0",
-    ): NlOverheidZakenDocumentToegevoegdV1_0_0,
-    (
-        "nl.overheid.zaken.zaakstatus-gewijzigd",
-        "1.1.0",
-    ): NlOverheidZakenZaakstatusGewijzigdV1_1_0,
+    ("nl.overheid.zaken.document-toegevoegd", "1.0.0"): DocumentToegevoegdV1_0_0,
+    ("nl.overheid.zaken.zaakstatus-gewijzigd", "1.1.0"): ZaakstatusGewijzigdV1_1_0,
 }
 """Every event class of the catalog by (type, dataversion); notifications have dataversion None."""
 

@@ -27,12 +27,12 @@ from ._cloudevents import (
 
 __all__ = [
     "AnyEvent",
-    "NlOverheidZakenDocumentToegevoegdV1_0_0",
-    "NlOverheidZakenZaakstatusGewijzigdV1_1_0",
+    "DocumentToegevoegdV1_0_0",
+    "ZaakstatusGewijzigdV1_1_0",
 ]
 
 
-class NlOverheidZakenDocumentToegevoegdV1_0_0(CloudEvent):
+class DocumentToegevoegdV1_0_0(CloudEvent):
     """Document toegevoegd (nl.overheid.zaken.document-toegevoegd 1.0.0).
 
     A document was added to a case file.
@@ -81,11 +81,11 @@ class NlOverheidZakenDocumentToegevoegdV1_0_0(CloudEvent):
     datacontenttype: MediaType | None = None
     """Media type of data."""
 
-    data: models.NlOverheidZakenDocumentToegevoegdV100Data
+    data: models.DocumentToegevoegdV1_0_0Data
     """The payload."""
 
 
-class NlOverheidZakenZaakstatusGewijzigdV1_1_0(CloudEvent):
+class ZaakstatusGewijzigdV1_1_0(CloudEvent):
     """Zaakstatus gewijzigd (nl.overheid.zaken.zaakstatus-gewijzigd 1.1.0).
 
     The status of a case changed, e.g. from *ontvangen* to *in behandeling*.
@@ -158,11 +158,9 @@ class NlOverheidZakenZaakstatusGewijzigdV1_1_0(CloudEvent):
     zaaktypecatalogus: Uri
     """URL of the case type (zaaktype) in the Catalogi API."""
 
-    data: models.NlOverheidZakenZaakstatusGewijzigdV110Data
+    data: models.ZaakstatusGewijzigdV1_1_0Data
     """The payload."""
 
 
-AnyEvent: TypeAlias = (
-    NlOverheidZakenDocumentToegevoegdV1_0_0 | NlOverheidZakenZaakstatusGewijzigdV1_1_0
-)
+AnyEvent: TypeAlias = DocumentToegevoegdV1_0_0 | ZaakstatusGewijzigdV1_1_0
 """Any event of the catalog: what ``parse_event`` returns (narrow it with ``isinstance``)."""

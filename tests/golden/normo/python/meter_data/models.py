@@ -27,7 +27,7 @@ class AllocationNode(Payload):
     """
 
 
-class MdmAllocationCalculatedV100Data(Payload):
+class MdmAllocationCalculatedV1_0_0Data(Payload):
     """
     The result of one allocation run.
     """
@@ -42,7 +42,7 @@ class MdmAllocationCalculatedV100Data(Payload):
     root: AllocationNode
 
 
-class MdmMeterUpdatedV101Data(Payload):
+class MdmMeterUpdatedV1_0_1Data(Payload):
     """
     The changed meter (old layout, without registers).
     """
@@ -63,7 +63,7 @@ class MdmMeterUpdatedV101Data(Payload):
     """
 
 
-class MdmMeterUpdatedV120Data(Payload):
+class MdmMeterUpdatedV1_2_0Data(Payload):
     """
     The changed meter.
     """
@@ -88,7 +88,7 @@ class MdmMeterUpdatedV120Data(Payload):
     """
 
 
-class MdmMeterUpdatedV200Data(Payload):
+class MdmMeterUpdatedV2_0_0Data(Payload):
     """
     The meter after the change.
     """
@@ -100,7 +100,7 @@ class MdmMeterUpdatedV200Data(Payload):
     """
 
 
-class MdmReadingValidatedV100Data(Payload):
+class MdmReadingValidatedV1_0_0Data(Payload):
     """
     The validated reading.
     """
@@ -122,13 +122,13 @@ class MdmReadingValidatedV100Data(Payload):
     """
     Moment the meter was read, in UTC.
     """
-    registers: list[MdmReadingValidatedV100DataRegistersItem]
+    registers: list[MdmReadingValidatedV1_0_0DataRegistersItem]
     """
     One value per register.
     """
 
 
-class MdmReadingValidatedV100DataRegistersItem(Payload):
+class MdmReadingValidatedV1_0_0DataRegistersItem(Payload):
     """
     A register value.
     """
@@ -206,14 +206,14 @@ AllocationNode.model_rebuild()
 # Wire facts of the payload schemas (contract 4.1): optional properties that may not
 # be null, and the defaults a constructing program gets.
 AllocationNode.evcat_not_null = frozenset({"children"})
-MdmMeterUpdatedV101Data.evcat_not_null = frozenset({"connectionEan", "smart"})
-MdmMeterUpdatedV120Data.evcat_not_null = frozenset(
+MdmMeterUpdatedV1_0_1Data.evcat_not_null = frozenset({"connectionEan", "smart"})
+MdmMeterUpdatedV1_2_0Data.evcat_not_null = frozenset(
     {"connectionEan", "product", "smart"}
 )
-MdmMeterUpdatedV200Data.evcat_not_null = frozenset({"reason"})
-MdmReadingValidatedV100Data.evcat_not_null = frozenset({"connectionEan"})
-MdmReadingValidatedV100DataRegistersItem.evcat_not_null = frozenset({"estimated"})
-MdmReadingValidatedV100DataRegistersItem.evcat_defaults = {"estimated": False}
+MdmMeterUpdatedV2_0_0Data.evcat_not_null = frozenset({"reason"})
+MdmReadingValidatedV1_0_0Data.evcat_not_null = frozenset({"connectionEan"})
+MdmReadingValidatedV1_0_0DataRegistersItem.evcat_not_null = frozenset({"estimated"})
+MdmReadingValidatedV1_0_0DataRegistersItem.evcat_defaults = {"estimated": False}
 Meter.evcat_not_null = frozenset({"connectionEan", "smart"})
 Meter.evcat_defaults = {"smart": True}
 Register.evcat_not_null = frozenset({"multiplicationFactor"})
