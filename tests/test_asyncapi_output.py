@@ -123,6 +123,50 @@ def test_document_shape(tmp_path: Path) -> None:
     assert '"$ref": "http' not in text and "$defs" not in text
 
 
+def test_schemas_are_titled_as_the_python_classes(tmp_path: Path) -> None:
+    meter = yaml.safe_load(next(p for p in generated(tmp_path) if p.stem == "meter-data").read_text())
+    messages, schemas = meter["components"]["messages"], meter["components"]["schemas"]
+    payload = messages["mdm.meter.updated.2.0.0"]["payload"]
+    assert payload["title"] == "MdmMeterUpdatedV2_0_0"
+    assert payload["properties"]["data"]["title"] == "MdmMeterUpdatedV2_0_0Data"
+    assert payload["properties"]["data"]["properties"]["reason"]["title"] == "MdmMeterUpdatedV2_0_0DataReason"
+    assert messages["mdm.meter.removed.notification"]["payload"]["title"] == "MdmMeterRemoved"
+    reading = messages["mdm.reading.validated.1.0.0"]["payload"]
+    assert reading["properties"]["data"]["properties"]["registers"]["items"]["title"] == "MdmReadingValidatedV1_0_0DataRegistersItem"
+    assert {name: schema["title"] for name, schema in schemas.items()} == {name: name for name in schemas}
+    assert schemas["Register"]["properties"]["direction"]["title"] == "RegisterDirection"
+
+
+def test_nullable_attributes_are_type_arrays(tmp_path: Path) -> None:
+    """``type: [X, 'null']``, never ``anyOf`` with null (Modelina: Java ``Object``, TypeScript ``any``)."""
+    meter = yaml.safe_load(next(p for p in generated(tmp_path) if p.stem == "meter-data").read_text())
+    properties = meter["components"]["messages"]["mdm.meter.updated.2.0.0"]["payload"]["properties"]
+    assert properties["dataschema"]["type"] == ["string", "null"]
+    assert properties["dataschema"]["not"]["type"] == "string"  # null passes the bad-character check
+    assert properties["data_base64"] == {"type": "null"}  # JSON format 2.4: null is unset; any value is refused
+    assert "{'type': 'null'}]" not in str(meter)
+
+
+def test_binary_trait_examples_are_the_catalog_examples_as_headers(tmp_path: Path) -> None:
+    catalog = next(c for c in lint(str(ROOT / "catalog")).catalog_set.catalogs if c.id == "meter-data")
+    event = next(e for e in catalog.events if e.key == ("mdm.meter.updated", "2.0.0"))
+    meter = yaml.safe_load(next(p for p in generated(tmp_path) if p.stem == "meter-data").read_text())
+    trait = meter["components"]["messageTraits"]["mdm.meter.updated.2.0.0.binary"]
+    [example] = trait["examples"]
+    full = event.complete_example(event.examples[0].values)
+    assert example["headers"]["ce-gridoperator"] == full["gridoperator"]
+    assert example["headers"]["ce-subject"] == full["subject"]
+    assert example["headers"]["ce-time"] == full["time"]
+    assert example["headers"]["content-type"] == full.get("datacontenttype", "application/json")
+    assert trait["headers"]["properties"]["ce-gridoperator"]["examples"] == [full["gridoperator"]]
+    assert set(trait["headers"]["required"]) <= set(example["headers"])
+    # Percent-encoding (HTTP binding 3.1.3.2): space, '"', '%' and non-ASCII.
+    from generator.render.asyncapi import header_value
+
+    assert header_value('a "b" 100% é') == "a%20%22b%22%20100%25%20%C3%A9"
+    assert header_value(True) == "true" and header_value(5) == "5"
+
+
 def test_hostile_text_survives_yaml_exactly(tmp_path: Path) -> None:
     [path] = generated(tmp_path, ROOT / "tests" / "catalogs" / "hostile")
     document = yaml.safe_load(path.read_text(encoding="utf-8"))

@@ -157,3 +157,18 @@ def test_optional_attributes_are_type_arrays_with_the_verdict_of_any_of_null() -
                         attribute.name, value)
                 seen += 1
     assert seen > 20
+
+
+def test_schemas_are_titled_as_the_python_classes() -> None:
+    """The envelope, its payload, nested objects and enums, and shared schemas
+    carry the names of the generated package's classes (naming.py)."""
+    entry = next(e for e in INDEX if e["type"] == "mdm.meter.updated" and e["dataversion"] == "2.0.0")
+    event, data = SCHEMAS[f"jsonschema/{entry['event']}"], SCHEMAS[f"jsonschema/{entry['data']}"]
+    assert event["title"] == "MdmMeterUpdatedV2_0_0"
+    assert event["$defs"]["data"]["title"] == data["title"] == "MdmMeterUpdatedV2_0_0Data"
+    assert event["$defs"]["Meter"]["title"] == data["$defs"]["Meter"]["title"] == "Meter"
+    assert data["$defs"]["EanCode"]["title"] == "EanCode"
+    assert data["properties"]["reason"]["title"] == "MdmMeterUpdatedV2_0_0DataReason"
+    entry = next(e for e in INDEX if e["type"] == "mdm.reading.validated")
+    data = SCHEMAS[f"jsonschema/{entry['data']}"]
+    assert data["properties"]["registers"]["items"]["title"] == "MdmReadingValidatedV1_0_0DataRegistersItem"

@@ -26,9 +26,9 @@ from urllib.parse import quote
 import yaml
 
 from ..model import Catalog, CatalogSet, EventType, SharedSchema
-from ..naming import safe_file_name
+from ..naming import envelope_class_names, payload_class_name, safe_file_name
 from . import Unit, catalog_inputs, event_order, partial_set, render_all
-from ..envelope import envelope_schema
+from ..envelope import envelope_schema, shared_titled, titled
 from ..vocabulary import TYPES
 
 VERSIONS = ("3.0.0", "3.1.0")  # the first is the default
@@ -87,10 +87,13 @@ def to_draft07(schema: Any, shared_names: dict[str, str]) -> Any:
     return result
 
 
-def _message(event: EventType, catalog_set: CatalogSet, shared_names: dict[str, str]) -> dict[str, Any]:
-    envelope = envelope_schema(event, payload=False)
+def _message(event: EventType, class_name: str, shared_names: dict[str, str]) -> dict[str, Any]:
+    """The structured-mode event, titled as the Python classes are (envelope,
+    payload, nested objects and enums: ``envelope.titled``)."""
+    envelope = envelope_schema(event, payload=False, class_name=class_name)
     if event.payload is not None:
-        envelope["properties"]["data"] = event.payload.schema
+        data = titled(event.payload.schema, payload_class_name(class_name))
+        envelope["properties"]["data"] = {**data, "title": payload_class_name(class_name)} if isinstance(data, dict) else data
     payload = to_draft07(envelope, shared_names)
     message: dict[str, Any] = {
         "name": event.type,
@@ -208,6 +211,7 @@ def document(catalog: Catalog, catalog_set: CatalogSet, settings: Settings = Set
             used.update(event.payload.uses)
     shared: dict[str, SharedSchema] = {name: catalog_set.schemas[name] for name in sorted(used)}
     shared_names = {name: component_id(name) for name in catalog_set.schemas}
+    class_names = envelope_class_names(event.key for event in events)
     info: dict[str, Any] = {"title": catalog.title, "version": catalog.version}
     if catalog.description:
         info["description"] = catalog.description
@@ -257,13 +261,16 @@ def document(catalog: Catalog, catalog_set: CatalogSet, settings: Settings = Set
         operations[component_id(f"send.{event.type}")]["messages"].append(
             {"$ref": f"#/channels/{channel}/messages/{message}"}
         )
-        messages[message] = _message(event, catalog_set, shared_names)
+        messages[message] = _message(event, class_names[event.key], shared_names)
         traits[f"{message}.binary"] = _binary_trait(event)
     doc["channels"] = channels
     doc["operations"] = operations
     components: dict[str, Any] = {}
     if shared:
-        components["schemas"] = {shared_names[name]: to_draft07(schema.schema, shared_names) for name, schema in shared.items()}
+        components["schemas"] = {
+            shared_names[name]: to_draft07(shared_titled(name, schema.schema), shared_names)
+            for name, schema in shared.items()
+        }
     components["messages"] = messages
     components["messageTraits"] = traits
     doc["components"] = components
