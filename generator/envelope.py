@@ -168,9 +168,11 @@ def or_null(schema: dict[str, Any]) -> dict[str, Any]:
     """``schema`` or ``null`` (JSON format §2.4: null for an optional attribute
     means unset), spelled as code generators read an optional value: a type
     array (``type: [string, "null"]``) or an ``enum`` with null, not ``anyOf``
-    (Modelina makes that Java ``Object``, TypeScript ``any``). A ``not`` is
-    scoped to the value's type, so null passes it as it passes the other
-    type-specific keywords; the verdict is that of ``anyOf: [schema, null]``."""
+    (Modelina makes that Java ``Object``). A ``not`` (the bad-character check)
+    moves under ``if: {type: <the type>}, then:``, so null passes it as it
+    passes the other type-specific keywords, and Modelina, which reads a
+    ``not`` holding a ``type`` as "not that type", keeps the type. The verdict
+    is that of ``anyOf: [schema, {type: null}]``."""
     if "const" in schema:
         return {("enum" if key == "const" else key): ([value, None] if key == "const" else value) for key, value in schema.items()}
     if not isinstance(schema.get("type"), str) or schema["type"] == "null":
@@ -179,8 +181,9 @@ def or_null(schema: dict[str, Any]) -> dict[str, Any]:
     for keyword, value in schema.items():
         if keyword == "type":
             result[keyword] = [value, "null"]
-        elif keyword == "not" and isinstance(value, dict):
-            result[keyword] = {"type": schema["type"], **value}
+        elif keyword == "not":
+            result["if"] = {"type": schema["type"]}
+            result["then"] = {"not": value}
         else:
             result[keyword] = value
     return result

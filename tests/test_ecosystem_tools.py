@@ -209,6 +209,10 @@ def test_modelina_models_are_named_as_the_python_classes(node_tools: Path, gener
             assert not [name for name in models if "AnonymousSchema" in name], models
         if catalog not in MODELINA_UNCOMPILABLE:
             compilable.append(tmp_path / str(index))
+        if catalog == "meter-data":  # optional attributes typed, not `any` (type arrays, no `not: {type}`)
+            envelope = (tmp_path / str(index) / "ts" / "MdmMeterUpdatedV2_0_0.ts").read_text(encoding="utf-8")
+            assert "private _subject?: string | null;" in envelope and "private _validfrom?: string | null;" in envelope
+            assert "private _data: MdmMeterUpdatedV2_0_0Data;" in envelope
     assert len(compilable) == len(documents) - 1
     tsc(node_tools, [path for directory in compilable for path in sorted((directory / "ts").glob("*.ts"))])
     for directory in compilable:
