@@ -25,11 +25,11 @@ from urllib.parse import quote
 
 import yaml
 
+from ..envelope import envelope_schema, shared_titled, titled
 from ..model import Catalog, CatalogSet, EventType, SharedSchema
 from ..naming import envelope_class_names, payload_class_name, safe_file_name
-from . import Unit, catalog_inputs, event_order, partial_set, render_all
-from ..envelope import envelope_schema, shared_titled, titled
 from ..vocabulary import TYPES
+from . import Unit, catalog_inputs, event_order, partial_set, render_all
 
 VERSIONS = ("3.0.0", "3.1.0")  # the first is the default
 
