@@ -50,6 +50,10 @@ def _parser() -> argparse.ArgumentParser:
         help="how Python output is formatted: ruff's black-compatible formatter (default, fast), "
         "or black over ruff's output",
     )
+    generate_parser.add_argument(
+        "--asyncapi-version", default="3.0.0", metavar="VERSION",
+        help="AsyncAPI version of asyncapi/*.yaml: 3.0.0 (default, which the ecosystem's tools read) or 3.1.0",
+    )
     _cache_options(generate_parser)
     _watch_option(generate_parser)
 
@@ -299,7 +303,7 @@ def _generate(arguments: argparse.Namespace) -> int:
         result = generate(
             arguments.catalog, arguments.output, kinds, check=arguments.check,
             cache_dir=None if arguments.no_cache else arguments.cache_dir, progress=True,
-            formatter=arguments.formatter,
+            formatter=arguments.formatter, asyncapi_version=arguments.asyncapi_version,
         )
     except OutputError as error:
         print(f"evcat: error: {error}", file=sys.stderr)

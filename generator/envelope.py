@@ -20,6 +20,7 @@ from typing import Any
 
 from . import vocabulary
 from .model import ContextAttribute, EventType, SharedSchema
+from .naming import child_class_name, payload_class_name, schema_class_name
 from .patterns import schema_pattern
 from .schemawalk import LIST_OF_SCHEMAS, MAP_OF_SCHEMAS, ONE_SCHEMA
 
@@ -73,12 +74,59 @@ def pinned(schema: Any) -> Any:
     return result
 
 
-def payload_schema(event: EventType, shared: Mapping[str, SharedSchema]) -> dict[str, Any]:
-    """data.schema.json: the payload on its own, shared schemas under ``$defs``."""
+def titled(schema: Any, title: str) -> Any:
+    """A copy of ``schema`` titled as the generated Python package names its
+    classes (``naming``): the schema itself ``title`` when it is an object or
+    an enum, its nested object and enum schemas by their path
+    (``naming.child_class_name``); other titles removed. Code generators that
+    name models by ``title`` (Modelina, json-schema-to-typescript) then give
+    the names evcat's Python classes have, not ``AnonymousSchema_26``. An enum
+    is a ``Literal`` in Python: its title is the class it would be."""
+    if not isinstance(schema, dict):
+        return schema
+    result: dict[str, Any] = {}
+    if schema.get("type") == "object" or "properties" in schema or "enum" in schema:
+        result["title"] = title
+    for keyword, value in schema.items():
+        if keyword == "title":
+            continue
+        if keyword in MAP_OF_SCHEMAS and keyword != "$defs" and isinstance(value, dict):
+            result[keyword] = {name: titled(child, child_class_name(title, keyword, name)) for name, child in value.items()}
+        elif keyword in ONE_SCHEMA:
+            result[keyword] = (
+                [titled(child, child_class_name(title, keyword, i)) for i, child in enumerate(value)]
+                if isinstance(value, list) else titled(value, child_class_name(title, keyword))
+            )
+        elif keyword in LIST_OF_SCHEMAS and isinstance(value, list):
+            result[keyword] = [titled(child, child_class_name(title, keyword, i)) for i, child in enumerate(value)]
+        else:
+            result[keyword] = value
+    return result
+
+
+def shared_titled(name: str, schema: Any) -> Any:
+    """A shared schema, titled by its name in the generated package
+    (``naming.schema_class_name``), whatever its type; its children by path."""
+    result = titled(schema, schema_class_name(name))
+    return {"title": schema_class_name(name), **result} if isinstance(result, dict) else result
+
+
+def payload_schema(event: EventType, shared: Mapping[str, SharedSchema], class_name: str | None = None) -> dict[str, Any]:
+    """data.schema.json: the payload on its own, shared schemas under ``$defs``.
+    ``class_name``: the event's envelope class (``naming.envelope_class_names``):
+    the payload and its shared schemas are titled as their Python classes."""
     assert event.payload is not None
     bundled = pinned(event.payload.bundled(shared))
     schema: dict[str, Any] = {"$schema": DRAFT, "$id": payload_id(event)}
     if isinstance(bundled, dict):
+        if class_name is not None:
+            bundled = titled(bundled, payload_class_name(class_name))
+            bundled["title"] = payload_class_name(class_name)
+            if isinstance(bundled.get("$defs"), dict):
+                bundled["$defs"] = {
+                    name: shared_titled(name, child) if name in event.payload.uses else child
+                    for name, child in bundled["$defs"].items()
+                }
         schema.setdefault("title", f"{event.title} ({event.dataversion}) data")
         schema.update({key: value for key, value in bundled.items() if key not in ("$schema", "$id")})
     else:  # a boolean schema
@@ -112,9 +160,33 @@ def attribute_schema(attribute: ContextAttribute) -> dict[str, Any]:
     if attribute.default is not None and "const" not in schema:
         schema["examples"] = [attribute.default]
     if not attribute.required:
-        # JSON format §2.4: null for an optional attribute means unset.
-        return {"anyOf": [schema, {"type": "null"}]}
+        return or_null(schema)
     return schema
+
+
+def or_null(schema: dict[str, Any]) -> dict[str, Any]:
+    """``schema`` or ``null`` (JSON format §2.4: null for an optional attribute
+    means unset), spelled as code generators read an optional value: a type
+    array (``type: [string, "null"]``) or an ``enum`` with null, not ``anyOf``
+    (Modelina makes that Java ``Object``). A ``not`` (the bad-character check)
+    moves under ``if: {type: <the type>}, then:``, so null passes it as it
+    passes the other type-specific keywords, and Modelina, which reads a
+    ``not`` holding a ``type`` as "not that type", keeps the type. The verdict
+    is that of ``anyOf: [schema, {type: null}]``."""
+    if "const" in schema:
+        return {("enum" if key == "const" else key): ([value, None] if key == "const" else value) for key, value in schema.items()}
+    if not isinstance(schema.get("type"), str) or schema["type"] == "null":
+        return {"anyOf": [schema, {"type": "null"}]}
+    result: dict[str, Any] = {}
+    for keyword, value in schema.items():
+        if keyword == "type":
+            result[keyword] = [value, "null"]
+        elif keyword == "not":
+            result["if"] = {"type": schema["type"]}
+            result["then"] = {"not": value}
+        else:
+            result[keyword] = value
+    return result
 
 
 # Undeclared extension attributes (contract §5): valid names, CloudEvents-typed values.
@@ -133,21 +205,27 @@ ATTRIBUTE_NAMES: dict[str, Any] = {
 }
 
 
-def envelope_schema(event: EventType, shared: Mapping[str, SharedSchema] | None = None, *, payload: bool = True) -> dict[str, Any]:
+def envelope_schema(event: EventType, shared: Mapping[str, SharedSchema] | None = None, *, payload: bool = True,
+                    class_name: str | None = None) -> dict[str, Any]:
     """event.schema.json: the whole structured-mode event, self-contained
     (the payload and the shared schemas it uses under ``$defs``). With
     ``payload=False`` the ``data`` member is left to a separate validator
-    (``evcat validate``'s fast path) and only its presence is checked."""
+    (``evcat validate``'s fast path) and only its presence is checked.
+    ``class_name``: the event's envelope class (``naming.envelope_class_names``),
+    the envelope's title; the payload and shared schemas are titled as their
+    Python classes too."""
     properties: dict[str, Any] = {}
     required: list[str] = []
     for attribute in event.attributes:
         properties[attribute.name] = attribute_schema(attribute)
+        if class_name is not None:  # an optional fixed attribute is an enum: titled as its class would be
+            properties[attribute.name] = titled(properties[attribute.name], child_class_name(class_name, "properties", attribute.name))
         if attribute.required:
             required.append(attribute.name)
     envelope: dict[str, Any] = {
         "$schema": DRAFT,
         "$id": envelope_id(event),
-        "title": f"{event.title} ({event.type} {event.dataversion or ''})".replace(" )", ")"),
+        "title": class_name or f"{event.title} ({event.type} {event.dataversion or ''})".replace(" )", ")"),
         "type": "object",
         "properties": properties,
         "required": required,
@@ -159,7 +237,7 @@ def envelope_schema(event: EventType, shared: Mapping[str, SharedSchema] | None 
     if event.payload is not None:
         # Contract §5: data the catalog defines travels as JSON in `data`, never as `data_base64`.
         if payload:
-            defs, key = _payload_defs(event, shared or {})
+            defs, key = _payload_defs(event, shared or {}, class_name)
             properties["data"] = {"$ref": f"#/$defs/{key}"}
             envelope["$defs"] = defs
         else:
@@ -177,7 +255,7 @@ def envelope_schema(event: EventType, shared: Mapping[str, SharedSchema] | None 
     return envelope
 
 
-def _payload_defs(event: EventType, shared: Mapping[str, SharedSchema]) -> tuple[dict[str, Any], str]:
+def _payload_defs(event: EventType, shared: Mapping[str, SharedSchema], class_name: str | None = None) -> tuple[dict[str, Any], str]:
     """The payload under ``$defs/data`` and the shared schemas it uses beside it,
     so its ``#/$defs/<Name>`` references resolve inside the envelope document."""
     assert event.payload is not None
@@ -188,9 +266,12 @@ def _payload_defs(event: EventType, shared: Mapping[str, SharedSchema]) -> tuple
         defs.update(schema.get("$defs", {}) if isinstance(schema.get("$defs"), dict) else {})
     else:
         root = {"allOf": [schema]}
+    if class_name is not None:
+        root = titled(root, payload_class_name(class_name))
+        root["title"] = payload_class_name(class_name)
     root.setdefault("title", f"{event.title} ({event.dataversion}) data")
     for name in event.payload.uses:
-        defs[name] = pinned(shared[name].schema)
+        defs[name] = pinned(shared[name].schema) if class_name is None else shared_titled(name, pinned(shared[name].schema))
     key = PAYLOAD_DEF
     while key in defs:  # a shared schema of that name: the payload gets another
         key += "_"

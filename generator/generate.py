@@ -188,19 +188,26 @@ def start_helper() -> Any:
 
 def render(catalog_set: CatalogSet, kinds: Sequence[str], *, cache_dir: str | None = None,
            progress: bool = False, stats: RenderStats | None = None, jobs: int | None = None,
-           formatter: str = "ruff", helper: Any = None, pool: Any = None) -> dict[str, dict[str, bytes]]:
+           formatter: str = "ruff", helper: Any = None, pool: Any = None,
+           asyncapi_version: str = asyncapi.VERSIONS[0]) -> dict[str, dict[str, bytes]]:
     """{kind: {relative path: bytes}} for ``kinds``; units found in the cache
     are reused, the others rendered in ``jobs`` processes (default: one per
     core; ``pool`` when given), a few Python units by ``helper`` (see
     ``start_helper``) when given.
-    ``formatter``: see ``render.python.format_sources``."""
+    ``formatter``: see ``render.python.format_sources``; ``asyncapi_version``: ``render.asyncapi.Settings``."""
+    if asyncapi_version not in asyncapi.VERSIONS:
+        raise UsageError(f"--asyncapi-version takes {' or '.join(asyncapi.VERSIONS)}, not {asyncapi_version!r}")
     if formatter not in python.FORMATTERS:
         raise UsageError(f"--formatter takes {' or '.join(python.FORMATTERS)}, not {formatter!r}")
     render_cache = RenderCache(cache_dir, formatter) if cache_dir else None
     settings = python.Settings(formatter, (str(cache_dir), render_cache.salt) if render_cache is not None else None)
     units = [
         unit for kind in kinds
-        for unit in (python.units(catalog_set, settings) if kind == "python" else MODULES[kind].units(catalog_set))
+        for unit in (
+            python.units(catalog_set, settings) if kind == "python"
+            else asyncapi.units(catalog_set, asyncapi.Settings(asyncapi_version)) if kind == "asyncapi"
+            else MODULES[kind].units(catalog_set)
+        )
     ]
     results: dict[int, dict[str, bytes]] = {}
     keys: dict[int, str] = {}
@@ -258,8 +265,8 @@ def render(catalog_set: CatalogSet, kinds: Sequence[str], *, cache_dir: str | No
 
 
 def generate(catalog: str, out: str, kinds: Sequence[str], *, check: bool = False, cache_dir: str | None = None,
-             progress: bool = False, formatter: str = "ruff") -> GenerateResult:
-    run_key = _run_key(catalog, kinds, cache_dir, formatter, out) if cache_dir else None
+             progress: bool = False, formatter: str = "ruff", asyncapi_version: str = asyncapi.VERSIONS[0]) -> GenerateResult:
+    run_key = _run_key(catalog, kinds, cache_dir, f"{formatter}\0asyncapi={asyncapi_version}", out) if cache_dir else None
     replayed = _replay(run_key, cache_dir) if run_key and cache_dir else None
     if replayed is not None:
         result, outputs, stats = replayed
@@ -284,7 +291,7 @@ def generate(catalog: str, out: str, kinds: Sequence[str], *, check: bool = Fals
             with workers_module.frozen():
                 stats = RenderStats()
                 outputs = render(result.catalog_set, kinds, cache_dir=cache_dir, progress=progress, stats=stats,
-                                 formatter=formatter, helper=helper, pool=pool)
+                                 formatter=formatter, helper=helper, pool=pool, asyncapi_version=asyncapi_version)
         finally:
             workers_module.stop(helper, pool)
         if run_key and cache_dir and stats.keys is not None:

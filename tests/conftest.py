@@ -97,14 +97,16 @@ NODE_DIR = ROOT / "tests" / "node"
 
 @pytest.fixture(scope="session")
 def node_tools() -> Path:
-    """The official AsyncAPI parser and Spectral, installed from npm on first use."""
+    """The node tools of tests/node/package.json (AsyncAPI parsers, Spectral, Modelina, ajv ...),
+    installed from npm (``npm ci``, the pinned lock file) when one is missing."""
     import shutil as _shutil
 
     if _shutil.which("node") is None or _shutil.which("npm") is None:
         pytest.fail("node and npm are needed for the AsyncAPI tests (apt-get install nodejs npm)")
-    if not (NODE_DIR / "node_modules" / "@asyncapi" / "parser").exists() or not (
-        NODE_DIR / "node_modules" / ".bin" / "spectral"
-    ).exists():
+    import json as _json
+
+    wanted = _json.loads((NODE_DIR / "package.json").read_text())["dependencies"]
+    if not all((NODE_DIR / "node_modules" / name / "package.json").exists() for name in wanted):
         subprocess.run(
             ["npm", "ci", "--no-audit", "--no-fund", "--loglevel=error"], cwd=NODE_DIR, check=True, timeout=600
         )

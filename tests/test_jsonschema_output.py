@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import dataclasses
 import json
 from typing import Any
 
@@ -131,3 +132,43 @@ def test_required_extension_is_required() -> None:
     without = dict(event)
     del without["gridoperator"]
     assert not validator.is_valid(without)
+
+
+def test_optional_attributes_are_type_arrays_with_the_verdict_of_any_of_null() -> None:
+    """Nullable as ``type: [X, "null"]`` (what Modelina reads as an optional X),
+    judging every value as ``anyOf: [X, {type: null}]`` did (contract 4.1)."""
+    from generator.envelope import attribute_schema
+
+    values = [None, "", "x", "a\nb", "\u0000", "2024-01-01T00:00:00.000000Z", "https://x.nl/a b", 0, 2**31, True, 1.5, [], {}]
+    seen = 0
+    for catalog in (CATALOG, lint(str(ROOT / "tests" / "catalogs" / "hostile"))):
+        for event in catalog.catalog_set.events:
+            for attribute in event.attributes:
+                if attribute.required:
+                    continue
+                schema = attribute_schema(attribute)
+                assert "anyOf" not in schema, (event.type, attribute.name, schema)
+                assert "null" in schema.get("type", []) or None in schema.get("enum", []), schema
+                required = dataclasses.replace(attribute, required=True)
+                old = {"anyOf": [attribute_schema(required), {"type": "null"}]}
+                for value in [*values, *(attribute.default,), *([attribute.fixed] if attribute.fixed else [])]:
+                    verdict = jsonschema.Draft202012Validator(schema, format_checker=FORMATS).is_valid(value)
+                    assert verdict == jsonschema.Draft202012Validator(old, format_checker=FORMATS).is_valid(value), (
+                        attribute.name, value)
+                seen += 1
+    assert seen > 20
+
+
+def test_schemas_are_titled_as_the_python_classes() -> None:
+    """The envelope, its payload, nested objects and enums, and shared schemas
+    carry the names of the generated package's classes (naming.py)."""
+    entry = next(e for e in INDEX if e["type"] == "mdm.meter.updated" and e["dataversion"] == "2.0.0")
+    event, data = SCHEMAS[f"jsonschema/{entry['event']}"], SCHEMAS[f"jsonschema/{entry['data']}"]
+    assert event["title"] == "MdmMeterUpdatedV2_0_0"
+    assert event["$defs"]["data"]["title"] == data["title"] == "MdmMeterUpdatedV2_0_0Data"
+    assert event["$defs"]["Meter"]["title"] == data["$defs"]["Meter"]["title"] == "Meter"
+    assert data["$defs"]["EanCode"]["title"] == "EanCode"
+    assert data["properties"]["reason"]["title"] == "MdmMeterUpdatedV2_0_0DataReason"
+    entry = next(e for e in INDEX if e["type"] == "mdm.reading.validated")
+    data = SCHEMAS[f"jsonschema/{entry['data']}"]
+    assert data["properties"]["registers"]["items"]["title"] == "MdmReadingValidatedV1_0_0DataRegistersItem"

@@ -1,4 +1,9 @@
-"""One AsyncAPI 3.0.0 document per catalog (``asyncapi/<catalog_id>.yaml``).
+"""One AsyncAPI 3 document per catalog (``asyncapi/<catalog_id>.yaml``).
+
+AsyncAPI 3.0.0 by default: evcat uses nothing that is 3.1-only, and much of
+the ecosystem reads only 3.0.0 (EventCatalog's generator pins
+``@asyncapi/parser`` 3.4.0, which fails on 3.1.0; Modelina 5 gives ``any``).
+3.1.0 on request (``evcat generate --asyncapi-version 3.1.0``, ``Settings``).
 
 Built as data and serialised with the YAML emitter, so no description can
 break the document. One channel per event type, a ``send`` operation per
@@ -14,17 +19,32 @@ referenced locally, never remotely.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import Any
+from urllib.parse import quote
 
 import yaml
 
+from ..envelope import envelope_schema, shared_titled, titled
 from ..model import Catalog, CatalogSet, EventType, SharedSchema
-from ..naming import safe_file_name
-from . import Unit, catalog_inputs, event_order, partial_set, render_all
-from ..envelope import envelope_schema
+from ..naming import envelope_class_names, payload_class_name, safe_file_name
 from ..vocabulary import TYPES
+from . import Unit, catalog_inputs, event_order, partial_set, render_all
 
-ASYNCAPI_VERSION = "3.1.0"
+VERSIONS = ("3.0.0", "3.1.0")  # the first is the default
+
+
+@dataclass(frozen=True)
+class Settings:
+    """How AsyncAPI output is made, handed to the renderer as a value (part of
+    each unit's inputs, so the render cache keys it by construction)."""
+
+    version: str = VERSIONS[0]
+
+    def __post_init__(self) -> None:
+        if self.version not in VERSIONS:
+            raise ValueError(f"AsyncAPI version {self.version!r}: evcat writes {' or '.join(VERSIONS)}")
+
 CONTENT_TYPE = "application/cloudevents+json"
 _ID = re.compile(r"[^A-Za-z0-9_.-]+")
 
@@ -67,10 +87,13 @@ def to_draft07(schema: Any, shared_names: dict[str, str]) -> Any:
     return result
 
 
-def _message(event: EventType, catalog_set: CatalogSet, shared_names: dict[str, str]) -> dict[str, Any]:
-    envelope = envelope_schema(event, payload=False)
+def _message(event: EventType, class_name: str, shared_names: dict[str, str]) -> dict[str, Any]:
+    """The structured-mode event, titled as the Python classes are (envelope,
+    payload, nested objects and enums: ``envelope.titled``)."""
+    envelope = envelope_schema(event, payload=False, class_name=class_name)
     if event.payload is not None:
-        envelope["properties"]["data"] = event.payload.schema
+        data = titled(event.payload.schema, payload_class_name(class_name))
+        envelope["properties"]["data"] = {**data, "title": payload_class_name(class_name)} if isinstance(data, dict) else data
     payload = to_draft07(envelope, shared_names)
     message: dict[str, Any] = {
         "name": event.type,
@@ -97,8 +120,34 @@ def _message(event: EventType, catalog_set: CatalogSet, shared_names: dict[str, 
     return message
 
 
+# HTTP protocol binding §3.1.3.2: a ce- header value is the attribute's string
+# form (§3.1.3.3 for booleans, integers and timestamps), with space, '"', '%'
+# and everything outside printable ASCII percent-encoded.
+_HEADER_SAFE = "".join(chr(code) for code in range(0x21, 0x7F) if chr(code) not in '"%')
+
+
+def header_value(value: Any) -> str:
+    return quote(("true" if value else "false") if isinstance(value, bool) else str(value), safe=_HEADER_SAFE)
+
+
+def binary_headers(event: EventType, full: dict[str, Any]) -> dict[str, str]:
+    """The HTTP headers of ``full`` (a structured-mode event) in binary content mode (§3.1.3)."""
+    headers: dict[str, str] = {}
+    for name, value in full.items():
+        if name in ("data", "data_base64") or value is None:
+            continue
+        if name == "datacontenttype":
+            headers["content-type"] = str(value)
+        else:
+            headers[f"ce-{name}"] = header_value(value)
+    if event.has_data and "content-type" not in headers:
+        headers["content-type"] = "application/json"
+    return headers
+
+
 def _binary_trait(event: EventType) -> dict[str, Any]:
-    """ce- headers of the HTTP binary content mode (HTTP binding §3.1.3)."""
+    """ce- headers of the HTTP binary content mode (HTTP binding §3.1.3), with
+    the catalog's examples as they travel in that mode."""
     properties: dict[str, Any] = {
         "ce-specversion": {"const": "1.0"},
         "ce-id": {"type": "string", "minLength": 1},
@@ -128,14 +177,33 @@ def _binary_trait(event: EventType) -> dict[str, Any]:
         if extension.required:
             required.append(f"ce-{extension.name}")
     if event.has_data:
-        properties["content-type"] = {"type": "string", "examples": [event.datacontenttype or "application/json"]}
-    return {
+        properties["content-type"] = {"type": "string"}
+    examples = [
+        (example.index, headers)
+        for example in event.examples
+        for headers in [binary_headers(event, event.complete_example(example.values))]
+        if all(name in headers for name in required)  # examples may leave required extensions out
+    ]
+    for name, header in properties.items():
+        values = list(dict.fromkeys(headers[name] for _, headers in examples if name in headers))
+        if values and "const" not in header:
+            header["examples"] = values
+    if event.has_data and "examples" not in properties["content-type"]:
+        properties["content-type"]["examples"] = [event.datacontenttype or "application/json"]
+    trait: dict[str, Any] = {
         "summary": "Binary content mode: context attributes as ce- headers, data as the body.",
         "headers": {"type": "object", "properties": properties, "required": required},
     }
+    if examples:
+        trait["examples"] = [
+            {"name": f"example-{index + 1}-binary", "summary": f"Example {index + 1} of {event.title} in binary mode",
+             "headers": {name: headers[name] for name in properties if name in headers}}
+            for index, headers in examples
+        ]
+    return trait
 
 
-def document(catalog: Catalog, catalog_set: CatalogSet) -> dict[str, Any]:
+def document(catalog: Catalog, catalog_set: CatalogSet, settings: Settings = Settings()) -> dict[str, Any]:
     events = sorted(catalog.events, key=event_order)
     used: set[str] = set()
     for event in events:
@@ -143,6 +211,7 @@ def document(catalog: Catalog, catalog_set: CatalogSet) -> dict[str, Any]:
             used.update(event.payload.uses)
     shared: dict[str, SharedSchema] = {name: catalog_set.schemas[name] for name in sorted(used)}
     shared_names = {name: component_id(name) for name in catalog_set.schemas}
+    class_names = envelope_class_names(event.key for event in events)
     info: dict[str, Any] = {"title": catalog.title, "version": catalog.version}
     if catalog.description:
         info["description"] = catalog.description
@@ -153,7 +222,7 @@ def document(catalog: Catalog, catalog_set: CatalogSet) -> dict[str, Any]:
     ]
     if contact:
         info["contact"] = {key: value for key, value in (("name", contact.name), ("url", contact.url), ("email", contact.email)) if value}
-    doc: dict[str, Any] = {"asyncapi": ASYNCAPI_VERSION, "id": f"urn:evcat:{catalog.id}", "info": info}
+    doc: dict[str, Any] = {"asyncapi": settings.version, "id": f"urn:evcat:{catalog.id}", "info": info}
     if catalog.servers:
         doc["servers"] = {
             component_id(server.name): {
@@ -192,13 +261,16 @@ def document(catalog: Catalog, catalog_set: CatalogSet) -> dict[str, Any]:
         operations[component_id(f"send.{event.type}")]["messages"].append(
             {"$ref": f"#/channels/{channel}/messages/{message}"}
         )
-        messages[message] = _message(event, catalog_set, shared_names)
+        messages[message] = _message(event, class_names[event.key], shared_names)
         traits[f"{message}.binary"] = _binary_trait(event)
     doc["channels"] = channels
     doc["operations"] = operations
     components: dict[str, Any] = {}
     if shared:
-        components["schemas"] = {shared_names[name]: to_draft07(schema.schema, shared_names) for name, schema in shared.items()}
+        components["schemas"] = {
+            shared_names[name]: to_draft07(shared_titled(name, schema.schema), shared_names)
+            for name, schema in shared.items()
+        }
     components["messages"] = messages
     components["messageTraits"] = traits
     doc["components"] = components
@@ -225,14 +297,17 @@ def dump_yaml(value: Any) -> bytes:
     return yaml.dump(value, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=100).encode("utf-8")
 
 
-def units(catalog_set: CatalogSet) -> list[Unit]:
-    """One document per catalog."""
-    return [Unit("asyncapi", catalog.id, catalog_inputs(catalog, catalog_set), _render_unit) for catalog in catalog_set.catalogs]
+def units(catalog_set: CatalogSet, settings: Settings = Settings()) -> list[Unit]:
+    """One document per catalog; ``settings`` are part of each unit's inputs (the cache key)."""
+    return [
+        Unit("asyncapi", catalog.id, (*catalog_inputs(catalog, catalog_set), settings), _render_unit)
+        for catalog in catalog_set.catalogs
+    ]
 
 
 def _render_unit(inputs: tuple[Any, ...]) -> dict[str, bytes]:
-    catalog, schemas = inputs
-    return {f"asyncapi/{safe_file_name(catalog.id)}.yaml": dump_yaml(document(catalog, partial_set((catalog,), schemas)))}
+    catalog, schemas, settings = inputs
+    return {f"asyncapi/{safe_file_name(catalog.id)}.yaml": dump_yaml(document(catalog, partial_set((catalog,), schemas), settings))}
 
 
 def render(catalog_set: CatalogSet) -> dict[str, bytes]:
