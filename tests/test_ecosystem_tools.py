@@ -186,8 +186,8 @@ def modelina_python_name(name: str) -> str:
 def test_modelina_models_are_named_as_the_python_classes(node_tools: Path, generated: Generated, tmp_path: Path) -> None:
     """Modelina with its default options: every object model is an envelope or
     payload class of the generated package, by the same name (Python: as
-    Modelina's Python naming spells it), and every class of the package is a
-    model; enums are named by the same path rule (``naming.child_class_name``),
+    Modelina's default Python naming spells it; with the README's one
+    model-name option, exactly), and every class of the package is a model; enums are named by the same path rule (``naming.child_class_name``),
     none anonymous. The one other model is Modelina's union of a channel's
     messages, which it names after the channel (the event type)."""
     documents = generated.documents()
@@ -201,7 +201,7 @@ def test_modelina_models_are_named_as_the_python_classes(node_tools: Path, gener
         catalog = document.stem
         classes = names[catalog]
         enums = enum_titles(document)
-        for language, spelled in (("typescript", str), ("python", modelina_python_name)):
+        for language, spelled in (("typescript", str), ("python", modelina_python_name), ("python_kept", str)):
             models = {model["name"]: model["kind"] for model in report[language]}
             objects = {name for name, kind in models.items() if kind == "ConstrainedObjectModel"}
             assert objects == {spelled(name) for name in classes}, (catalog, language)
@@ -218,5 +218,5 @@ def test_modelina_models_are_named_as_the_python_classes(node_tools: Path, gener
     assert len(compilable) == len(documents) - 1
     tsc(node_tools, [path for directory in compilable for path in sorted((directory / "ts").glob("*.ts"))])
     for directory in compilable:
-        for path in sorted((directory / "py").glob("*.py")):
+        for path in sorted([*(directory / "py").glob("*.py"), *(directory / "py-kept").glob("*.py")]):
             compile(path.read_text(encoding="utf-8"), str(path), "exec")
