@@ -315,3 +315,31 @@ def test_heavier_kinds_are_handed_out_first() -> None:
     catalog_set = lint(str(CONFORMANCE)).catalog_set
     outputs = render(catalog_set, ["jsonschema", "docs"], stats=stats, jobs=1)
     assert sorted(outputs) == ["docs", "jsonschema"] and stats.units == 4
+
+
+def test_watch_follows_the_templates(tmp_path: Path) -> None:
+    """`evcat generate --watch --templates DIR`: a new, edited or broken file in DIR gives a new run."""
+    from .test_watch import Watcher, save
+
+    out = tmp_path / "out"
+    directory = tmp_path / "mine"
+    (directory / "docs").mkdir(parents=True)
+    page = out / "docs" / "markdown" / "index.md"
+    watcher = Watcher("generate", str(CONFORMANCE), "-o", str(out), "--only", "docs", "--cache-dir",
+                      str(tmp_path / "cache"), "--templates", str(directory))
+    try:
+        watcher.wait_for("watching")
+        builtin = page.read_text()
+        save(directory / "docs" / "index.md.jinja", '{% include "builtin/docs/index.md.jinja" %}\nMine.\n')
+        assert "changed: " in "".join(watcher.wait_for("watching"))
+        assert page.read_text() == builtin + "Mine.\n"
+        save(directory / "docs" / "index.md.jinja", "{{ nope }}\n")
+        broken = watcher.wait_for("watching")
+        assert any("index.md.jinja:1:1: error TEMPLATE undefined: 'nope' is undefined" in line for line in broken), broken
+        assert page.read_text() == builtin + "Mine.\n"  # OUT as it was
+        (directory / "docs" / "index.md.jinja").unlink()
+        watcher.wait_for("watching")
+        assert page.read_text() == builtin
+    finally:
+        code, rest = watcher.stop()
+    assert code == 0 and "Traceback" not in rest + "\n".join(watcher.seen)

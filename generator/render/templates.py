@@ -156,8 +156,10 @@ def template_digest(prefixes: tuple[str, ...], user: Path | None) -> str:
 
 
 def forget_templates() -> None:
-    """For --watch: templates added or removed since the last run."""
+    """For --watch: templates added or removed since the last run (a
+    compiled template would otherwise hide a new file that overrides it)."""
     builtin_templates.cache_clear()
+    _environment.cache_clear()
 
 
 _CONTROL = {code: f"\\x{code:02x}" for code in [*range(0x00, 0x09), *range(0x0B, 0x20), 0x7F]}
