@@ -243,9 +243,9 @@ def _watched(catalog: str, templates: str | None = None) -> dict[str, tuple[int,
     file shows. Size, inode and change time as well as the modification time,
     so a save within one tick of a coarse clock shows too (an editor that
     writes a new file and renames it over the old one gives a new inode)."""
-    from .lint import find_catalog_files
     from pathlib import Path
 
+    from .lint import find_catalog_files
     from .render.templates import template_dirs
 
     files: list[str] = []

@@ -351,4 +351,4 @@ def _replay(run_key: str, cache_dir: str) -> tuple[LintResult, dict[str, dict[st
     return result, outputs, stats
 
 
-__all__ = ["RENDERERS", "GenerateResult", "Progress", "RenderCache", "generate", "parse_kinds", "render"]
+__all__ = ["RENDERERS", "GenerateResult", "Progress", "RenderCache", "generate", "parse_kinds", "render", "use_templates"]

@@ -27,7 +27,7 @@ import difflib
 import hashlib
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from functools import cache
 from pathlib import Path
 from types import TracebackType
@@ -263,10 +263,10 @@ def rendering(user: Path | None, prefixes: tuple[str, ...] | None) -> Iterator[N
         _active = previous
 
 
-def render_unit(inputs: tuple[Any, ...], *, render: Any, kind: str, user: Path | None,
+def render_unit(inputs: tuple[Any, ...], *, render: Callable[[tuple[Any, ...]], dict[str, bytes]], kind: str, user: Path | None,
                 prefixes: tuple[str, ...]) -> dict[str, bytes]:
     """``render(inputs)`` with the run's templates (bound to a unit's render
-    function by ``renderers``, so it travels to a worker process). An
+    function by ``renderers.units``, so it travels to a worker process). An
     error in a template (an undefined variable, a syntax error found on first
     use, a forbidden attribute, a failing filter) becomes a ``TemplateError``
     at the template's file and line, never a traceback; so does an output of
@@ -280,7 +280,7 @@ def render_unit(inputs: tuple[Any, ...], *, render: Any, kind: str, user: Path |
         except jinja2.TemplateSyntaxError as error:
             raise TemplateError(error.filename or error.name or "?", error.lineno,
                                 f"template syntax error: {error.message}") from None
-        except Exception as error:  # noqa: BLE001 - sorted below: a template's fault, or a bug
+        except Exception as error:  # sorted below: a template's fault, or a bug in evcat
             where = _template_frame(error.__traceback__)
             if where is not None:
                 raise TemplateError(*where, _describe(error)) from None
