@@ -343,3 +343,25 @@ def test_watch_follows_the_templates(tmp_path: Path) -> None:
     finally:
         code, rest = watcher.stop()
     assert code == 0 and "Traceback" not in rest + "\n".join(watcher.seen)
+
+
+def test_linked_directories_are_followed_once(tmp_path: Path) -> None:
+    """jinja2 reads templates through links, so the check and the cache key do too; a link loop ends."""
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    (shared / "event.md.jinja").write_text("{{ page.type }}\n")
+    directory = tmp_path / "mine"
+    directory.mkdir()
+    (directory / "docs").symlink_to(shared, target_is_directory=True)
+    (shared / "loop").symlink_to(directory, target_is_directory=True)  # back to DIR: not entered again
+    user = use_templates(str(directory))
+    assert user is not None
+    assert template_module.user_templates(user) == {"docs/event.md.jinja": user / "docs" / "event.md.jinja"}
+    (shared / "evnt.md.jinja").write_text("x\n")
+    with pytest.raises(UsageError, match="docs/evnt.md.jinja"):
+        use_templates(str(directory))
+    (shared / "evnt.md.jinja").unlink()
+    before = renderers.kind_salt("docs", user)
+    (shared / "event.md.jinja").write_text("{{ page.type }}!\n")
+    renderers.forget()
+    assert renderers.kind_salt("docs", user) != before

@@ -73,11 +73,22 @@ def builtin_dir() -> Path:
 
 
 def _files(root: Path) -> dict[str, Path]:
-    """Every file under ``root`` by its relative path (``/``-separated), not
-    following links to directories; names starting with ``.`` (editor swap
-    files, ``.DS_Store``, ``.git/``) are left out."""
+    """Every file under ``root`` by its relative path (``/``-separated), as
+    jinja2 finds them: through links to directories too (each directory once,
+    so a link loop ends); names starting with ``.`` (editor swap files,
+    ``.DS_Store``, ``.git/``) are left out."""
     found: dict[str, Path] = {}
-    for directory, subdirectories, names in os.walk(root):
+    visited: set[tuple[int, int]] = set()
+    for directory, subdirectories, names in os.walk(root, followlinks=True):
+        try:
+            info = os.stat(directory)
+        except OSError:
+            subdirectories[:] = []
+            continue
+        if (info.st_dev, info.st_ino) in visited:
+            subdirectories[:] = []
+            continue
+        visited.add((info.st_dev, info.st_ino))
         subdirectories[:] = sorted(name for name in subdirectories if not name.startswith("."))
         for name in sorted(names):
             if not name.startswith("."):
