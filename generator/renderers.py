@@ -71,15 +71,17 @@ def only_help() -> str:
 
 def units(kind: str, catalog_set: Any, settings: Any, user: Path | None = None) -> list[Unit]:
     """The units of ``kind``, each rendering with the run's templates
-    (``user``: a checked ``--templates`` directory) wherever it runs."""
+    (``user``: a checked ``--templates`` directory) wherever it runs: the
+    very texts its cache key covers (``kind_salt``)."""
     from .render import templates as template_module
 
     renderer = RENDERERS[kind]
     found = renderer.units(catalog_set, settings)
     if not renderer.templates:
         return found
-    return [replace(unit, render=partial(template_module.render_unit, render=unit.render, kind=kind, user=user,
-                                         prefixes=renderer.templates)) for unit in found]
+    templates = template_module.template_set(renderer.templates, user)
+    return [replace(unit, render=partial(template_module.render_unit, render=unit.render, kind=kind, templates=templates))
+            for unit in found]
 
 
 @cache
@@ -92,7 +94,7 @@ def kind_salt(kind: str, user: Path | None = None) -> str:
     renderer = RENDERERS[kind]
     digest = hashlib.sha256(f"{kind}\0".encode())
     if renderer.templates:
-        digest.update(template_module.template_digest(renderer.templates, user).encode())
+        digest.update(template_module.template_set(renderer.templates, user).digest.encode())
     for tool in renderer.tools:
         try:
             digest.update(f"{tool}={metadata.version(tool)}\0".encode())

@@ -70,7 +70,7 @@ def test_the_builtin_templates_render_the_same_in_the_sandbox(tmp_path: Path) ->
     kinds = [kind for kind, renderer in renderers.RENDERERS.items() if renderer.templates]
     plain = render(catalog_set, kinds, jobs=1)
     sandboxed = render(catalog_set, kinds, jobs=1, templates=use_templates(str(empty)))
-    assert template_module._environment(template_module.builtin_dir(), empty.resolve(), ("docs",)).sandboxed
+    assert template_module._environment(template_module.template_set(("docs",), empty.resolve())).sandboxed
     assert sandboxed == plain
 
 
@@ -365,3 +365,21 @@ def test_linked_directories_are_followed_once(tmp_path: Path) -> None:
     (shared / "event.md.jinja").write_text("{{ page.type }}!\n")
     renderers.forget()
     assert renderers.kind_salt("docs", user) != before
+
+
+def test_units_render_the_texts_their_key_covers(tmp_path: Path) -> None:
+    """A template saved while a run renders cannot give output stored under the key of its old content:
+    units render from the texts read once, whose digest is in the key."""
+    directory = _template(tmp_path, "docs/index.md.jinja", "first\n")
+    user = use_templates(str(directory))
+    catalog_set = lint(str(CONFORMANCE)).catalog_set
+    [index] = [unit for unit in renderers.units("docs", catalog_set, None, user) if unit.name == "index"]
+    key = renderers.kind_salt("docs", user)
+    (directory / "docs" / "index.md.jinja").write_text("second\n")
+    assert index.render(index.inputs)["docs/markdown/index.md"] == b"first\n"
+    assert renderers.kind_salt("docs", user) == key  # the same run: the same texts
+    renderers.forget()
+    assert renderers.kind_salt("docs", user) != key  # the next run reads them again
+    import pickle
+
+    assert len(pickle.dumps(index.render)) < 100_000  # what each task carries to a worker besides its inputs

@@ -17,7 +17,9 @@ jinja2's ``SandboxedEnvironment`` (no attribute starting with ``_``, no
 unsafe callables, bounded ``range``); the built-in templates alone are
 evcat's own code and render in a plain environment (the same output, tested,
 a tenth faster). Each output kind sees only its own template directories
-(``renderers``), so its cache key covers all the templates it can read.
+(``renderers``), read once per run into a ``TemplateSet``: its units render
+from those texts, and its cache key is their digest, so the key covers all
+the templates a unit can read, by construction.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ import hashlib
 import os
 import re
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from types import TracebackType
@@ -132,7 +135,7 @@ def check_directory(directory: str) -> Path:
             f"--templates {directory}: {', '.join(hints)} override{'s' * (len(hints) == 1)} no built-in template; "
             f"a file there replaces the built-in template with the same relative path{known}"
         )
-    parser = _environment(builtin_dir(), root, None)
+    parser = jinja2.sandbox.SandboxedEnvironment(**_OPTIONS)
     for name, path in files.items():
         if not path.is_file():
             raise TemplateDirError(f"--templates {directory}: {name} is not a regular file")
@@ -148,28 +151,61 @@ def check_directory(directory: str) -> Path:
     return root
 
 
-def template_digest(prefixes: tuple[str, ...], user: Path | None) -> str:
-    """What of the templates one output kind can read, for its cache key:
-    the relative path and content of every file (whatever its suffix) under
-    ``prefixes`` in the built-in set and in ``user``'s directory."""
-    # Whether the environment is sandboxed is not part of it: the built-in
-    # templates give the same output either way (tested).
-    digest = hashlib.sha256()
+@dataclass(frozen=True, eq=False)
+class TemplateSet:
+    """The templates one output kind can read in a run, read from disk once:
+    its units render from exactly these texts (in whichever process), and
+    its cache key is their digest, so the key covers every template a unit
+    can use, by construction (a file saved while a run renders cannot give
+    output stored under the key of its old content)."""
+
+    prefixes: tuple[str, ...]  # the directories under templates/ this kind reads
+    builtin: tuple[tuple[str, str, str], ...]  # (relative path, source, file) of each built-in template there
+    user: tuple[tuple[str, str, str], ...]  # the same for DIR's files, which replace built-in ones
+    directory: str | None  # DIR, or None: the built-in templates alone
+    digest: str  # of every file's relative path and bytes, whatever its suffix
+
+    # Compared by digest, not text by text (an environment is cached per set);
+    # with DIR the environment is sandboxed, so DIR is part of the identity.
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, TemplateSet) and (other.digest, other.directory) == (self.digest, self.directory)
+
+    def __hash__(self) -> int:
+        return hash((self.digest, self.directory))
+
+    def files(self) -> frozenset[str]:
+        return frozenset(file for _, _, file in (*self.builtin, *self.user))
+
+
+@cache
+def template_set(prefixes: tuple[str, ...], user: Path | None = None) -> TemplateSet:
+    """The templates under ``prefixes``: the built-in ones and those of a
+    checked ``--templates`` directory ``user``. Read as jinja2's
+    ``FileSystemLoader`` reads them (UTF-8, universal newlines)."""
+    digest = hashlib.sha256("\0".join(prefixes).encode() + b"\0\0")
+    parts: list[tuple[tuple[str, str, str], ...]] = []
     for origin, files in (("builtin", builtin_templates()), ("user", user_templates(user) if user is not None else {})):
+        found = []
         for name, path in sorted(files.items()):
-            if name.split("/", 1)[0] in prefixes:
-                try:
-                    content = path.read_bytes()
-                except OSError:
-                    content = b"\0unreadable"
-                digest.update(f"{origin}\0{name}\0{len(content)}\0".encode() + content)
-    return digest.hexdigest()
+            if name.split("/", 1)[0] not in prefixes:
+                continue
+            try:
+                raw = path.read_bytes()
+                source = raw.decode("utf-8")
+            except OSError as error:
+                raise TemplateError(str(path), 1, f"cannot read the template: {error.strerror or error}") from None
+            except UnicodeDecodeError as error:
+                raise TemplateError(str(path), raw[: error.start].count(b"\n") + 1, "the template is not UTF-8 text") from None
+            digest.update(f"{origin}\0{name}\0{len(raw)}\0".encode() + raw)
+            found.append((name, source.replace("\r\n", "\n").replace("\r", "\n"), str(path)))
+        parts.append(tuple(found))
+    return TemplateSet(prefixes, parts[0], parts[1], str(user) if user is not None else None, digest.hexdigest())
 
 
 def forget_templates() -> None:
-    """For --watch: templates added or removed since the last run (a
-    compiled template would otherwise hide a new file that overrides it)."""
+    """For --watch: templates edited, added or removed since the last run."""
     builtin_templates.cache_clear()
+    template_set.cache_clear()
     _environment.cache_clear()
 
 
@@ -257,33 +293,32 @@ def template_dirs(user: Path | None = None) -> list[Path]:
     return [*([user] if user is not None else []), builtin_dir()]
 
 
-# The template set of the unit being rendered, set by ``rendering`` around a
-# unit (in whichever process renders it): (user directory, the template
-# directories its kind may read; None: all).
-_active: tuple[Path | None, tuple[str, ...] | None] = (None, None)
+# The templates of the unit being rendered, set by ``rendering`` around it
+# (in whichever process renders it); None: every built-in template.
+_active: TemplateSet | None = None
 
 
 @contextlib.contextmanager
-def rendering(user: Path | None, prefixes: tuple[str, ...] | None) -> Iterator[None]:
-    """``environment()`` within: DIR's templates over ours, only ``prefixes``."""
+def rendering(templates: TemplateSet | None) -> Iterator[None]:
+    """``environment()`` within renders from ``templates``."""
     global _active
-    previous, _active = _active, (user, prefixes)
+    previous, _active = _active, templates
     try:
         yield
     finally:
         _active = previous
 
 
-def render_unit(inputs: tuple[Any, ...], *, render: Callable[[tuple[Any, ...]], dict[str, bytes]], kind: str, user: Path | None,
-                prefixes: tuple[str, ...]) -> dict[str, bytes]:
-    """``render(inputs)`` with the run's templates (bound to a unit's render
-    function by ``renderers.units``, so it travels to a worker process). An
+def render_unit(inputs: tuple[Any, ...], *, render: Callable[[tuple[Any, ...]], dict[str, bytes]], kind: str,
+                templates: TemplateSet) -> dict[str, bytes]:
+    """``render(inputs)`` with ``templates`` (bound to a unit's render
+    function by ``renderers.units``, so they travel to a worker process). An
     error in a template (an undefined variable, a syntax error found on first
     use, a forbidden attribute, a failing filter) becomes a ``TemplateError``
     at the template's file and line, never a traceback; so does an output of
     DIR's templates that evcat cannot process further (Python that does not
     parse)."""
-    with rendering(user, prefixes):
+    with rendering(templates):
         try:
             return render(inputs)
         except TemplateError:
@@ -292,26 +327,24 @@ def render_unit(inputs: tuple[Any, ...], *, render: Callable[[tuple[Any, ...]], 
             raise TemplateError(error.filename or error.name or "?", error.lineno,
                                 f"template syntax error: {error.message}") from None
         except Exception as error:  # sorted below: a template's fault, or a bug in evcat
-            where = _template_frame(error.__traceback__)
+            where = _template_frame(error.__traceback__, templates.files())
             if where is not None:
                 raise TemplateError(*where, _describe(error)) from None
-            overrides = sorted(name for name in (user_templates(user) if user is not None else {})
-                               if name.split("/", 1)[0] in prefixes)
-            if user is None or not overrides:
+            if templates.directory is None or not templates.user:
                 raise  # the built-in templates alone: a bug in evcat
-            raise TemplateError(str(user / overrides[0]), 1,
-                                f"the {kind} output of the templates in {_shown(str(user))} ({', '.join(overrides)}) "
-                                f"cannot be processed: {_describe(error)}") from None
+            overrides = [name for name, _, _ in templates.user]
+            raise TemplateError(templates.user[0][2], 1,
+                                f"the {kind} output of the templates in {_shown(templates.directory)} "
+                                f"({', '.join(overrides)}) cannot be processed: {_describe(error)}") from None
 
 
-def _template_frame(trace: TracebackType | None) -> tuple[str, int] | None:
+def _template_frame(trace: TracebackType | None, files: frozenset[str]) -> tuple[str, int] | None:
     """The innermost template line in a traceback (jinja2 rewrites the
     frames of template code to carry the template's file and line)."""
-    roots = [str(builtin_dir()), *(str(user) for user in (_active[0],) if user is not None)]
     found = None
     while trace is not None:
         filename = trace.tb_frame.f_code.co_filename
-        if any(filename.startswith(root + os.sep) for root in roots):
+        if filename in files:
             found = (filename, trace.tb_lineno)
         trace = trace.tb_next
     return found
@@ -333,9 +366,25 @@ def _shown(path: str) -> str:
     return (path if relative.startswith("..") else relative).replace(os.sep, "/")
 
 
+class _Texts(jinja2.BaseLoader):
+    """Templates from a ``TemplateSet``'s texts: (relative path, source, file)."""
+
+    def __init__(self, files: tuple[tuple[str, str, str], ...]) -> None:
+        self.files = {name: (source, file) for name, source, file in files}
+
+    def get_source(self, environment: jinja2.Environment, template: str) -> tuple[str, str, Callable[[], bool]]:
+        found = self.files.get(template)
+        if found is None:
+            raise jinja2.TemplateNotFound(template)
+        return found[0], found[1], lambda: True  # the texts never change
+
+    def list_templates(self) -> list[str]:
+        return sorted(self.files)
+
+
 class _Scoped(jinja2.BaseLoader):
-    """Only the templates under ``prefixes`` (``builtin/`` aside): what one
-    output kind may read, so its cache key covers every template it uses."""
+    """Says why a template outside ``prefixes`` (``builtin/`` aside) is not
+    found: one output kind reads only its own templates."""
 
     def __init__(self, loader: jinja2.BaseLoader, prefixes: tuple[str, ...]) -> None:
         self.loader = loader
@@ -349,40 +398,42 @@ class _Scoped(jinja2.BaseLoader):
         return self.loader.get_source(environment, template)
 
     def list_templates(self) -> list[str]:
-        return [name for name in self.loader.list_templates()
-                if name.removeprefix(BUILTIN_PREFIX + "/").split("/", 1)[0] in self.prefixes]
+        return self.loader.list_templates()
 
 
 def environment() -> jinja2.Environment:
-    """The environment for the unit being rendered (see ``rendering``), made
-    once per template set: jinja2 compiles each template once per environment
-    (auto_reload still notices a template edited on disk, for --watch)."""
-    user, prefixes = _active
-    return _environment(builtin_dir(), user, prefixes)
+    """The environment of the unit being rendered (see ``rendering``; else
+    every built-in template), made once per template set: jinja2 compiles
+    each template once per environment."""
+    templates = _active
+    if templates is None:
+        templates = template_set(tuple(sorted({name.split("/", 1)[0] for name in builtin_templates()})))
+    return _environment(templates)
+
+
+_OPTIONS: dict[str, Any] = {
+    "undefined": jinja2.StrictUndefined,
+    "trim_blocks": True,
+    "lstrip_blocks": True,
+    "keep_trailing_newline": True,
+    "autoescape": jinja2.select_autoescape(["html", "html.jinja"]),
+}
 
 
 @cache
-def _environment(builtin: Path, user: Path | None, prefixes: tuple[str, ...] | None) -> jinja2.Environment:
+def _environment(templates: TemplateSet) -> jinja2.Environment:
     # No bytecode cache: jinja2 reads it with pickle, and the cache directory
     # is untrusted input (a planted entry would run code). Templates are
     # compiled once per process instead.
-    ours = jinja2.FileSystemLoader(str(builtin))
-    loader: jinja2.BaseLoader = jinja2.ChoiceLoader([
+    # As openapi-python-client: a ChoiceLoader, DIR's templates first, then ours.
+    ours = _Texts(templates.builtin)
+    loader = _Scoped(jinja2.ChoiceLoader([
         jinja2.PrefixLoader({BUILTIN_PREFIX: ours}),
-        *([jinja2.FileSystemLoader(str(user))] if user is not None else []),
+        _Texts(templates.user),
         ours,
-    ])
-    if prefixes is not None:
-        loader = _Scoped(loader, prefixes)
-    kind = jinja2.sandbox.SandboxedEnvironment if user is not None else jinja2.Environment
-    env = kind(
-        loader=loader,
-        undefined=jinja2.StrictUndefined,
-        trim_blocks=True,
-        lstrip_blocks=True,
-        keep_trailing_newline=True,
-        autoescape=jinja2.select_autoescape(["html", "html.jinja"]),
-    )
+    ]), templates.prefixes)
+    kind = jinja2.sandbox.SandboxedEnvironment if templates.directory is not None else jinja2.Environment
+    env = kind(loader=loader, **_OPTIONS)
     env.filters["docstring"] = docstring
     env.filters["doc_text"] = doc_text
     env.filters["py"] = repr
