@@ -62,16 +62,21 @@ def test_only_the_overridden_templates_change_the_output() -> None:
 
 
 def test_the_builtin_templates_render_the_same_in_the_sandbox(tmp_path: Path) -> None:
-    """With DIR the whole environment is sandboxed, built-in templates too: they
-    render exactly as without (an empty DIR overrides nothing)."""
-    empty = tmp_path / "empty"
-    empty.mkdir()
+    """A kind with templates in DIR renders sandboxed, the built-in templates it
+    uses too: they render exactly as without. DIR here holds one verbatim copy
+    of a built-in template per kind; a kind DIR leaves alone is not sandboxed."""
+    copies = tmp_path / "copies"
+    for name in ("python/delivery.py.jinja", "docs/constraints.html.jinja", "eventcatalog/team.md.jinja"):
+        (copies / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(template_module.builtin_dir() / name, copies / name)
+    user = use_templates(str(copies))
+    for kind in ("python", "docs", "eventcatalog"):
+        assert template_module._environment(template_module.template_set((kind,), user)).sandboxed
+    only_docs = use_templates(str(_template(tmp_path, "docs/docs.js", "// mine\n")))
+    assert not template_module._environment(template_module.template_set(("python",), only_docs)).sandboxed
     catalog_set = lint(str(CATALOGS["normo"])).catalog_set
     kinds = [kind for kind, renderer in renderers.RENDERERS.items() if renderer.templates]
-    plain = render(catalog_set, kinds, jobs=1)
-    sandboxed = render(catalog_set, kinds, jobs=1, templates=use_templates(str(empty)))
-    assert template_module._environment(template_module.template_set(("docs",), empty.resolve())).sandboxed
-    assert sandboxed == plain
+    assert render(catalog_set, kinds, jobs=1, templates=user) == render(catalog_set, kinds, jobs=1)
 
 
 def test_the_cli_writes_with_templates_and_check_follows_them(tmp_path: Path) -> None:
