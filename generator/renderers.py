@@ -3,8 +3,9 @@
 Each ``Renderer`` says what a kind is (for ``--only`` and the CLI help),
 whether it is written by default (the contract's outputs) or only on request,
 how heavy its units are (``render`` hands the heaviest out first, so the
-workers finish together), which template directories it reads (it can read
-no others, see ``templates._Scoped``) and which libraries shape its output.
+workers finish together), which template directories it reads (read once per run into a
+``templates.TemplateSet``; it can read no others) and which libraries shape
+its output.
 The cache key of a unit covers its kind's templates and library versions, so
 editing ``docs/style.css`` renders the docs again and nothing else. Adding a
 kind is one entry here and a module with ``units(catalog_set)`` and
@@ -65,8 +66,9 @@ OPTIONAL_KINDS = tuple(kind for kind, renderer in RENDERERS.items() if not rende
 
 def only_help() -> str:
     """The help of ``--only``, from the registry."""
-    optional = ", ".join(f"{kind} ({RENDERERS[kind].summary}, only when asked for)" for kind in OPTIONAL_KINDS)
-    return f"comma-separated outputs to write: {', '.join(KINDS)} (the default)" + (f", and {optional}" if optional else "")
+    described = ", ".join(f"{kind} ({renderer.summary}{'' if renderer.default else ', only when asked for'})"
+                          for kind, renderer in RENDERERS.items())
+    return f"comma-separated outputs to write (default: {','.join(KINDS)}): {described}"
 
 
 def units(kind: str, catalog_set: Any, settings: Any, user: Path | None = None) -> list[Unit]:
