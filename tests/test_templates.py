@@ -134,9 +134,11 @@ def test_a_file_that_overrides_nothing_is_an_error(tmp_path: Path) -> None:
     (other / "html" / "page.jinja").write_text("x\n")
     result = _generate(tmp_path, other)
     assert result.returncode == 2 and "one of: docs/base.html.jinja" in result.stderr
-    # The README of templates/ is not a template; dot files (editor swap files) are ignored.
-    readme = _template(tmp_path / "r", "README.md", "mine\n")
-    assert "README.md" in _generate(tmp_path, readme).stderr
+    # A copy of templates/ works as it is: its README.md is not a template. Dot files (editor swap files) are ignored.
+    copy = tmp_path / "copy"
+    shutil.copytree(template_module.builtin_dir(), copy)
+    assert sorted(template_module.user_templates(use_templates(str(copy)))) == sorted(template_module.builtin_templates())
+    assert "docs/README.md overrides no built-in template" in _generate(tmp_path, _template(tmp_path / "r", "docs/README.md", "x\n")).stderr
     dotted = _template(tmp_path / "d", "docs/.event.md.jinja.swp", b"\xff")
     (dotted / ".DS_Store").write_bytes(b"\0")
     assert use_templates(str(dotted)) == dotted.resolve()

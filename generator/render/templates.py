@@ -109,8 +109,9 @@ def builtin_templates() -> dict[str, Path]:
 
 
 def user_templates(directory: Path) -> dict[str, Path]:
-    """The overriding templates in a checked ``--templates`` directory."""
-    return _files(directory)
+    """The overriding templates in a ``--templates`` directory (a README.md
+    at its top is not one: a copy of templates/ starts with ours)."""
+    return {name: path for name, path in _files(directory).items() if name not in NOT_TEMPLATES}
 
 
 def check_directory(directory: str) -> Path:
@@ -125,7 +126,7 @@ def check_directory(directory: str) -> Path:
         raise TemplateDirError(f"--templates {directory}: {what}")
     root = root.resolve()
     builtin = builtin_templates()
-    files = _files(root)
+    files = user_templates(root)
     unknown = sorted(name for name in files if name not in builtin)
     if unknown:
         hints = []
