@@ -19,6 +19,7 @@ from . import __version__
 from .diagnostics import format_github, format_json, format_sarif, format_text
 from .lint import UsageError, display_path, lint
 from .profiles import NAMES as PROFILE_NAMES
+from .renderers import only_help
 
 DEFAULT_CACHE = ".evcat-cache"
 FORMATS = ("text", "json", "sarif", "github")
@@ -41,8 +42,12 @@ def _parser() -> argparse.ArgumentParser:
     generate_parser = commands.add_parser("generate", help="lint, then write all outputs (refuses when there are errors)")
     generate_parser.add_argument("catalog", nargs="?", default="catalog", help="catalog directory or file (default: catalog)")
     generate_parser.add_argument("-o", "--output", default="out", help="output directory (default: out)")
-    generate_parser.add_argument("--only", help="comma-separated outputs to write: python, jsonschema, asyncapi, docs (the default), "
-                                 "and eventcatalog (an EventCatalog project, only when asked for)")
+    generate_parser.add_argument("--only", help=only_help())
+    generate_parser.add_argument(
+        "--templates", metavar="DIR",
+        help="a directory of templates: a file there replaces the built-in template with the same relative path "
+        "(e.g. docs/event.md.jinja); the others stay built-in (see templates/README.md)",
+    )
     generate_parser.add_argument("--check", action="store_true", help="write nothing; exit 1 when OUT is stale")
     generate_parser.add_argument("--format", choices=FORMATS, default="text", help="format of diagnostics (default: text)")
     generate_parser.add_argument(
@@ -237,11 +242,13 @@ def _notes(notes: list[str]) -> None:
 WATCH_INTERVAL = 0.25  # seconds between looks at the files
 
 
-def _watched(catalog: str) -> dict[str, tuple[int, ...]]:
+def _watched(catalog: str, templates: str | None = None) -> dict[str, tuple[int, ...]]:
     """The stat of every catalog file and template: a new, saved or deleted
     file shows. Size, inode and change time as well as the modification time,
     so a save within one tick of a coarse clock shows too (an editor that
     writes a new file and renames it over the old one gives a new inode)."""
+    from pathlib import Path
+
     from .lint import find_catalog_files
     from .render.templates import template_dirs
 
@@ -250,7 +257,7 @@ def _watched(catalog: str) -> dict[str, tuple[int, ...]]:
         files += find_catalog_files(catalog)
     except UsageError:
         pass  # no catalog files (yet): wait for one
-    for directory in template_dirs():
+    for directory in template_dirs(Path(templates) if templates else None):
         files += [str(path) for path in directory.rglob("*") if path.is_file()]
     state = {}
     for name in files:
@@ -269,7 +276,8 @@ def _watch(arguments: argparse.Namespace, run: Callable[[argparse.Namespace], in
 
     from .generate import forget_code_digest
 
-    state = _watched(arguments.catalog)
+    templates = getattr(arguments, "templates", None)
+    state = _watched(arguments.catalog, templates)
     try:
         while True:
             try:
@@ -281,10 +289,10 @@ def _watch(arguments: argparse.Namespace, run: Callable[[argparse.Namespace], in
             print(f"evcat: watching {arguments.catalog} (exit {code} for this run); Ctrl-C stops", file=sys.stderr, flush=True)
             while True:
                 time.sleep(WATCH_INTERVAL)
-                if _watched(arguments.catalog) != state:
+                if _watched(arguments.catalog, templates) != state:
                     time.sleep(WATCH_INTERVAL)  # let an editor finish saving
                     break
-            previous, state = state, _watched(arguments.catalog)
+            previous, state = state, _watched(arguments.catalog, templates)
             names = sorted(name for name in previous.keys() | state.keys() if previous.get(name) != state.get(name))
             forget_code_digest()  # a template may have changed
             shown = ", ".join(display_path(name) for name in names[:3]) + (" ..." if len(names) > 3 else "")
@@ -296,6 +304,7 @@ def _watch(arguments: argparse.Namespace, run: Callable[[argparse.Namespace], in
 
 def _generate(arguments: argparse.Namespace) -> int:
     from .generate import generate, parse_kinds
+    from .render.templates import TemplateError
     from .writer import OutputError
 
     kinds = parse_kinds(arguments.only)
@@ -304,7 +313,12 @@ def _generate(arguments: argparse.Namespace) -> int:
             arguments.catalog, arguments.output, kinds, check=arguments.check,
             cache_dir=None if arguments.no_cache else arguments.cache_dir, progress=True,
             formatter=arguments.formatter, asyncapi_version=arguments.asyncapi_version,
+            templates=arguments.templates,
         )
+    except TemplateError as error:  # a broken --templates template: its file and line, nothing written
+        sys.stdout.write(_format([error.diagnostic()], arguments.format, None))
+        print("evcat: a template has errors; nothing was generated", file=sys.stderr)
+        return 2
     except OutputError as error:
         print(f"evcat: error: {error}", file=sys.stderr)
         return 1

@@ -22,7 +22,6 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import cache
-from importlib import metadata
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -32,7 +31,8 @@ from .cachefile import Store, diagnostic_from_data, diagnostic_to_data
 from .lint import LintResult, UsageError, display_path, find_catalog_files, lint
 from .loader import Document, read_catalog_bytes
 from .model import CatalogSet
-from .render import KINDS, Unit, asyncapi, docs, eventcatalog, jsonschema, python
+from . import renderers
+from .render import Unit, asyncapi, python
 from .render import templates as template_module
 from . import workers as workers_module
 from .workers import run as parallel
@@ -40,11 +40,10 @@ from .workers import worker_count
 from .writer import WriteReport, write
 from .writer import check as check_outputs
 
-MODULES = {"python": python, "jsonschema": jsonschema, "asyncapi": asyncapi, "docs": docs, "eventcatalog": eventcatalog}
-RENDERERS: dict[str, Callable[[CatalogSet], dict[str, bytes]]] = {kind: module.render for kind, module in MODULES.items()}
-# Heaviest first, so the workers finish together (python runs black and datamodel-code-generator).
-_COST = {"python": 0, "docs": 1, "eventcatalog": 2, "asyncapi": 3, "jsonschema": 4}
-_TOOLS = ("black", "ruff", "datamodel-code-generator", "pydantic", "jinja2", "markdown-it-py", "PyYAML")
+# Every output kind's whole-set render function (for tests and tools), from the one registry (renderers.py).
+RENDERERS: dict[str, Callable[[CatalogSet], dict[str, bytes]]] = {
+    kind: renderer.module().render for kind, renderer in renderers.RENDERERS.items()
+}
 
 
 @dataclass
@@ -66,25 +65,41 @@ class RenderStats:
 
 def parse_kinds(text: str | None) -> list[str]:
     if not text:
-        return list(KINDS)
+        return list(renderers.KINDS)
     kinds = [part.strip() for part in text.split(",") if part.strip()]
-    unknown = [kind for kind in kinds if kind not in MODULES]
+    unknown = [kind for kind in kinds if kind not in renderers.RENDERERS]
     if unknown or not kinds:
-        raise UsageError(f"--only takes a comma-separated list of {', '.join(MODULES)}; not {', '.join(unknown) or text!r}")
-    return kinds
+        raise UsageError(f"--only takes a comma-separated list of {', '.join(renderers.RENDERERS)}; "
+                         f"not {', '.join(unknown) or text!r}")
+    return list(dict.fromkeys(kinds))
+
+
+def use_templates(directory: str | None) -> Path | None:
+    """A ``--templates`` directory, checked (see ``templates.check_directory``):
+    a missing one is a usage error, a broken template a ``TemplateError``."""
+    if not directory:
+        return None
+    try:
+        return template_module.check_directory(directory)
+    except template_module.TemplateDirError as error:
+        raise UsageError(str(error)) from None
 
 
 class RenderCache:
     """Rendered units by content hash, in ``DIR/render/``: safe to delete."""
 
-    def __init__(self, directory: str, formatter: str = "ruff") -> None:
+    def __init__(self, directory: str, formatter: str = "ruff", templates: Path | None = None) -> None:
         self.store = Store(directory, "render")
         self.root = self.store.directory
         self.salt = f"{_salt()}\0formatter={formatter}"
+        self.templates = templates
         self._digests: dict[int, tuple[object, str]] = {}
 
     def key(self, unit: Unit) -> str:
-        material = f"{self.salt}\0{unit.kind}\0{unit.name}\0{self._digest(unit.inputs)}"
+        """Evcat's code, the formatter, the templates and tools of the unit's
+        kind (``renderers.kind_salt``) and the unit's inputs."""
+        kind_salt = renderers.kind_salt(unit.kind, self.templates)
+        material = f"{self.salt}\0{kind_salt}\0{unit.kind}\0{unit.name}\0{self._digest(unit.inputs)}"
         return hashlib.sha256(material.encode("utf-8", "surrogatepass")).hexdigest()
 
     def _digest(self, value: object) -> str:
@@ -115,28 +130,22 @@ class RenderCache:
 
 @cache
 def _salt() -> str:
-    """What, besides a unit's inputs, decides its output: evcat's code and
-    templates (hashed, so an edited checkout never reuses stale entries) and
-    the versions of the tools it drives."""
+    """What, besides a unit's inputs and its kind's templates and tools
+    (``renderers.kind_salt``), decides its output: evcat's code (hashed, so
+    an edited checkout never reuses stale entries) and Python's version."""
     digest = hashlib.sha256(__version__.encode())
     package = Path(__file__).resolve().parent
-    roots = [package, *template_module.template_dirs()]
-    for root in roots:
-        for path in sorted(root.rglob("*")):
-            if path.is_file() and path.suffix in (".py", ".jinja", ".css", ".js", ".json"):
-                digest.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes() + b"\0")
-    for tool in _TOOLS:
-        try:
-            digest.update(f"{tool}={metadata.version(tool)}\0".encode())
-        except metadata.PackageNotFoundError:
-            digest.update(f"{tool}=none\0".encode())
+    for path in sorted(package.rglob("*")):
+        if path.is_file() and path.suffix in (".py", ".json"):
+            digest.update(str(path.relative_to(package)).encode() + b"\0" + path.read_bytes() + b"\0")
     digest.update(sys.version.encode())
     return digest.hexdigest()
 
 
 def forget_code_digest() -> None:
-    """For --watch: templates edited since the last run give new cache keys."""
+    """For --watch: templates edited, added or removed since the last run give new cache keys."""
     _salt.cache_clear()
+    renderers.forget()
 
 
 class Progress:
@@ -189,26 +198,22 @@ def start_helper() -> Any:
 def render(catalog_set: CatalogSet, kinds: Sequence[str], *, cache_dir: str | None = None,
            progress: bool = False, stats: RenderStats | None = None, jobs: int | None = None,
            formatter: str = "ruff", helper: Any = None, pool: Any = None,
-           asyncapi_version: str = asyncapi.VERSIONS[0]) -> dict[str, dict[str, bytes]]:
+           templates: Path | None = None, asyncapi_version: str = asyncapi.VERSIONS[0]) -> dict[str, dict[str, bytes]]:
     """{kind: {relative path: bytes}} for ``kinds``; units found in the cache
     are reused, the others rendered in ``jobs`` processes (default: one per
     core; ``pool`` when given), a few Python units by ``helper`` (see
     ``start_helper``) when given.
-    ``formatter``: see ``render.python.format_sources``; ``asyncapi_version``: ``render.asyncapi.Settings``."""
+    ``formatter``: see ``render.python.format_sources``; ``asyncapi_version``: ``render.asyncapi.Settings``;
+    ``templates``: a checked ``--templates`` directory (``use_templates``). A
+    template's error is raised as ``templates.TemplateError``."""
     if asyncapi_version not in asyncapi.VERSIONS:
         raise UsageError(f"--asyncapi-version takes {' or '.join(asyncapi.VERSIONS)}, not {asyncapi_version!r}")
     if formatter not in python.FORMATTERS:
         raise UsageError(f"--formatter takes {' or '.join(python.FORMATTERS)}, not {formatter!r}")
-    render_cache = RenderCache(cache_dir, formatter) if cache_dir else None
+    render_cache = RenderCache(cache_dir, formatter, templates) if cache_dir else None
     settings = python.Settings(formatter, (str(cache_dir), render_cache.salt) if render_cache is not None else None)
-    units = [
-        unit for kind in kinds
-        for unit in (
-            python.units(catalog_set, settings) if kind == "python"
-            else asyncapi.units(catalog_set, asyncapi.Settings(asyncapi_version)) if kind == "asyncapi"
-            else MODULES[kind].units(catalog_set)
-        )
-    ]
+    settings_by_kind = {"python": settings, "asyncapi": asyncapi.Settings(asyncapi_version)}
+    units = [unit for kind in kinds for unit in renderers.units(kind, catalog_set, settings_by_kind, templates)]
     results: dict[int, dict[str, bytes]] = {}
     keys: dict[int, str] = {}
     for index, unit in enumerate(units):
@@ -217,7 +222,7 @@ def render(catalog_set: CatalogSet, kinds: Sequence[str], *, cache_dir: str | No
             hit = render_cache.get(keys[index])
             if hit is not None:
                 results[index] = hit
-    pending = sorted((i for i in range(len(units)) if i not in results), key=lambda i: (_COST[units[i].kind], i))
+    pending = sorted((i for i in range(len(units)) if i not in results), key=lambda i: (-renderers.RENDERERS[units[i].kind].cost, i))
     to_helper = [i for i in pending if units[i].kind == "python"] if helper is not None else []
     if len(to_helper) > HELPER_MAX_UNITS:
         to_helper = []
@@ -265,8 +270,13 @@ def render(catalog_set: CatalogSet, kinds: Sequence[str], *, cache_dir: str | No
 
 
 def generate(catalog: str, out: str, kinds: Sequence[str], *, check: bool = False, cache_dir: str | None = None,
-             progress: bool = False, formatter: str = "ruff", asyncapi_version: str = asyncapi.VERSIONS[0]) -> GenerateResult:
-    run_key = _run_key(catalog, kinds, cache_dir, f"{formatter}\0asyncapi={asyncapi_version}", out) if cache_dir else None
+             progress: bool = False, formatter: str = "ruff", templates: str | None = None,
+             asyncapi_version: str = asyncapi.VERSIONS[0]) -> GenerateResult:
+    """``templates``: a ``--templates`` directory (a usage error when it is
+    missing or a file there overrides nothing; ``templates.TemplateError``
+    when a template is broken: nothing is written then)."""
+    user = use_templates(templates)
+    run_key = _run_key(catalog, kinds, cache_dir, f"{formatter}\0asyncapi={asyncapi_version}", out, user) if cache_dir else None
     replayed = _replay(run_key, cache_dir) if run_key and cache_dir else None
     if replayed is not None:
         result, outputs, stats = replayed
@@ -291,7 +301,8 @@ def generate(catalog: str, out: str, kinds: Sequence[str], *, check: bool = Fals
             with workers_module.frozen():
                 stats = RenderStats()
                 outputs = render(result.catalog_set, kinds, cache_dir=cache_dir, progress=progress, stats=stats,
-                                 formatter=formatter, helper=helper, pool=pool, asyncapi_version=asyncapi_version)
+                                 formatter=formatter, helper=helper, pool=pool, templates=user,
+                                 asyncapi_version=asyncapi_version)
         finally:
             workers_module.stop(helper, pool)
         if run_key and cache_dir and stats.keys is not None:
@@ -305,8 +316,10 @@ def generate(catalog: str, out: str, kinds: Sequence[str], *, check: bool = Fals
 # code and templates, the tools, the outputs asked for and the formatter are
 # the same. Then lint's findings and the rendered units are the same too, and
 # are taken from the record of that run instead of being worked out again.
-def _run_key(catalog: str, kinds: Sequence[str], cache_dir: str, formatter: str, out: str) -> str | None:
-    digest = hashlib.sha256(f"{_salt()}\0{formatter}\0{','.join(kinds)}\0".encode())
+def _run_key(catalog: str, kinds: Sequence[str], cache_dir: str, formatter: str, out: str,
+             templates: Path | None = None) -> str | None:
+    kind_salts = "\0".join(renderers.kind_salt(kind, templates) for kind in kinds)
+    digest = hashlib.sha256(f"{_salt()}\0{formatter}\0{','.join(kinds)}\0{kind_salts}\0".encode())
     try:
         for path in find_catalog_files(catalog, [cache_dir, out]):
             content = read_catalog_bytes(path, catalog if os.path.isdir(catalog) else None)
@@ -343,4 +356,4 @@ def _replay(run_key: str, cache_dir: str) -> tuple[LintResult, dict[str, dict[st
     return result, outputs, stats
 
 
-__all__ = ["RENDERERS", "GenerateResult", "Progress", "RenderCache", "generate", "parse_kinds", "render"]
+__all__ = ["RENDERERS", "GenerateResult", "Progress", "RenderCache", "generate", "parse_kinds", "render", "use_templates"]

@@ -11,7 +11,7 @@ import shutil
 import sys
 from pathlib import Path
 
-from generator.generate import RENDERERS, render
+from generator.generate import RENDERERS, render, use_templates
 from generator.lint import lint
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -23,13 +23,20 @@ CATALOGS = {
     "conformance": ROOT / "tests" / "catalogs" / "conformance",
 }
 
+# Golden trees made with a --templates directory: name -> (catalog, outputs, templates).
+WITH_TEMPLATES = {
+    "custom-templates": ("conformance", ("docs",), ROOT / "tests" / "templates" / "custom"),
+}
+
 
 def generated(name: str) -> dict[str, bytes]:
-    result = lint(str(CATALOGS[name]))
+    catalog, kinds, templates = WITH_TEMPLATES.get(name, (name, tuple(RENDERERS), None))
+    result = lint(str(CATALOGS[catalog]))
     if result.has_errors:
         raise SystemExit(f"{name}: the catalog has errors: {result.diagnostics[0]}")
     files: dict[str, bytes] = {}
-    for produced in render(result.catalog_set, list(RENDERERS)).values():
+    user = use_templates(str(templates)) if templates is not None else None
+    for produced in render(result.catalog_set, list(kinds), templates=user).values():
         files.update(produced)
     return files
 
@@ -40,7 +47,7 @@ def golden(name: str) -> dict[str, bytes]:
 
 
 def update() -> None:
-    for name in CATALOGS:
+    for name in [*CATALOGS, *WITH_TEMPLATES]:
         target = GOLDEN / name
         shutil.rmtree(target, ignore_errors=True)
         for relative, content in generated(name).items():

@@ -86,13 +86,8 @@ def test_a_changed_template_changes_the_key(catalog: Path, tmp_path: Path, monke
     templates = tmp_path / "templates" / "docs"
     templates.mkdir(parents=True)
     (templates / "event.html.jinja").write_text("{{ page.type }}\n")
-    generate_module._salt.cache_clear()
-    template_module.use_templates(str(tmp_path / "templates"))
-    try:
-        assert RenderCache(str(tmp_path)).key(unit) != before
-    finally:
-        template_module.use_templates(None)
-        generate_module._salt.cache_clear()
+    user = template_module.check_directory(str(tmp_path / "templates"))
+    assert RenderCache(str(tmp_path), templates=user).key(unit) != before
     assert RenderCache(str(tmp_path)).key(unit) == before
 
 

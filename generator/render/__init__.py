@@ -14,22 +14,23 @@ from ..formats import semver_key
 from ..model import Catalog, CatalogSet, EventType, SharedSchema
 from ..naming import safe_file_name
 
-KINDS = ("python", "jsonschema", "asyncapi", "docs")  # what `evcat generate` writes by default (the contract)
-OPTIONAL_KINDS = ("eventcatalog",)  # written only when asked for with --only
+# The output kinds, their costs, templates and tools: ``renderers``.
 
 
 @dataclass(frozen=True)
 class Unit:
     """A piece of one output that renders on its own (in a worker process, or
     from the render cache): the output of ``render(catalog_set, name)`` depends
-    only on ``inputs``, whose ``repr`` (with the evcat, template and tool
-    versions) is the cache key. ``render`` is handed ``inputs`` and nothing
+    only on ``inputs``, whose ``repr`` (with the evcat code, the templates
+    and tool versions of its kind, see ``renderers.kind_salt``) is the cache key. ``render`` is handed ``inputs`` and nothing
     else, so the key covers all a unit can read, by construction. Most units
     are one catalog; indexes read every catalog."""
 
     kind: str
     name: str
     inputs: tuple[Any, ...]
+    # Called with ``inputs``, nothing else (the templates of the run are bound
+    # to it by ``renderers.units``; their content is in the key by kind).
     render: Callable[[tuple[Any, ...]], dict[str, bytes]]  # called with ``inputs``, nothing else
     local: bool = False  # rendered in evcat's own process (an index: its inputs are every catalog)
 

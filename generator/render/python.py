@@ -19,7 +19,6 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
-import keyword
 import os
 import re
 import subprocess
@@ -28,6 +27,7 @@ import warnings
 import unicodedata
 from dataclasses import dataclass, field
 from functools import cache, partial
+from keyword import iskeyword
 from typing import Any
 
 from .. import __version__
@@ -269,7 +269,7 @@ def warm_up() -> None:
 def _class_name(name: str) -> str:
     """Titles are class names already (``naming``); anything else datamodel-code-generator
     names (a ``$defs`` key) becomes one the same way."""
-    return name if name.isidentifier() and not keyword.iskeyword(name) else schema_class_name(name)
+    return name if name.isidentifier() and not iskeyword(name) else schema_class_name(name)
 
 
 def _run_datamodel_codegen(schema_text: str) -> str:
