@@ -98,6 +98,10 @@ def _webhook_parsers(commands: argparse._SubParsersAction) -> None:
         help="WebHook-Request-Origin granted in the handshake (repeatable; default: any)",
     )
     serve_parser.add_argument("--rate", type=_positive, help="deliveries per minute allowed per origin (default: no limit)")
+    serve_parser.add_argument(
+        "--allow-private-callbacks", action="store_true",
+        help="let handshake callbacks (WebHook-Request-Callback) reach loopback and private addresses",
+    )
     _cache_options(serve_parser)
 
     send_parser = commands.add_parser(
@@ -394,7 +398,7 @@ def _serve(arguments: argparse.Namespace) -> int:
     path = arguments.path if arguments.path.startswith("/") else "/" + arguments.path
     app = application(
         catalog_set, tokens=arguments.token, allowed_origins=arguments.allowed_origin or ("*",),
-        rate=arguments.rate, path=path,
+        rate=arguments.rate, path=path, allow_private_callbacks=arguments.allow_private_callbacks,
     )
     try:
         serve(app, arguments.host, arguments.port, sys.stderr)

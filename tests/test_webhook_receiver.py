@@ -50,10 +50,11 @@ def servers(tmp_path_factory: pytest.TempPathFactory, packages: Path) -> Iterato
     started: dict[str, Server] = {}
     try:
         started["serve"] = start_evcat_serve(
-            tmp_path_factory.mktemp("serve"), "--token", TOKEN, "--allowed-origin", ORIGIN
+            tmp_path_factory.mktemp("serve"), "--token", TOKEN, "--allowed-origin", ORIGIN,
+            "--allow-private-callbacks",  # the test's callback listens on 127.0.0.1
         )
         started["receiver"] = start_receiver(
-            tmp_path_factory.mktemp("receiver"), packages, tokens=TOKEN, origins=ORIGIN
+            tmp_path_factory.mktemp("receiver"), packages, tokens=TOKEN, origins=ORIGIN, allow_private=True
         )
         started["serve-rate"] = start_evcat_serve(tmp_path_factory.mktemp("serve-rate"), "--rate", "3")
         started["receiver-rate"] = start_receiver(tmp_path_factory.mktemp("receiver-rate"), packages, rate="3")
