@@ -312,3 +312,15 @@ def test_the_rate_limiter_memory_is_bounded(monkeypatch: pytest.MonkeyPatch) -> 
             assert len(app._limit.log) <= 40
         with _client("127.0.0.4") as http:
             assert http.post(server.url, headers=STRUCTURED, content=b"{}").status_code == 429
+
+
+def test_a_lone_surrogate_in_a_header_is_an_event_error(packages: Path) -> None:
+    """``from_http`` takes str headers from any caller: a lone surrogate is
+    refused as the JSON reader refuses it, never an event that cannot be written."""
+    import zaken
+
+    event = _zaken_event()
+    headers, body = zaken.to_http(zaken.parse_event(json.dumps(event)), "binary")
+    for name in ("ce-id", "ce-subject", "ce-nlbrpnationaliteit"):
+        with pytest.raises(zaken.EventError, match="lone surrogate"):
+            zaken.from_http({**headers, name: "x\ud800"}, body)

@@ -117,6 +117,16 @@ def test_handshake_from_another_origin_is_refused(servers: dict[str, Server], cl
 
 
 @pytest.mark.parametrize("target", TARGETS)
+def test_origins_are_dns_names_whatever_their_case(servers: dict[str, Server], client: httpx.Client, target: str) -> None:
+    """RFC 4343: ``Producer.Example.NL`` is the allowed ``producer.example.nl``;
+    the grant names the origin as the sender gave it (webhook spec §4.2.1)."""
+    shouted = ORIGIN.upper()
+    response = client.options(servers[target].url, headers={"webhook-request-origin": shouted})
+    assert response.status_code == 200
+    assert response.headers["webhook-allowed-origin"] == shouted
+
+
+@pytest.mark.parametrize("target", TARGETS)
 def test_callback_grant_is_confirmed_by_a_get(servers: dict[str, Server], client: httpx.Client, target: str) -> None:
     with Scripted(default=(200, {})) as callback:
         response = client.options(

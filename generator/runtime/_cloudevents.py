@@ -836,6 +836,8 @@ def structured_from_binary(
     for name, value in values.items():
         kind = types.get(name)
         if isinstance(value, str):
+            if _SURROGATE.search(value):
+                raise EventError(f"attribute {name!r} holds a lone surrogate")
             if kind == "Integer" and len(value) <= 20 and _INTEGER.match(value):
                 value = int(value)  # longer digit strings stay text, refused
             elif kind == "Boolean" and value.lower() in ("true", "false"):
@@ -884,12 +886,12 @@ def from_http(headers: Headers, body: bytes | str, events: Events) -> CloudEvent
     attributes = {
         key[3:]: value for key, value in lowered.items() if key.startswith("ce-")
     }
-    return parse_event(
-        structured_from_binary(
-            attributes, content_type or None, raw, events, percent_encoded=True
-        ),
-        events,
+    event = structured_from_binary(
+        attributes, content_type or None, raw, events, percent_encoded=True
     )
+    # parse_event less its check_value: structured_from_binary checked the
+    # attributes' text, and read_json the data.
+    return _validate(_event_class(event, events), event)
 
 
 def to_http_batch(events: Iterable[CloudEvent]) -> tuple[dict[str, str], bytes]:

@@ -345,17 +345,19 @@ def _get(url: str, rate: str, allow_private: bool, sockets: list[socket.socket])
     parts = urllib.parse.urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise ValueError(f"{url!r} is not an http(s) URL")
+    # The port explicitly: http.client would read one off a bare IPv6 host.
+    port = parts.port or (443 if parts.scheme == "https" else 80)
     connection: http.client.HTTPConnection
     if parts.scheme == "https":
         connection = http.client.HTTPSConnection(
             parts.hostname,
-            parts.port,
+            port,
             timeout=CALLBACK_TIMEOUT,
             context=ssl.create_default_context(),
         )
     else:
         connection = http.client.HTTPConnection(
-            parts.hostname, parts.port, timeout=CALLBACK_TIMEOUT
+            parts.hostname, port, timeout=CALLBACK_TIMEOUT
         )
     # http.client opens its socket with this attribute (set per connection).
     connection._create_connection = functools.partial(  # type: ignore[attr-defined]
@@ -437,7 +439,8 @@ class WebhookApp:
         self.dispatch = dispatch
         self.report = report
         self.tokens = tuple(token.encode("utf-8") for token in tokens)
-        self.allowed_origins = frozenset(allowed_origins)
+        # Origins are DNS names, equal whatever their case (RFC 4343).
+        self.allowed_origins = frozenset(o.strip().lower() for o in allowed_origins)
         if rate is not None and rate < 1:
             raise ValueError("rate must be a positive number of requests per minute")
         self.rate = rate
@@ -496,7 +499,7 @@ class WebhookApp:
     # -- abuse protection (webhook spec §4) ---------------------------------
 
     def _allows(self, origin: str) -> bool:
-        return "*" in self.allowed_origins or origin in self.allowed_origins
+        return "*" in self.allowed_origins or origin.lower() in self.allowed_origins
 
     async def _options(self, headers: Mapping[str, str], send: Send) -> None:
         allow = [(b"allow", ALLOW.encode())]
@@ -581,7 +584,7 @@ class WebhookApp:
         if self._limit is not None:
             peer = peer_of(scope)
             origin = headers.get("webhook-request-origin", "").strip()
-            wait = self._limit.retry_after(peer, origin)
+            wait = self._limit.retry_after(peer, origin.lower())
             if wait:
                 detail = (
                     f"more than {self.rate} deliveries per minute from {origin!r} "
