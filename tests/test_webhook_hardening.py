@@ -250,6 +250,67 @@ def test_callback_follows_no_redirect_and_is_bounded_in_time(monkeypatch: pytest
         assert time.monotonic() - started < 5
 
 
+@pytest.mark.parametrize("target", ["serve", "receiver"])
+def test_a_malformed_callback_gets_400_not_a_crash(servers: dict[str, Server], target: str) -> None:
+    with _client("127.0.0.13") as http:
+        for url in ("http://[::1", "http://host:port/", "ftp://example.nl/x", "javascript:alert(1)", "http:///nohost"):
+            response = http.options(
+                servers[target].url, headers={"webhook-request-origin": "p.example", "webhook-request-callback": url}
+            )
+            assert response.status_code == 400, (url, response.text)
+            assert response.headers["content-type"] == "application/problem+json"
+            assert "not an http(s) URL" in response.json()["detail"]
+
+
+@pytest.mark.parametrize("target", ["serve", "receiver"])
+def test_handshake_callbacks_are_limited_per_client(servers: dict[str, Server], target: str) -> None:
+    """Each callback is a GET the requester chooses: a few a minute per client
+    address, so a flood of handshakes does not make the target a relay."""
+    with _client("127.0.0.14") as http:
+        statuses = [
+            http.options(
+                servers[target].url,
+                headers={"webhook-request-origin": "p.example",
+                         "webhook-request-callback": f"https://callback.invalid/{number}"},
+            ).status_code
+            for number in range(_webhook.CALLBACKS_PER_MINUTE + 3)
+        ]
+        plain = http.options(servers[target].url, headers={"webhook-request-origin": "p.example"})
+    assert statuses == [200] * _webhook.CALLBACKS_PER_MINUTE + [429] * 3
+    assert plain.status_code == 200 and plain.headers["webhook-allowed-origin"] == "*"  # the handshake itself is not limited
+
+
+def test_a_trickling_callback_answer_is_cut_at_the_time_limit(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An answer that comes a byte every 0.3 s never trips a per-read timeout;
+    the callback is still cut at CALLBACK_TIMEOUT in all."""
+    monkeypatch.setattr(_webhook, "CALLBACK_TIMEOUT", 1.5)
+    stop = threading.Event()
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(1)
+
+        def trickle() -> None:
+            connection, _ = listener.accept()
+            with connection:
+                for byte in b"HTTP/1.1 200 OK\r\nx-slow: " + b"a" * 1000:
+                    if stop.is_set():
+                        return
+                    try:
+                        connection.sendall(bytes([byte]))
+                    except OSError:
+                        return
+                    time.sleep(0.3)
+
+        thread = threading.Thread(target=trickle, daemon=True)
+        thread.start()
+        started = time.monotonic()
+        asyncio.run(_webhook.confirm_by_get(f"http://127.0.0.1:{listener.getsockname()[1]}/", "*", allow_private=True))
+        elapsed = time.monotonic() - started
+        stop.set()
+        thread.join(5)
+    assert 1.0 < elapsed < 3.5, elapsed
+
+
 # -- 3. the rate limit: by client address, bounded memory ------------------------------
 
 

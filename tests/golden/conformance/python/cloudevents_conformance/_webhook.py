@@ -253,6 +253,7 @@ class _RateLimit:
 
 CALLBACK_TIMEOUT = 10.0  # seconds for the whole GET, connection to last byte
 CALLBACK_READ = 65536  # bytes of the callback's answer read at most
+CALLBACKS_PER_MINUTE = 6  # handshakes with a callback per client address
 _NAT64 = ipaddress.ip_network("64:ff9b::/96")  # RFC 6052: IPv4 embedded
 
 
@@ -452,6 +453,7 @@ class WebhookApp:
         )
         self.read_timeout = read_timeout
         self._limit = _RateLimit(rate, clock) if rate else None
+        self._callback_limit = _RateLimit(CALLBACKS_PER_MINUTE, clock)
         self._callbacks: set[asyncio.Task[None]] = set()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -473,7 +475,7 @@ class WebhookApp:
         if method == "POST":
             await self._post(scope, headers, receive, send)
         elif method == "OPTIONS":
-            await self._options(headers, send)
+            await self._options(scope, headers, send)
         else:
             detail = (
                 f"{method} is not supported; deliveries use POST (webhook spec §2.1)"
@@ -501,7 +503,9 @@ class WebhookApp:
     def _allows(self, origin: str) -> bool:
         return "*" in self.allowed_origins or origin.lower() in self.allowed_origins
 
-    async def _options(self, headers: Mapping[str, str], send: Send) -> None:
+    async def _options(
+        self, scope: Scope, headers: Mapping[str, str], send: Send
+    ) -> None:
         allow = [(b"allow", ALLOW.encode())]
         origin = headers.get("webhook-request-origin", "").strip()
         if not origin:
@@ -516,9 +520,33 @@ class WebhookApp:
         rate = str(self.rate) if self.rate else "*"
         callback = headers.get("webhook-request-callback", "").strip()
         if callback:
+            try:
+                parts = urllib.parse.urlsplit(callback)
+                usable = parts.scheme in ("http", "https") and bool(parts.hostname)
+                usable = usable and (parts.port or 1) > 0  # reading it checks it
+            except ValueError:  # "http://[::1", a port that is no number ...
+                usable = False
+            if not usable:
+                detail = f"WebHook-Request-Callback {callback!r} is not an http(s) URL"
+                await _respond(
+                    send, 400, allow + _PROBLEM, problem(400, "Bad Request", detail)
+                )
+                return
+            # Each callback is a GET the requester chooses: a few a minute per
+            # client address, so handshakes cannot turn this target into a
+            # relay of requests to a third party.
+            wait = self._callback_limit.retry_after(peer_of(scope), "callback")
+            if wait:
+                detail = f"more than {CALLBACKS_PER_MINUTE} callbacks a minute"
+                await _respond(
+                    send,
+                    429,
+                    [*allow, (b"retry-after", str(wait).encode()), *_PROBLEM],
+                    problem(429, "Too Many Requests", detail),
+                )
+                return
             # §4.2: granting by callback withholds the response headers.
-            if urllib.parse.urlsplit(callback).scheme in ("http", "https"):
-                self._schedule(callback, rate)
+            self._schedule(callback, rate)
             await _respond(send, 200, allow)
             return
         granted = "*" if "*" in self.allowed_origins else origin
