@@ -385,3 +385,18 @@ def test_a_lone_surrogate_in_a_header_is_an_event_error(packages: Path) -> None:
     for name in ("ce-id", "ce-subject", "ce-nlbrpnationaliteit"):
         with pytest.raises(zaken.EventError, match="lone surrogate"):
             zaken.from_http({**headers, name: "x\ud800"}, body)
+
+
+@pytest.mark.parametrize(
+    ("client", "counted_as"),
+    [
+        (("127.0.0.5", 50000), "127.0.0.5"),
+        (("::ffff:192.0.2.7", 1), "192.0.2.7"),  # IPv4-mapped: the IPv4 client
+        (("2001:db8:1:2:aaaa::1", 1), "2001:db8:1:2::/64"),  # an IPv6 client chooses within its /64
+        (("2001:db8:1:2:ffff::9", 1), "2001:db8:1:2::/64"),
+        (("fe80::1%eth0", 1), "fe80::/64"),
+        (None, "unknown"),
+    ],
+)
+def test_the_rate_limit_counts_what_a_client_cannot_choose(client: Any, counted_as: str) -> None:
+    assert _webhook.peer_of({"client": client}) == counted_as
