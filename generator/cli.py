@@ -97,7 +97,7 @@ def _webhook_parsers(commands: argparse._SubParsersAction) -> None:
         "--allowed-origin", action="append", default=[], metavar="ORIGIN",
         help="WebHook-Request-Origin granted in the handshake (repeatable; default: any)",
     )
-    serve_parser.add_argument("--rate", type=_positive, help="deliveries per minute allowed per origin (default: no limit)")
+    serve_parser.add_argument("--rate", type=_positive, help="deliveries per minute allowed per origin of each client address (default: no limit)")
     serve_parser.add_argument(
         "--allow-private-callbacks", action="store_true",
         help="let handshake callbacks (WebHook-Request-Callback) reach loopback and private addresses",
