@@ -214,7 +214,7 @@ class _RateLimit:
             (("peer", peer), self.rate * self.ORIGINS_PER_PEER),
             (("origin", peer, origin), self.rate),
         )
-        logs = []
+        logs: list[deque[float]] = []
         for key, limit in budgets:
             times = self.log.get(key)
             if times is None:
