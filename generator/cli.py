@@ -106,7 +106,11 @@ def _webhook_parsers(commands: argparse._SubParsersAction) -> None:
         "--allowed-origin", action="append", default=[], metavar="ORIGIN",
         help="WebHook-Request-Origin granted in the handshake (repeatable; default: any)",
     )
-    serve_parser.add_argument("--rate", type=_positive, help="deliveries per minute allowed per origin (default: no limit)")
+    serve_parser.add_argument("--rate", type=_positive, help="deliveries per minute allowed per origin of each client address (default: no limit)")
+    serve_parser.add_argument(
+        "--allow-private-callbacks", action="store_true",
+        help="let handshake callbacks (WebHook-Request-Callback) reach loopback and private addresses",
+    )
     _cache_options(serve_parser)
 
     send_parser = commands.add_parser(
@@ -412,7 +416,7 @@ def _serve(arguments: argparse.Namespace) -> int:
     path = arguments.path if arguments.path.startswith("/") else "/" + arguments.path
     app = application(
         catalog_set, tokens=arguments.token, allowed_origins=arguments.allowed_origin or ("*",),
-        rate=arguments.rate, path=path,
+        rate=arguments.rate, path=path, allow_private_callbacks=arguments.allow_private_callbacks,
     )
     try:
         serve(app, arguments.host, arguments.port, sys.stderr)

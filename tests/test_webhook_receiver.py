@@ -50,10 +50,11 @@ def servers(tmp_path_factory: pytest.TempPathFactory, packages: Path) -> Iterato
     started: dict[str, Server] = {}
     try:
         started["serve"] = start_evcat_serve(
-            tmp_path_factory.mktemp("serve"), "--token", TOKEN, "--allowed-origin", ORIGIN
+            tmp_path_factory.mktemp("serve"), "--token", TOKEN, "--allowed-origin", ORIGIN,
+            "--allow-private-callbacks",  # the test's callback listens on 127.0.0.1
         )
         started["receiver"] = start_receiver(
-            tmp_path_factory.mktemp("receiver"), packages, tokens=TOKEN, origins=ORIGIN
+            tmp_path_factory.mktemp("receiver"), packages, tokens=TOKEN, origins=ORIGIN, allow_private=True
         )
         started["serve-rate"] = start_evcat_serve(tmp_path_factory.mktemp("serve-rate"), "--rate", "3")
         started["receiver-rate"] = start_receiver(tmp_path_factory.mktemp("receiver-rate"), packages, rate="3")
@@ -113,6 +114,16 @@ def test_handshake_from_another_origin_is_refused(servers: dict[str, Server], cl
     response = client.options(servers[target].url, headers={"webhook-request-origin": "intruder.example"})
     assert response.status_code == 403
     assert "webhook-allowed-origin" not in response.headers
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_origins_are_dns_names_whatever_their_case(servers: dict[str, Server], client: httpx.Client, target: str) -> None:
+    """RFC 4343: ``Producer.Example.NL`` is the allowed ``producer.example.nl``;
+    the grant names the origin as the sender gave it (webhook spec §4.2.1)."""
+    shouted = ORIGIN.upper()
+    response = client.options(servers[target].url, headers={"webhook-request-origin": shouted})
+    assert response.status_code == 200
+    assert response.headers["webhook-allowed-origin"] == shouted
 
 
 @pytest.mark.parametrize("target", TARGETS)

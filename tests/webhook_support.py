@@ -115,14 +115,17 @@ def start_evcat_serve(tmp: Path, *arguments: str, catalog: Path = CATALOG) -> Se
 
 
 APP = '''
-import json, os
-from brp_personen import CloudEvent
-from brp_personen.webhook import Receiver
+import importlib, json, os
+
+package = os.environ.get("WH_PACKAGE", "brp_personen")
+CloudEvent = importlib.import_module(package).CloudEvent
+Receiver = importlib.import_module(package + ".webhook").Receiver
 
 tokens = [t for t in os.environ.get("WH_TOKENS", "").split(",") if t]
 origins = [o for o in os.environ.get("WH_ORIGINS", "*").split(",") if o]
 rate = int(os.environ["WH_RATE"]) if os.environ.get("WH_RATE") else None
-receiver = Receiver(tokens=tokens, allowed_origins=origins, rate=rate)
+receiver = Receiver(tokens=tokens, allowed_origins=origins, rate=rate,
+                    allow_private_callbacks=os.environ.get("WH_PRIVATE") == "1")
 LOG = os.environ["WH_LOG"]
 
 
@@ -139,7 +142,8 @@ async def explode(event):
 '''
 
 
-def start_receiver(tmp: Path, packages: Path, *, tokens: str = "", origins: str = "*", rate: str = "") -> Server:
+def start_receiver(tmp: Path, packages: Path, *, tokens: str = "", origins: str = "*", rate: str = "",
+                   package: str = "brp_personen", allow_private: bool = False) -> Server:
     """The generated ``brp_personen.webhook.Receiver`` under uvicorn (as a user runs it)."""
     app_dir = tmp / "app"
     app_dir.mkdir(exist_ok=True)
@@ -150,6 +154,7 @@ def start_receiver(tmp: Path, packages: Path, *, tokens: str = "", origins: str 
     env = dict(
         os.environ, PYTHONPATH=os.pathsep.join([str(app_dir), str(packages)]),
         WH_TOKENS=tokens, WH_ORIGINS=origins, WH_RATE=rate, WH_LOG=str(log),
+        WH_PACKAGE=package, WH_PRIVATE="1" if allow_private else "0",
     )
     process = subprocess.Popen(
         [sys.executable, "-m", "uvicorn", "wh_app:receiver", "--host", "127.0.0.1", "--port", str(port),

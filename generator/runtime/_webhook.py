@@ -20,13 +20,18 @@ Standard library only: it runs under any ASGI server (uvicorn, hypercorn ...).
 from __future__ import annotations
 
 import asyncio
+import functools
 import hmac
+import http.client
+import ipaddress
 import json
+import logging
 import math
+import socket
+import ssl
 import time
 import urllib.parse
-import urllib.request
-from collections import deque
+from collections import OrderedDict, deque
 from collections.abc import Awaitable, Callable, Coroutine, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -42,6 +47,7 @@ RATE_WINDOW = (
     60.0  # WebHook-Allowed-Rate counts requests per minute (webhook spec §4.2.2)
 )
 QUERY_TOKEN_RULE = "WEBHOOK-TOKEN-IN-QUERY"
+_LOG = logging.getLogger(__name__)
 
 Scope = dict[str, Any]
 Message = dict[str, Any]
@@ -114,8 +120,9 @@ def essence(content_type: str) -> str:
 
 
 def is_json(content_type: str) -> bool:
-    kind = essence(content_type)
-    return kind == "application/json" or kind.endswith("+json")
+    """JSON format §3.1.1: a media type of the form ``*/json`` or ``*/*+json``."""
+    subtype = essence(content_type).partition("/")[2]
+    return subtype == "json" or subtype.endswith("+json")
 
 
 def mode_of(headers: Mapping[str, str]) -> str:
@@ -157,58 +164,245 @@ def problem(status: int, title: str, detail: str, **members: Any) -> bytes:
 _PROBLEM = [(b"content-type", b"application/problem+json")]
 
 
-class _RateLimit:
-    """At most ``rate`` deliveries per origin in any 60 s window (sliding log)."""
+def peer_of(scope: Scope) -> str:
+    """The client's address as the rate limit counts it: what the client cannot
+    choose freely. An IPv6 client is its /64 (one subscriber's usual prefix,
+    RFC 6177), an IPv4-mapped one its IPv4 address. Behind a reverse proxy it
+    is the proxy, unless the server rewrites the client from trusted
+    forwarding headers (``uvicorn --proxy-headers --forwarded-allow-ips``)."""
+    client = scope.get("client") or ("unknown", 0)
+    host = str(client[0])
+    try:
+        address = ipaddress.ip_address(host.split("%", 1)[0])
+    except ValueError:
+        return host
+    if isinstance(address, ipaddress.IPv6Address):
+        if address.ipv4_mapped is not None:
+            return str(address.ipv4_mapped)
+        return str(ipaddress.IPv6Network((address, 64), strict=False))
+    return str(address)
 
-    MAX_ORIGINS = 10_000  # origins are claimed by clients: bound the memory
+
+class _RateLimit:
+    """At most ``rate`` deliveries in any 60 s window (sliding log) per origin
+    of each client address, and at most ``ORIGINS_PER_PEER`` times that per
+    client address, whatever ``WebHook-Request-Origin`` it claims: the header
+    is the client's to choose, its address is not (webhook spec §4.2.2 grants
+    the rate per origin; a client varying the header gets no more).
+
+    Memory is bounded: at most ``max_keys`` keys of at most ``rate`` (or
+    ``ORIGINS_PER_PEER * rate``) times each. When full, keys whose window has
+    passed go first, then keys never refused (oldest first), so a flood of
+    new clients cannot reset the limit of a throttled one.
+    """
+
+    ORIGINS_PER_PEER = 4
+    MEMORY = 1_000_000  # timestamps held at most over all keys
+    MAX_KEYS = 10_000
 
     def __init__(self, rate: int, clock: Callable[[], float]) -> None:
         self.rate = rate
         self.clock = clock
-        self.log: dict[str, deque[float]] = {}
+        self.max_keys = max(16, min(self.MAX_KEYS, self.MEMORY // (rate * 2)))
+        self.log: OrderedDict[tuple[str, ...], deque[float]] = OrderedDict()
+        self.refused: set[tuple[str, ...]] = set()  # keys given a 429 (kept longest)
 
-    def retry_after(self, origin: str) -> int:
+    def retry_after(self, peer: str, origin: str) -> int:
         """0 when the delivery may pass (and counts it), else seconds to wait."""
         now = self.clock()
-        times = self.log.get(origin)
-        if times is None:
-            if len(self.log) >= self.MAX_ORIGINS:
-                self._forget(now)
-            times = self.log[origin] = deque()
-        while times and times[0] <= now - RATE_WINDOW:
-            times.popleft()
-        if len(times) >= self.rate:
-            return max(1, math.ceil(times[0] + RATE_WINDOW - now))
-        times.append(now)
+        budgets = (
+            (("peer", peer), self.rate * self.ORIGINS_PER_PEER),
+            (("origin", peer, origin), self.rate),
+        )
+        logs: list[deque[float]] = []
+        for key, limit in budgets:
+            times = self.log.get(key)
+            if times is None:
+                self._make_room(now)
+                times = self.log[key] = deque()
+            else:
+                self.log.move_to_end(key)
+            while times and times[0] <= now - RATE_WINDOW:
+                times.popleft()
+            if len(times) >= limit:
+                self.refused.add(key)
+                return max(1, math.ceil(times[0] + RATE_WINDOW - now))
+            logs.append(times)
+        for times in logs:
+            times.append(now)
         return 0
 
-    def _forget(self, now: float) -> None:
-        for origin in [o for o, t in self.log.items() if not t or t[-1] <= now - 60]:
-            del self.log[origin]
-        if len(self.log) >= self.MAX_ORIGINS:
-            self.log.clear()
+    def _make_room(self, now: float) -> None:
+        if len(self.log) < self.max_keys:
+            return
+        keep = self.max_keys * 9 // 10
+        for key, times in list(self.log.items()):  # windows passed
+            if not times or times[-1] <= now - RATE_WINDOW:
+                del self.log[key]
+                self.refused.discard(key)
+        for key in list(self.log):  # then clients never refused, oldest first
+            if len(self.log) <= keep:
+                break
+            if key not in self.refused:
+                del self.log[key]
+        while len(self.log) >= self.max_keys:
+            self.refused.discard(self.log.popitem(last=False)[0])
 
 
-class _NoRedirect(urllib.request.HTTPRedirectHandler):
-    def redirect_request(self, *args: Any, **kwargs: Any) -> None:
-        return None
+# -- the callback of the abuse-protection handshake (webhook spec §4.1.3) ----
+
+CALLBACK_TIMEOUT = 10.0  # seconds for the whole GET, connection to last byte
+CALLBACK_READ = 65536  # bytes of the callback's answer read at most
+CALLBACKS_PER_MINUTE = 6  # handshakes with a callback per client address
+_NAT64 = ipaddress.ip_network("64:ff9b::/96")  # RFC 6052: IPv4 embedded
 
 
-def _get(url: str, rate: str) -> None:
-    opener = urllib.request.build_opener(_NoRedirect)
-    request = urllib.request.Request(
-        url, method="GET", headers={"WebHook-Allowed-Rate": rate}
-    )
-    with opener.open(request, timeout=10) as response:
-        response.read(65536)
+class CallbackRefused(OSError):
+    """A callback URL whose host is not a public address (SSRF protection)."""
 
 
-async def confirm_by_get(url: str, rate: str) -> None:
-    """Grant a handshake by a GET to its callback URL (webhook spec §4.1.3)."""
+def refused_address(text: str) -> str | None:
+    """Why a handshake's callback may not go to this IP address, or None.
+
+    The callback URL is the requester's to choose: a receiver that GETs it
+    could be made to reach its own network (SSRF). Refused: loopback,
+    private, shared (RFC 6598), link-local, multicast, reserved, unspecified
+    and every other address that is not globally reachable (IANA special
+    purpose registries), IPv4 and IPv6, also an IPv4 address inside an IPv6
+    one (IPv4-mapped, 6to4, Teredo, NAT64)."""
     try:
-        await asyncio.to_thread(_get, url, rate)
-    except (OSError, ValueError):
-        pass  # the sender may repeat the handshake; nothing else to do
+        address = ipaddress.ip_address(text.split("%", 1)[0])
+    except ValueError:
+        return "not an IP address"
+    inside: list[ipaddress.IPv4Address | ipaddress.IPv6Address] = [address]
+    if isinstance(address, ipaddress.IPv6Address):
+        if address.ipv4_mapped is not None:
+            inside.append(address.ipv4_mapped)
+        if address.sixtofour is not None:
+            inside.append(address.sixtofour)
+        if address.teredo is not None:
+            inside.append(address.teredo[1])
+        if address in _NAT64:  # reaches the IPv4 address, judged alone
+            inside = [ipaddress.IPv4Address(int(address) & 0xFFFFFFFF)]
+    for candidate in inside:
+        for reason in (
+            "loopback",
+            "private",
+            "link_local",
+            "multicast",
+            "reserved",
+            "unspecified",
+        ):
+            if getattr(candidate, f"is_{reason}"):
+                return f"{candidate} is a {reason.replace('_', '-')} address"
+        if not candidate.is_global:
+            return f"{candidate} is not a public address"
+    return None
+
+
+def _connect(
+    allow_private: bool,
+    sockets: list[socket.socket],
+    address: tuple[str, int],
+    timeout: float | None = None,
+    source_address: tuple[str, int] | None = None,
+) -> socket.socket:
+    """``socket.create_connection`` that refuses non-public addresses: every
+    address the name resolves to is checked, the connection goes to a
+    checked address, and its actual peer address is checked again, so DNS
+    rebinding (a second answer differing from the first) cannot bypass it."""
+    host, port = address
+    answers = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    if not allow_private:
+        for *_, sockaddr in answers:
+            reason = refused_address(str(sockaddr[0]))
+            if reason:
+                raise CallbackRefused(f"{host} resolves to {sockaddr[0]}: {reason}")
+    error: OSError = OSError(f"{host} resolves to no address")
+    for family, kind, proto, _, sockaddr in answers:
+        sock = socket.socket(family, kind, proto)
+        try:
+            sock.settimeout(timeout)
+            if source_address:
+                sock.bind(source_address)
+            sockets.append(sock)
+            sock.connect(sockaddr)
+            peer = str(sock.getpeername()[0])
+            reason = None if allow_private else refused_address(peer)
+            if reason:
+                raise CallbackRefused(f"{host} connected to {peer}: {reason}")
+            return sock
+        except OSError as failed:
+            sock.close()
+            error = failed
+            if isinstance(failed, CallbackRefused):
+                break
+    raise error
+
+
+def _get(url: str, rate: str, allow_private: bool, sockets: list[socket.socket]) -> int:
+    """One GET to ``url``: no proxy, no redirect followed, at most
+    ``CALLBACK_READ`` bytes of the answer read. Returns the status."""
+    parts = urllib.parse.urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValueError(f"{url!r} is not an http(s) URL")
+    # The port explicitly: http.client would read one off a bare IPv6 host.
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    connection: http.client.HTTPConnection
+    if parts.scheme == "https":
+        connection = http.client.HTTPSConnection(
+            parts.hostname,
+            port,
+            timeout=CALLBACK_TIMEOUT,
+            context=ssl.create_default_context(),
+        )
+    else:
+        connection = http.client.HTTPConnection(
+            parts.hostname, port, timeout=CALLBACK_TIMEOUT
+        )
+    # http.client opens its socket with this attribute (set per connection).
+    connection._create_connection = functools.partial(  # type: ignore[attr-defined]
+        _connect, allow_private, sockets
+    )
+    try:
+        target = parts.path or "/"
+        if parts.query:
+            target += "?" + parts.query
+        connection.request("GET", target, headers={"WebHook-Allowed-Rate": rate})
+        response = connection.getresponse()
+        response.read(CALLBACK_READ)  # a redirect (3xx) is an answer, not followed
+        return response.status
+    finally:
+        connection.close()
+
+
+async def confirm_by_get(url: str, rate: str, *, allow_private: bool = False) -> None:
+    """Grant a handshake by a GET to its callback URL (webhook spec §4.1.3),
+    within ``CALLBACK_TIMEOUT`` in all; only to a public address unless
+    ``allow_private``. A failed or refused callback is logged, nothing else:
+    the sender may repeat the handshake."""
+    sockets: list[socket.socket] = []
+    task = asyncio.ensure_future(
+        asyncio.to_thread(_get, url, rate, allow_private, sockets)
+    )
+    done, _ = await asyncio.wait({task}, timeout=CALLBACK_TIMEOUT)
+    if not done:  # a server trickling its answer: cut the connection
+        for sock in sockets:
+            try:
+                sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+    try:
+        await task
+    except CallbackRefused as error:
+        _LOG.warning(
+            "webhook: handshake callback %s refused: %s (allow_private_callbacks "
+            "permits it)",
+            url,
+            error,
+        )
+    except (OSError, ValueError, http.client.HTTPException) as error:
+        _LOG.warning("webhook: handshake callback %s failed: %s", url, error)
 
 
 class WebhookApp:
@@ -220,6 +414,9 @@ class WebhookApp:
     allowed per origin (None: no limit). ``path``: the one path served
     (None: any). ``max_event_size`` / ``max_batch_size``: bodies above them
     get 413. ``read_timeout``: seconds for the whole body to arrive (else 408).
+    ``allow_private_callbacks``: let the handshake's callback GET go to
+    loopback, private and other non-public addresses (default: refused, as
+    the callback URL is the requester's to choose; see ``refused_address``).
     """
 
     def __init__(
@@ -234,7 +431,8 @@ class WebhookApp:
         path: str | None = None,
         max_event_size: int = DEFAULT_EVENT_SIZE,
         max_batch_size: int = DEFAULT_BATCH_SIZE,
-        confirm: Confirm = confirm_by_get,
+        confirm: Confirm | None = None,
+        allow_private_callbacks: bool = False,
         clock: Callable[[], float] = time.monotonic,
         read_timeout: float = 30.0,
     ) -> None:
@@ -242,16 +440,20 @@ class WebhookApp:
         self.dispatch = dispatch
         self.report = report
         self.tokens = tuple(token.encode("utf-8") for token in tokens)
-        self.allowed_origins = frozenset(allowed_origins)
+        # Origins are DNS names, equal whatever their case (RFC 4343).
+        self.allowed_origins = frozenset(o.strip().lower() for o in allowed_origins)
         if rate is not None and rate < 1:
             raise ValueError("rate must be a positive number of requests per minute")
         self.rate = rate
         self.path = path
         self.max_event_size = max_event_size
         self.max_batch_size = max(max_batch_size, max_event_size)
-        self.confirm = confirm
+        self.confirm = confirm or functools.partial(
+            confirm_by_get, allow_private=allow_private_callbacks
+        )
         self.read_timeout = read_timeout
         self._limit = _RateLimit(rate, clock) if rate else None
+        self._callback_limit = _RateLimit(CALLBACKS_PER_MINUTE, clock)
         self._callbacks: set[asyncio.Task[None]] = set()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -273,7 +475,7 @@ class WebhookApp:
         if method == "POST":
             await self._post(scope, headers, receive, send)
         elif method == "OPTIONS":
-            await self._options(headers, send)
+            await self._options(scope, headers, send)
         else:
             detail = (
                 f"{method} is not supported; deliveries use POST (webhook spec §2.1)"
@@ -299,9 +501,11 @@ class WebhookApp:
     # -- abuse protection (webhook spec §4) ---------------------------------
 
     def _allows(self, origin: str) -> bool:
-        return "*" in self.allowed_origins or origin in self.allowed_origins
+        return "*" in self.allowed_origins or origin.lower() in self.allowed_origins
 
-    async def _options(self, headers: Mapping[str, str], send: Send) -> None:
+    async def _options(
+        self, scope: Scope, headers: Mapping[str, str], send: Send
+    ) -> None:
         allow = [(b"allow", ALLOW.encode())]
         origin = headers.get("webhook-request-origin", "").strip()
         if not origin:
@@ -316,9 +520,33 @@ class WebhookApp:
         rate = str(self.rate) if self.rate else "*"
         callback = headers.get("webhook-request-callback", "").strip()
         if callback:
+            try:
+                parts = urllib.parse.urlsplit(callback)
+                usable = parts.scheme in ("http", "https") and bool(parts.hostname)
+                usable = usable and (parts.port or 1) > 0  # reading it checks it
+            except ValueError:  # "http://[::1", a port that is no number ...
+                usable = False
+            if not usable:
+                detail = f"WebHook-Request-Callback {callback!r} is not an http(s) URL"
+                await _respond(
+                    send, 400, allow + _PROBLEM, problem(400, "Bad Request", detail)
+                )
+                return
+            # Each callback is a GET the requester chooses: a few a minute per
+            # client address, so handshakes cannot turn this target into a
+            # relay of requests to a third party.
+            wait = self._callback_limit.retry_after(peer_of(scope), "callback")
+            if wait:
+                detail = f"more than {CALLBACKS_PER_MINUTE} callbacks a minute"
+                await _respond(
+                    send,
+                    429,
+                    [*allow, (b"retry-after", str(wait).encode()), *_PROBLEM],
+                    problem(429, "Too Many Requests", detail),
+                )
+                return
             # §4.2: granting by callback withholds the response headers.
-            if urllib.parse.urlsplit(callback).scheme in ("http", "https"):
-                self._schedule(callback, rate)
+            self._schedule(callback, rate)
             await _respond(send, 200, allow)
             return
         granted = "*" if "*" in self.allowed_origins else origin
@@ -382,11 +610,14 @@ class WebhookApp:
             if via == "query":
                 extra.append((b"cache-control", b"private"))  # webhook spec §3.2
         if self._limit is not None:
-            client = scope.get("client") or ("unknown", 0)
-            origin = headers.get("webhook-request-origin") or str(client[0])
-            wait = self._limit.retry_after(origin)
+            peer = peer_of(scope)
+            origin = headers.get("webhook-request-origin", "").strip()
+            wait = self._limit.retry_after(peer, origin.lower())
             if wait:
-                detail = f"more than {self.rate} deliveries per minute from {origin!r}"
+                detail = (
+                    f"more than {self.rate} deliveries per minute from {origin!r} "
+                    f"at {peer}"
+                )
                 await _respond(
                     send,
                     429,

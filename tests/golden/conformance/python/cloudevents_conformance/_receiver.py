@@ -66,6 +66,7 @@ class EventReceiver(WebhookApp):
         rate: int | None = None,
         max_event_size: int = DEFAULT_EVENT_SIZE,
         path: str | None = None,
+        allow_private_callbacks: bool = False,
     ) -> None:
         self._from_http = from_http
         self._parse_event = parse_event
@@ -79,6 +80,7 @@ class EventReceiver(WebhookApp):
             rate=rate,
             path=path,
             max_event_size=max_event_size,
+            allow_private_callbacks=allow_private_callbacks,
         )
 
     def on(self, *classes: type) -> Callable[[H], H]:

@@ -27,7 +27,11 @@ __all__ = ["Receiver", "receiver", "Finding", "Judged"]
 
 
 class Receiver(EventReceiver):
-    """An ASGI application accepting this catalog's events (contract 6.3)."""
+    """An ASGI application accepting this catalog's events (contract 6.3).
+
+    ``allow_private_callbacks``: let the handshake's callback GET (webhook
+    spec §4.1.3) reach loopback and private addresses; refused by default.
+    """
 
     def __init__(
         self,
@@ -36,6 +40,7 @@ class Receiver(EventReceiver):
         rate: int | None = None,
         *,
         path: str | None = None,
+        allow_private_callbacks: bool = False,
     ) -> None:
         super().__init__(
             from_http=from_http,
@@ -45,6 +50,7 @@ class Receiver(EventReceiver):
             rate=rate,
             max_event_size=65536,
             path=path,
+            allow_private_callbacks=allow_private_callbacks,
         )
 
 

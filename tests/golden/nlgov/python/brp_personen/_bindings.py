@@ -15,18 +15,17 @@ from __future__ import annotations
 
 import base64
 import json
-import re
 from collections.abc import Iterable, Mapping
 from datetime import datetime, timedelta, timezone
 from typing import Any, Literal
 
 from ._cloudevents import (
+    _CORE_TYPES,
     STRUCTURED_CONTENT_TYPE,
     CloudEvent,
     EventError,
-    _event_class,
     parse_event,
-    read_json,
+    structured_from_binary,
 )
 
 __all__ = [
@@ -52,21 +51,7 @@ _STRUCTURED_PREFIX = "application/cloudevents"
 _STRUCTURED = f"{STRUCTURED_CONTENT_TYPE}; charset=utf-8"
 _JSON_DATA = "application/json"
 
-# CloudEvents 1.0.2 §3.1, §3.2: the types of the core attributes.
-_CORE_TYPES = {
-    "specversion": "String",
-    "id": "String",
-    "type": "String",
-    "subject": "String",
-    "time": "Timestamp",
-    "source": "URI-reference",
-    "dataschema": "URI",
-}
 _REQUIRED = frozenset(("specversion", "id", "source", "type"))
-# Integer (CloudEvents §3.1.1: 32 bits) in its canonical string form; longer
-# digit strings are left for the model to refuse.
-_INTEGER = re.compile(r"-?[0-9]{1,10}")
-_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 
 
 def _check_mode(mode: str) -> None:
@@ -86,12 +71,6 @@ def _is_structured(content_type: str | None) -> bool:
     )
 
 
-def _is_json(content_type: str) -> bool:
-    # JSON format §3.1: application/json and any media type with a +json suffix.
-    essence = _essence(content_type)
-    return essence in ("application/json", "text/json") or essence.endswith("+json")
-
-
 def _rfc3339(value: datetime) -> str:
     """A native timestamp as RFC 3339 text: UTC with six fraction digits, a
     form every profile accepts (Het Normo ID06 asks for exactly this one)."""
@@ -100,87 +79,6 @@ def _rfc3339(value: datetime) -> str:
         # give them in UTC.
         value = value.replace(tzinfo=timezone.utc)
     return value.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-
-
-def _attribute_types(event_class: type[CloudEvent] | None) -> dict[str, str]:
-    types = dict(_CORE_TYPES)
-    if event_class is not None:
-        types.update(event_class.attribute_types)
-    return types
-
-
-def _json_form(name: str, value: Any, kind: str | None) -> Any:
-    """One binary-mode attribute value as the JSON format writes it (§2.2)."""
-    if isinstance(value, str):
-        # Canonical string form (CloudEvents §3.1.1); Integer and Boolean are
-        # JSON numbers and booleans in the JSON format. Some SDKs write
-        # True/False: accepted. A value that is not the type's canonical form
-        # stays a string for the event model to judge.
-        if kind == "Integer" and _INTEGER.fullmatch(value):
-            return int(value)
-        if kind == "Boolean" and value.lower() in ("true", "false"):
-            return value.lower() == "true"
-        return value
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, int):
-        if kind == "Timestamp":
-            # AMQP timestamp: milliseconds since the Unix epoch (AMQP 1.0 §1.6.18).
-            try:
-                return _rfc3339(_EPOCH + timedelta(milliseconds=value))
-            except OverflowError as error:
-                raise EventError(
-                    f"attribute {name!r}: timestamp {value} is out of range"
-                ) from error
-        return value
-    if isinstance(value, datetime):
-        return _rfc3339(value)
-    if isinstance(value, (bytes, bytearray, memoryview)):
-        if kind not in (None, "Binary"):
-            raise EventError(f"attribute {name!r} holds binary, not a {kind}")
-        return base64.b64encode(bytes(value)).decode("ascii")
-    # Anything else (a float, a list, ...) goes to the model, which rejects it.
-    return value
-
-
-def structured_from_binary(
-    attributes: Mapping[str, Any],
-    content_type: str | None,
-    payload: bytes | None,
-    events: Events,
-) -> dict[str, Any]:
-    """The structured-mode (JSON format) mapping of a binary-mode message.
-
-    ``attributes`` are the CloudEvents attributes without their protocol
-    prefix, as canonical strings (HTTP, Kafka, MQTT) or native values (AMQP:
-    bool, int, bytes, datetime or an int of epoch milliseconds for a
-    Timestamp). ``content_type`` becomes ``datacontenttype``; a JSON payload
-    becomes ``data``, any other payload ``data_base64`` (JSON format §3.1).
-    """
-    if not attributes:
-        raise EventError(
-            "no CloudEvents attributes and no structured-mode content type: "
-            "not a CloudEvent"
-        )
-    try:
-        event_class: type[CloudEvent] | None = _event_class(attributes, events)
-    except EventError:
-        event_class = None  # parse_event gives the verdict on the same mapping
-    types = _attribute_types(event_class)
-    event: dict[str, Any] = {}
-    for name, value in attributes.items():
-        if value is None:
-            continue
-        event[name] = _json_form(name, value, types.get(name))
-    if content_type:
-        event["datacontenttype"] = content_type
-    if payload:
-        essence = content_type or event.get("datacontenttype") or _JSON_DATA
-        if _is_json(str(essence)):
-            event["data"] = read_json(payload)  # the bounds of parse_event's reader
-        else:
-            event["data_base64"] = base64.b64encode(payload).decode("ascii")
-    return event
 
 
 def _binary_attributes(event: CloudEvent) -> tuple[dict[str, Any], bytes]:
@@ -347,7 +245,7 @@ def to_amqp(
     if mode == "structured":
         return _STRUCTURED, {}, event.to_json()
     wire, payload = _binary_attributes(event)
-    types = _attribute_types(type(event))
+    types = {**_CORE_TYPES, **type(event).attribute_types}
     content_type = str(wire.pop("datacontenttype", ""))
     properties = {
         AMQP_PREFIX + name: _amqp_value(value, types.get(name))
