@@ -17,14 +17,14 @@ import base64
 import json
 import re
 from collections.abc import Iterable, Mapping
-from datetime import datetime, timedelta, timezone
-from typing import Any, Literal
+from datetime import UTC, datetime, timedelta
+from typing import Any, Literal, cast
 
 from ._cloudevents import (
     STRUCTURED_CONTENT_TYPE,
     CloudEvent,
     EventError,
-    _event_class,
+    _event_class,  # pyright: ignore[reportPrivateUsage]  # a sibling module's helper
     parse_event,
     read_json,
 )
@@ -66,7 +66,7 @@ _REQUIRED = frozenset(("specversion", "id", "source", "type"))
 # Integer (CloudEvents §3.1.1: 32 bits) in its canonical string form; longer
 # digit strings are left for the model to refuse.
 _INTEGER = re.compile(r"-?[0-9]{1,10}")
-_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 def _check_mode(mode: str) -> None:
@@ -98,8 +98,8 @@ def _rfc3339(value: datetime) -> str:
     if value.tzinfo is None:
         # AMQP timestamps are UTC; client libraries that give naive datetimes
         # give them in UTC.
-        value = value.replace(tzinfo=timezone.utc)
-    return value.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+        value = value.replace(tzinfo=UTC)
+    return value.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 def _attribute_types(event_class: type[CloudEvent] | None) -> dict[str, str]:
@@ -135,10 +135,11 @@ def _json_form(name: str, value: Any, kind: str | None) -> Any:
         return value
     if isinstance(value, datetime):
         return _rfc3339(value)
-    if isinstance(value, (bytes, bytearray, memoryview)):
+    raw = _bytes(value)
+    if raw is not None:
         if kind not in (None, "Binary"):
             raise EventError(f"attribute {name!r} holds binary, not a {kind}")
-        return base64.b64encode(bytes(value)).decode("ascii")
+        return base64.b64encode(raw).decode("ascii")
     # Anything else (a float, a list, ...) goes to the model, which rejects it.
     return value
 
@@ -202,10 +203,20 @@ def _canonical(value: Any) -> str:
     return str(value)
 
 
+def _bytes(value: object) -> bytes | None:
+    """``value``'s bytes when it is bytes-like (bytes, bytearray, memoryview)."""
+    if isinstance(value, (bytes, bytearray)):
+        return bytes(value)
+    if isinstance(value, memoryview):
+        return value.tobytes()
+    return None
+
+
 def _text(value: Any, where: str) -> str:
-    if isinstance(value, (bytes, bytearray, memoryview)):
+    raw = _bytes(value)
+    if raw is not None:
         try:
-            return bytes(value).decode("utf-8")
+            return raw.decode("utf-8")
         except UnicodeDecodeError as error:
             raise EventError(f"{where} is not UTF-8 text") from error
     return str(value)
@@ -217,8 +228,12 @@ def _pairs(
     if items is None:
         return []
     if isinstance(items, Mapping):
-        return [(str(key), value) for key, value in items.items()]
-    pairs = []
+        # (the isinstance narrowing of the Iterable branch knows no key types)
+        mapping = cast("Mapping[object, Any]", items)
+        return [(str(key), value) for key, value in mapping.items()]
+    pairs: list[tuple[str, Any]] = []
+    key: object
+    value: Any
     for item in items:
         try:
             key, value = item
@@ -235,8 +250,9 @@ def _payload(value: bytes | bytearray | memoryview | str | None) -> bytes:
         return b""
     if isinstance(value, str):
         return value.encode("utf-8")
-    if isinstance(value, (bytes, bytearray, memoryview)):
-        return bytes(value)
+    raw = _bytes(value)
+    if raw is not None:
+        return raw
     raise EventError(f"a message body is bytes, not {type(value).__name__}")
 
 

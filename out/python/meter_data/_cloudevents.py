@@ -28,20 +28,18 @@ import json
 import math
 import re
 import uuid
-from collections.abc import Iterable, Mapping
-from datetime import date, datetime, timezone
-from typing import Annotated, Any, ClassVar, Literal
-
-from pydantic.json_schema import JsonSchemaValue
-from pydantic_core import CoreSchema, from_json
+import warnings
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import UTC, date, datetime
+from typing import Annotated, Any, ClassVar, Literal, cast
 
 from pydantic import (
     AfterValidator,
     BaseModel,
     BeforeValidator,
     ConfigDict,
-    GetJsonSchemaHandler,
     Field,
+    GetJsonSchemaHandler,
     PlainSerializer,
     PlainValidator,
     Strict,
@@ -50,6 +48,8 @@ from pydantic import (
     WithJsonSchema,
     model_validator,
 )
+from pydantic.json_schema import JsonSchemaValue
+from pydantic_core import CoreSchema, from_json
 
 __all__ = [
     "BATCH_CONTENT_TYPE",
@@ -185,12 +185,12 @@ def check_value(value: Any) -> None:
         elif depth >= MAX_DEPTH and isinstance(item, (dict, list)):
             raise EventError(f"the JSON is nested more than {MAX_DEPTH} levels deep")
         elif isinstance(item, dict):
-            for key, child in item.items():
+            for key, child in cast("dict[object, Any]", item).items():
                 if isinstance(key, str) and _SURROGATE.search(key):
                     raise EventError("a name holds a lone surrogate (not Unicode text)")
                 stack.append((child, depth + 1))
         elif isinstance(item, list):
-            stack.extend((child, depth + 1) for child in item)
+            stack.extend((child, depth + 1) for child in cast("Sequence[Any]", item))
 
 
 # --- Values: CloudEvents types (§3.2) and payload formats ------------------------
@@ -284,7 +284,7 @@ def _normo_time(value: datetime) -> str:
     text = getattr(value, "text", None)
     if isinstance(text, str) and _NORMO_TIME.match(text):
         return text
-    return value.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    return value.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 def _full_date(value: Any) -> date:
@@ -334,7 +334,7 @@ def _integer_sequence(value: str) -> str:
 
 def now() -> datetime:
     """The current moment in UTC (the default of ``time``)."""
-    return datetime.now(timezone.utc)
+    return datetime.now(UTC)
 
 
 def new_id() -> str:
@@ -440,9 +440,9 @@ def _finite_extras(extra: Mapping[str, Any]) -> None:
         if isinstance(item, float) and not math.isfinite(item):
             raise ValueError("a number too large for JSON (or NaN, Infinity)")
         if isinstance(item, dict):
-            stack.extend(item.values())
+            stack.extend(cast("dict[str, Any]", item).values())
         elif isinstance(item, list):
-            stack.extend(item)
+            stack.extend(cast("Sequence[Any]", item))
 
 
 def _construct(
@@ -494,7 +494,7 @@ class Payload(BaseModel):
             for name in cls.evcat_not_null:
                 if name in value and value[name] is None:
                     raise ValueError(f"{name!r} may be left out, but not null")
-        return value
+        return value  # pyright: ignore[reportUnknownVariableType]  # as given
 
     @model_validator(mode="after")
     def _wire_shadowed(self, info: ValidationInfo) -> Payload:
@@ -542,7 +542,12 @@ class CloudEvent(BaseModel):
     data: Any = None
 
     def __init__(self, /, **data: Any) -> None:
-        """A program constructs an event: defaults applied, Python names accepted."""
+        """A program constructs an event: defaults applied, Python names accepted.
+        A deprecated event version (``@deprecated(message, category=None)``:
+        marked for type checkers only, so parsing one never warns) warns here."""
+        deprecation = getattr(type(self), "__deprecated__", None)
+        if deprecation is not None:
+            warnings.warn(str(deprecation), DeprecationWarning, stacklevel=2)
         _construct(self, data, {"specversion": "1.0", **self.construct_defaults})
 
     __init__.__pydantic_base_init__ = True  # type: ignore[attr-defined]
@@ -551,13 +556,13 @@ class CloudEvent(BaseModel):
     @classmethod
     def _read_wire(cls, value: Any, info: ValidationInfo) -> Any:
         if not isinstance(value, Mapping) or _constructing(info):
-            return value
+            return value  # pyright: ignore[reportUnknownVariableType]  # as given
         fields = _python_names(cls)
         # JSON format §2.4: null for an optional attribute means unset; JSON
         # null data is data, and a notification has none.
-        wire = {}
-        undeclared = []
-        for name, item in value.items():
+        wire: dict[Any, Any] = {}
+        undeclared: list[object] = []
+        for name, item in cast("Mapping[object, Any]", value).items():
             if name in fields:
                 if item is not None or (name == "data" and cls.has_data):
                     wire[name] = item
@@ -695,7 +700,8 @@ def parse_event(raw: str | bytes | Mapping[str, Any], events: Events) -> CloudEv
         check_value(event)
     if not isinstance(event, Mapping):
         raise EventError("an event must be a JSON object")
-    return _validate(_event_class(event, events), event)
+    mapping = cast("Mapping[str, Any]", event)
+    return _validate(_event_class(mapping, events), mapping)
 
 
 def parse_batch(raw: str | bytes | list[Any], events: Events) -> list[CloudEvent]:
@@ -703,7 +709,7 @@ def parse_batch(raw: str | bytes | list[Any], events: Events) -> list[CloudEvent
     batch = read_json(raw) if isinstance(raw, (str, bytes, bytearray)) else raw
     if not isinstance(batch, list):
         raise EventError("a batch must be a JSON array")
-    return [parse_event(item, events) for item in batch]
+    return [parse_event(item, events) for item in cast("Sequence[Any]", batch)]
 
 
 # --- HTTP binding ----------------------------------------------------------------
@@ -751,7 +757,10 @@ def to_http(
 
 
 def _lower(headers: Headers) -> dict[str, str]:
-    items = headers.items() if isinstance(headers, Mapping) else headers
+    items = cast(
+        "Iterable[tuple[object, object]]",
+        headers.items() if isinstance(headers, Mapping) else headers,
+    )
     try:
         return {str(key).lower(): str(value) for key, value in items}
     except (TypeError, ValueError) as error:

@@ -4,8 +4,18 @@
 from __future__ import annotations
 
 from typing import Annotated, Literal
+
 from pydantic import ConfigDict, Field, StrictStr
+
 from ._cloudevents import DateTime, Payload, Uri
+
+__all__ = [
+    "NlOverheidZakenDocumentToegevoegdV100Data",
+    "NlOverheidZakenZaakstatusGewijzigdV110Data",
+    "NlOverheidZakenZaakstatusGewijzigdV110DataStatus",
+    "Persoonsidentificatie",
+    "ZaakReferentie",
+]
 
 
 class NlOverheidZakenDocumentToegevoegdV100Data(Payload):

@@ -4,8 +4,16 @@
 from __future__ import annotations
 
 from typing import Annotated, Literal
+
 from pydantic import ConfigDict, Field, StrictBool, StrictStr
+
 from ._cloudevents import JsonInt, Payload, Uri
+
+__all__ = [
+    "IoExampleClassImportFromV100Data",
+    "Model",
+    "Node",
+]
 
 
 class IoExampleClassImportFromV100Data(Payload):

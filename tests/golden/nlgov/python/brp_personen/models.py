@@ -4,8 +4,19 @@
 from __future__ import annotations
 
 from typing import Annotated, Literal
+
 from pydantic import ConfigDict, Field, StrictBool, StrictStr
+
 from ._cloudevents import Date, JsonInt, Payload
+
+__all__ = [
+    "Adres",
+    "NlBrpNaamgebruikGewijzigdV100Data",
+    "NlBrpNaamgebruikGewijzigdV2V200Data",
+    "NlBrpPersoonVerhuisdV110Data",
+    "NlBrpPersoonVerhuisdV120Data",
+    "Persoonsidentificatie",
+]
 
 
 class Adres(Payload):

@@ -4,8 +4,24 @@
 from __future__ import annotations
 
 from typing import Annotated, Literal
+
 from pydantic import ConfigDict, Field, StrictBool, StrictFloat, StrictStr
+from typing_extensions import TypeAliasType
+
 from ._cloudevents import Date, DateTime, Payload
+
+__all__ = [
+    "AllocationNode",
+    "EanCode",
+    "MdmAllocationCalculatedV100Data",
+    "MdmMeterUpdatedV101Data",
+    "MdmMeterUpdatedV120Data",
+    "MdmMeterUpdatedV200Data",
+    "MdmReadingValidatedV100Data",
+    "MdmReadingValidatedV100DataRegistersItem",
+    "Meter",
+    "Register",
+]
 
 
 class AllocationNode(Payload):
@@ -25,6 +41,12 @@ class AllocationNode(Payload):
     """
     The allocation points below this one.
     """
+
+
+EanCode = TypeAliasType("EanCode", Annotated[StrictStr, Field(pattern="^[0-9]{18}$")])
+"""
+EAN-18 code of a connection (aansluiting).
+"""
 
 
 class MdmAllocationCalculatedV100Data(Payload):
@@ -51,12 +73,7 @@ class MdmMeterUpdatedV101Data(Payload):
     """
     Meter number as printed on the meter.
     """
-    connection_ean: Annotated[
-        StrictStr | None, Field(alias="connectionEan", pattern="^[0-9]{18}$")
-    ] = None
-    """
-    EAN-18 code of a connection (aansluiting).
-    """
+    connection_ean: Annotated[EanCode | None, Field(alias="connectionEan")] = None
     smart: StrictBool | None = None
     """
     True for a smart meter.
@@ -72,12 +89,7 @@ class MdmMeterUpdatedV120Data(Payload):
     """
     Meter number as printed on the meter.
     """
-    connection_ean: Annotated[
-        StrictStr | None, Field(alias="connectionEan", pattern="^[0-9]{18}$")
-    ] = None
-    """
-    EAN-18 code of a connection (aansluiting).
-    """
+    connection_ean: Annotated[EanCode | None, Field(alias="connectionEan")] = None
     smart: StrictBool | None = None
     """
     True for a smart meter.
@@ -112,12 +124,7 @@ class MdmReadingValidatedV100Data(Payload):
     """
     Meter number as printed on the meter.
     """
-    connection_ean: Annotated[
-        StrictStr | None, Field(alias="connectionEan", pattern="^[0-9]{18}$")
-    ] = None
-    """
-    EAN-18 code of a connection (aansluiting).
-    """
+    connection_ean: Annotated[EanCode | None, Field(alias="connectionEan")] = None
     read_at: Annotated[DateTime, Field(alias="readAt")]
     """
     Moment the meter was read, in UTC.
@@ -156,12 +163,7 @@ class Meter(Payload):
     """
     Meter number as printed on the meter.
     """
-    connection_ean: Annotated[
-        StrictStr | None, Field(alias="connectionEan", pattern="^[0-9]{18}$")
-    ] = None
-    """
-    EAN-18 code of a connection (aansluiting).
-    """
+    connection_ean: Annotated[EanCode | None, Field(alias="connectionEan")] = None
     product: Literal["electricity", "gas"]
     """
     Energy product the meter measures.
