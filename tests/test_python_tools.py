@@ -20,6 +20,7 @@ import subprocess
 import sys
 import warnings
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -30,6 +31,36 @@ from .goldens import CATALOGS
 from .test_python_output import _example, generated, package  # noqa: F401  (generated: the shared fixture)
 
 RUFF_RULES = "F,I,UP,B"
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="session")
+def pyright() -> list[str]:
+    """The command running pyright: the PyPI package ``pyright`` pinned in the
+    test extra (pyproject.toml), which bundles pyright and runs it with node.
+    Installed on first use when missing; with ``--outputjson`` and
+    PYRIGHT_PYTHON_IGNORE_WARNINGS it needs no network."""
+    import shutil
+    import tomllib
+
+    if shutil.which("node") is None:
+        pytest.fail("node is needed for pyright (apt-get install nodejs)")
+    if importlib.util.find_spec("pyright") is None:
+        extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]["test"]
+        pinned = next(requirement for requirement in extras if requirement.startswith("pyright"))
+        subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", pinned], check=True, timeout=600)
+    return [sys.executable, "-m", "pyright", "--outputjson"]
+
+
+def _run_pyright(command: list[str], config: dict[str, object], paths: list[Path], cwd: Path) -> dict[str, Any]:
+    (cwd / "pyrightconfig.json").write_text(json.dumps(config))
+    result = subprocess.run(
+        [*command, "--project", str(cwd / "pyrightconfig.json"), "--pythonpath", sys.executable, *map(str, paths)],
+        capture_output=True, text=True, timeout=600, cwd=cwd, env=dict(os.environ, PYRIGHT_PYTHON_IGNORE_WARNINGS="1"),
+    )
+    assert result.stdout.startswith("{"), result.stdout[-3000:] + result.stderr[-3000:]
+    report: dict[str, Any] = json.loads(result.stdout)
+    return report
 
 
 def _packages(generated: Path) -> list[Path]:
@@ -71,21 +102,11 @@ def test_ruff_check_passes_on_the_runtime_in_place() -> None:
     assert result.returncode == 0, result.stdout[-5000:]
 
 
-def test_pyright_strict_passes_on_every_generated_package(generated: Path, tmp_path: Path) -> None:
-    """pyright (the PyPI package ``pyright``, which bundles pyright and runs it
-    with node) in strict mode over every package, with this interpreter's
+def test_pyright_strict_passes_on_every_generated_package(generated: Path, tmp_path: Path, pyright: list[str]) -> None:
+    """pyright in strict mode over every package, with this interpreter's
     site-packages (pydantic, httpx, the broker clients of the extras)."""
-    pytest.importorskip("pyright", reason="pip install -e .[test] installs pyright")
     packages = _packages(generated)
-    config = tmp_path / "pyrightconfig.json"
-    config.write_text(json.dumps({"typeCheckingMode": "strict", "pythonVersion": "3.11"}))
-    result = subprocess.run(
-        [sys.executable, "-m", "pyright", "--outputjson", "--project", str(config), "--pythonpath", sys.executable,
-         *map(str, packages)],
-        capture_output=True, text=True, timeout=600, cwd=tmp_path,
-        env=dict(os.environ, PYRIGHT_PYTHON_IGNORE_WARNINGS="1"),
-    )
-    report = json.loads(result.stdout)
+    report = _run_pyright(pyright, {"typeCheckingMode": "strict", "pythonVersion": "3.11"}, packages, tmp_path)
     problems = [
         f"{Path(d['file']).relative_to(generated)}:{d['range']['start']['line'] + 1}: {d.get('rule')}: {d['message']}"
         for d in report["generalDiagnostics"] if d["severity"] in ("error", "warning")
@@ -170,13 +191,15 @@ def test_parsing_a_deprecated_event_version_does_not_warn(generated: Path) -> No
         assert parsed.model_copy() == parsed
 
 
-def test_type_checkers_flag_a_deprecated_event_version(generated: Path, tmp_path: Path) -> None:
+def test_type_checkers_flag_a_deprecated_event_version(generated: Path, tmp_path: Path, pyright: list[str]) -> None:
     """pyright (reportDeprecated) and mypy (error code ``deprecated``) report the
     use of a deprecated version in a user's module, with the catalog's text."""
+    module = package(generated, "meter-data")
+    old, new = module.EVENTS[DEPRECATED].__name__, module.EVENTS[("mdm.meter.updated", "2.0.0")].__name__
     user = tmp_path / "user_module.py"
     user.write_text(
-        "from meter_data import MdmMeterUpdatedV1_0_1, MdmMeterUpdatedV2_0_0\n\n\n"
-        "def upgrade(old: MdmMeterUpdatedV1_0_1) -> MdmMeterUpdatedV2_0_0 | None:\n"
+        f"from meter_data import {old}, {new}\n\n\n"
+        f"def upgrade(old: {old}) -> {new} | None:\n"
         "    return None\n"
     )
     text = "Use dataversion 2.0.0, which carries the full register list."
@@ -188,18 +211,12 @@ def test_type_checkers_flag_a_deprecated_event_version(generated: Path, tmp_path
     )
     flagged = [line for line in result.stdout.splitlines() if line.startswith(user.name)]
     assert flagged and all("[deprecated]" in line and text in line for line in flagged), result.stdout
-    assert not any("MdmMeterUpdatedV2_0_0 is deprecated" in line for line in flagged)
-    if importlib.util.find_spec("pyright") is None:
-        pytest.skip("pip install -e .[test] installs pyright")
-    config = tmp_path / "pyrightconfig.json"
-    config.write_text(json.dumps({"typeCheckingMode": "strict", "reportDeprecated": "error",
-                                  "extraPaths": [str(generated)], "pythonVersion": "3.11"}))
-    result = subprocess.run(
-        [sys.executable, "-m", "pyright", "--outputjson", "--project", str(config), "--pythonpath", sys.executable,
-         str(user)],
-        capture_output=True, text=True, timeout=600, cwd=tmp_path, env=dict(os.environ, PYRIGHT_PYTHON_IGNORE_WARNINGS="1"),
-    )
-    diagnostics = json.loads(result.stdout)["generalDiagnostics"]
+    assert not any(f"{new} is deprecated" in line for line in flagged)
+    # The package's own references to its deprecated versions (EVENTS, AnyEvent) are not flagged.
+    assert len(flagged) + 1 == len(result.stdout.splitlines()), result.stdout
+    report = _run_pyright(pyright, {"typeCheckingMode": "strict", "reportDeprecated": "error",
+                                    "extraPaths": [str(generated)], "pythonVersion": "3.11"}, [user], tmp_path)
+    diagnostics = report["generalDiagnostics"]
     deprecated = [d for d in diagnostics if d.get("rule") == "reportDeprecated"]
     assert len(deprecated) == 2 and all(text in d["message"] for d in deprecated), diagnostics  # the import and the annotation
     assert len(deprecated) == len(diagnostics), diagnostics
