@@ -6,11 +6,13 @@ from __future__ import annotations
 from typing import Annotated, Literal
 
 from pydantic import ConfigDict, Field, StrictBool, StrictStr
+from typing_extensions import TypeAliasType
 
 from ._cloudevents import JsonInt, Payload, Uri
 
 __all__ = [
     "IoExampleClassImportFromV100Data",
+    "LiteralModel",
     "Model",
     "Node",
 ]
@@ -44,6 +46,14 @@ class IoExampleClassImportFromV100Data(Payload):
     """
     A builtin.
     """
+    kind: LiteralModel | None = None
+    """
+    A shared enum.
+    """
+    kinds: list[LiteralModel] | None = None
+    """
+    Shared enum values.
+    """
     list_: Annotated[list[StrictStr] | None, Field(alias="list")] = None
     """
     A builtin type name.
@@ -72,6 +82,12 @@ class IoExampleClassImportFromV100Data(Payload):
     """
     Named self.
     """
+
+
+LiteralModel = TypeAliasType("LiteralModel", Literal['x"y', "{{z}}", "ok"])
+"""
+A shared enum named like typing.Literal, with hostile values: a named type of models.py.
+"""
 
 
 class Model(Payload):
@@ -129,7 +145,7 @@ Node.model_rebuild()
 # Wire facts of the payload schemas (contract 4.1): optional properties that may not
 # be null, and the defaults a constructing program gets.
 IoExampleClassImportFromV100Data.evcat_not_null = frozenset(
-    {"from", "httpUrl", "id", "list", "model", "node", "self", "type"}
+    {"from", "httpUrl", "id", "kind", "kinds", "list", "model", "node", "self", "type"}
 )
 Model.evcat_not_null = frozenset(
     {"copy", "fields", "json", "modelConfig", "modelDump", "schema", "validate"}
