@@ -298,3 +298,15 @@ def test_shared_schemas_that_are_no_object_are_named_types(tmp_path: Path) -> No
         assert schema["properties"]["status"] == {"$ref": "#/$defs/Status"} and "Status" in schema["$defs"]
     finally:
         sys.path.remove(str(out / "python"))
+
+
+def test_payload_models_repeat_no_config(generated: Path) -> None:
+    """Payload models derive their config from the runtime's Payload; a model
+    states only what its schema asks for (extra="forbid" of a closed schema)."""
+    for path in sorted(generated.glob("*/models.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "model_config" for t in node.targets):
+                assert isinstance(node.value, ast.Call)
+                keywords = {k.arg: ast.literal_eval(k.value) for k in node.value.keywords}
+                assert keywords == {"extra": "forbid"}, f"{path.relative_to(generated)}:{node.lineno}: {keywords}"

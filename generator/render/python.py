@@ -225,10 +225,20 @@ def models_source(catalog: Catalog, catalog_set: CatalogSet, data_names: dict[tu
     return _with_facts(_strip_container(_datamodel_codegen(json.dumps(schema, sort_keys=False), model_cache)), facts)
 
 
+# datamodel-code-generator allows arbitrary types wherever a custom type
+# (customTypePath) is used; the runtime's types are Annotated standard types,
+# which pydantic knows, so the models keep only the config their schema asks
+# for (extra="forbid" of a closed schema); the rest is Payload's.
+_ARBITRARY_TYPES = re.compile(r"^ +arbitrary_types_allowed=True,\n", re.MULTILINE)
+_EMPTY_CONFIG = re.compile(r"^ +model_config = ConfigDict\(\n +\)\n", re.MULTILINE)
+
+
 def _with_facts(source: str, facts: PayloadFacts) -> str:
     """The models as the runtime needs them: the runtime imported relatively,
-    JSON integers (1.0 is one), and each model's wire facts set after it."""
+    no config they do not need, JSON integers (1.0 is one), and each model's
+    wire facts set after it."""
     source = source.replace(f"from {_RUNTIME_PATH} import", "from ._cloudevents import")
+    source = _EMPTY_CONFIG.sub("", _ARBITRARY_TYPES.sub("", source))
     if re.search(r"\bStrictInt\b", source):
         source = re.sub(r"\bStrictInt\b", "JsonInt", source)
         source = re.sub(r"(from pydantic import [^\n]*?)JsonInt, |, JsonInt(?=[,\n])", r"\1", source)

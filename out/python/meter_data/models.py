@@ -54,9 +54,6 @@ class MdmAllocationCalculatedV100Data(Payload):
     The result of one allocation run.
     """
 
-    model_config = ConfigDict(
-        arbitrary_types_allowed=True,
-    )
     day: Date
     """
     Gas day or calendar day the allocation covers.
@@ -117,9 +114,6 @@ class MdmReadingValidatedV100Data(Payload):
     The validated reading.
     """
 
-    model_config = ConfigDict(
-        arbitrary_types_allowed=True,
-    )
     meter_id: Annotated[StrictStr, Field(alias="meterId", pattern="^E[0-9]{17}$")]
     """
     Meter number as printed on the meter.

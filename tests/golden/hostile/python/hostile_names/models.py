@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import ConfigDict, Field, StrictBool, StrictStr
+from pydantic import Field, StrictBool, StrictStr
 from typing_extensions import TypeAliasType
 
 from ._cloudevents import JsonInt, Payload, Uri
@@ -23,9 +23,6 @@ class IoExampleClassImportFromV100Data(Payload):
     Payload with \"\"\" and {{ jinja }} and <script>x</script>
     """
 
-    model_config = ConfigDict(
-        arbitrary_types_allowed=True,
-    )
     class_: Annotated[StrictStr, Field(alias="class")]
     """
     A keyword.

@@ -90,9 +90,6 @@ class NlBrpPersoonVerhuisdV110Data(Payload):
     The person and the new address.
     """
 
-    model_config = ConfigDict(
-        arbitrary_types_allowed=True,
-    )
     persoon: Persoonsidentificatie
     nieuw_adres: Annotated[Adres, Field(alias="nieuwAdres")]
     verhuisdatum: Date
@@ -106,9 +103,6 @@ class NlBrpPersoonVerhuisdV120Data(Payload):
     The person and the new address.
     """
 
-    model_config = ConfigDict(
-        arbitrary_types_allowed=True,
-    )
     persoon: Persoonsidentificatie
     nieuw_adres: Annotated[Adres, Field(alias="nieuwAdres")]
     vorig_adres: Annotated[Adres | None, Field(alias="vorigAdres")] = None

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import ConfigDict, Field, StrictStr
+from pydantic import Field, StrictStr
 
 from ._cloudevents import DateTime, Payload, Uri
 
@@ -23,9 +23,6 @@ class NlOverheidZakenDocumentToegevoegdV100Data(Payload):
     The case and the added document.
     """
 
-    model_config = ConfigDict(
-        arbitrary_types_allowed=True,
-    )
     zaak: ZaakReferentie
     document_url: Annotated[Uri, Field(alias="documentUrl")]
     """
@@ -73,9 +70,6 @@ class NlOverheidZakenZaakstatusGewijzigdV110DataStatus(Payload):
     The new status.
     """
 
-    model_config = ConfigDict(
-        arbitrary_types_allowed=True,
-    )
     statustype: Literal["ontvangen", "in-behandeling", "afgehandeld", "opgeschort"]
     """
     Kind of status.
@@ -110,9 +104,6 @@ class ZaakReferentie(Payload):
     Identifies a case.
     """
 
-    model_config = ConfigDict(
-        arbitrary_types_allowed=True,
-    )
     zaak_url: Annotated[Uri, Field(alias="zaakUrl")]
     """
     URL of the case in the Zaken API.
