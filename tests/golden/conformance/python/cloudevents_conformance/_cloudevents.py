@@ -494,7 +494,8 @@ class Payload(BaseModel):
             for name in cls.evcat_not_null:
                 if name in value and value[name] is None:
                     raise ValueError(f"{name!r} may be left out, but not null")
-        return value  # pyright: ignore[reportUnknownVariableType]  # as given
+        # As it came; pyright's isinstance narrowing left it Mapping[Unknown, Unknown].
+        return value  # pyright: ignore[reportUnknownVariableType]
 
     @model_validator(mode="after")
     def _wire_shadowed(self, info: ValidationInfo) -> Payload:
@@ -556,7 +557,8 @@ class CloudEvent(BaseModel):
     @classmethod
     def _read_wire(cls, value: Any, info: ValidationInfo) -> Any:
         if not isinstance(value, Mapping) or _constructing(info):
-            return value  # pyright: ignore[reportUnknownVariableType]  # as given
+            # As it came (see _wire_nulls).
+            return value  # pyright: ignore[reportUnknownVariableType]
         fields = _python_names(cls)
         # JSON format §2.4: null for an optional attribute means unset; JSON
         # null data is data, and a notification has none.
