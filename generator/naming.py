@@ -287,14 +287,14 @@ def generated_module_names() -> frozenset[str]:
     return frozenset(names)
 
 
-def python_class_name(*parts: str) -> str:
+def python_class_name(*parts: str, suffix: str = "Event") -> str:
     """An event or data class name: PascalCase, never a keyword, and never a
     name the generated modules already use (``EventError``, ``Field``,
-    ``CloudEvent``, a builtin): such a name gets ``Event`` appended."""
+    ``CloudEvent``, a builtin): such a name gets ``suffix`` appended."""
     name = "".join(to_pascal(part) for part in parts if part)
     name = name if name.isidentifier() and not keyword.iskeyword(name) else "N" + name
     while name in generated_module_names():
-        name += "Event"
+        name += suffix
     return name
 
 
@@ -384,10 +384,15 @@ def payload_class_name(envelope_class: str) -> str:
 
 def schema_class_name(name: str) -> str:
     """A shared schema's class: its catalog name when that is a usable class
-    name (``Meter``, ``EanCode``), else its PascalCase form."""
-    if name.isidentifier() and name[:1].isupper() and not keyword.iskeyword(name) and name not in generated_module_names():
-        return name
-    return python_class_name(name)
+    name (``Meter``, ``EanCode``), else its PascalCase form; one the
+    generated modules already use gets ``Model`` appended (``Literal`` ->
+    ``LiteralModel``, as datamodel-code-generator spells such names)."""
+    if name.isidentifier() and name[:1].isupper() and not keyword.iskeyword(name):
+        candidate = name
+        while candidate in generated_module_names():
+            candidate += "Model"
+        return candidate
+    return python_class_name(name, suffix="Model")
 
 
 def child_class_name(parent: str, keyword_: str, key: str | int | None = None) -> str:

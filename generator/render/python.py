@@ -76,6 +76,15 @@ class EventView:
         return "frozenset({" + ", ".join(repr(name) for name in sorted(self.wire_required)) + "})"
 
     @property
+    def deprecation_message(self) -> str | None:
+        """What constructing a deprecated event version warns (None: not deprecated)."""
+        event = self.event
+        if not event.deprecated:
+            return None
+        name = f"{event.type} {event.dataversion}" if event.dataversion else event.type
+        return f"{name} is deprecated" + (f": {event.deprecation.strip()}" if event.deprecation else "")
+
+    @property
     def docstring(self) -> str:
         event = self.event
         lines = [f"{event.title} ({event.type}{' ' + event.dataversion if event.dataversion else ''})."]
@@ -177,10 +186,15 @@ def models_source(catalog: Catalog, catalog_set: CatalogSet, data_names: dict[tu
             used.update(event.payload.uses)
             data_class = data_names[event.key]
             defs[data_class] = _titled(event.payload.schema, data_class, facts)
+    renamed = {name: schema_class_name(name) for name in used if schema_class_name(name) != name}
     for name in sorted(used):
-        defs[name] = _titled(catalog_set.schemas[name].schema, schema_class_name(name), facts)
+        # A shared schema is a named type whatever its type (an enum: a type
+        # alias), under its $defs key: the key is its class name.
+        defs[renamed.get(name, name)] = _titled(catalog_set.schemas[name].schema, schema_class_name(name), facts)
+    if renamed:
+        defs = _renamed_refs(defs, {f"#/$defs/{old}": f"#/$defs/{new}" for old, new in renamed.items()})
     if not defs:
-        return '"""This catalog has no payloads: every event is a notification."""\n'
+        return '"""This catalog has no payloads: every event is a notification."""\n\n__all__: list[str] = []\n'
     schema = {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "title": _CONTAINER,
@@ -189,10 +203,29 @@ def models_source(catalog: Catalog, catalog_set: CatalogSet, data_names: dict[tu
     return _with_facts(_strip_container(_datamodel_codegen(json.dumps(schema, sort_keys=False), model_cache)), facts)
 
 
+# datamodel-code-generator allows arbitrary types wherever a custom type
+# (customTypePath) is used; the runtime's types are Annotated standard types,
+# which pydantic knows, so the models keep only the config their schema asks
+# for (extra="forbid" of a closed schema); the rest is Payload's.
+_ARBITRARY_TYPES = re.compile(r"^ +arbitrary_types_allowed=True,\n", re.MULTILINE)
+_EMPTY_CONFIG = re.compile(r"^ +model_config = ConfigDict\(\n +\)\n", re.MULTILINE)
+
+
+def _renamed_refs(value: Any, refs: dict[str, str]) -> Any:
+    if isinstance(value, dict):
+        return {key: refs.get(child, child) if key == "$ref" and isinstance(child, str) else _renamed_refs(child, refs)
+                for key, child in value.items()}
+    if isinstance(value, list):
+        return [_renamed_refs(child, refs) for child in value]
+    return value
+
+
 def _with_facts(source: str, facts: PayloadFacts) -> str:
     """The models as the runtime needs them: the runtime imported relatively,
-    JSON integers (1.0 is one), and each model's wire facts set after it."""
+    no config they do not need, JSON integers (1.0 is one), and each model's
+    wire facts set after it."""
     source = source.replace(f"from {_RUNTIME_PATH} import", "from ._cloudevents import")
+    source = _EMPTY_CONFIG.sub("", _ARBITRARY_TYPES.sub("", source))
     if re.search(r"\bStrictInt\b", source):
         source = re.sub(r"\bStrictInt\b", "JsonInt", source)
         source = re.sub(r"(from pydantic import [^\n]*?)JsonInt, |, JsonInt(?=[,\n])", r"\1", source)
@@ -208,16 +241,31 @@ def _with_facts(source: str, facts: PayloadFacts) -> str:
             lines.append(f"{title}.evcat_defaults = {facts.defaults[title]!r}")
     if lines:
         source = source.rstrip("\n") + "\n\n# Wire facts of the payload schemas (contract 4.1): optional properties that may not\n# be null, and the defaults a constructing program gets.\n" + "\n".join(lines) + "\n"
-    return source
+    return _with_all(source)
 
 
-# The schema that holds every payload under $defs becomes a class of its own; drop it.
+def _with_all(source: str) -> str:
+    """``__all__``: every payload model and named shared schema (type alias) of
+    the module, after its imports."""
+    names = sorted(set(re.findall(r"^class (\w+)\(", source, re.MULTILINE))
+                   | set(re.findall(r"^(\w+) = TypeAliasType\(", source, re.MULTILINE)))
+    block = "__all__ = [" + "".join(f"\n    {name!r}," for name in names) + "\n]\n"
+    imports = list(re.finditer(r"^(?:from \S+ import (?:\([^)]*\)|[^\n]*)|import [^\n]*)\n", source, re.MULTILINE))
+    if not imports:
+        return source
+    end = imports[-1].end()
+    return source[:end] + "\n" + block + source[end:]
+
+
+# The schema that holds every payload under $defs becomes a model or a type alias of its own; drop it.
 _CONTAINER = "EvcatPayloadContainer"
 _CONTAINER_CLASS = re.compile(rf"\n\nclass {_CONTAINER}\(RootModel\[Any\]\):\n(?:    .*(?:\n|\Z)|\n(?=    ))*")
+_CONTAINER_ALIAS = re.compile(
+    rf"""\n\n{_CONTAINER} = TypeAliasType\(\s*["']{_CONTAINER}["'],\s*Annotated\[Any, Field\(title=["']{_CONTAINER}["']\)\],?\s*\)(?:\n|\Z)""")
 
 
 def _strip_container(source: str) -> str:
-    stripped = _CONTAINER_CLASS.sub("\n", source)
+    stripped = _CONTAINER_ALIAS.sub("\n", _CONTAINER_CLASS.sub("\n", source))
     # Catalog names like modelDump become model_dump_: pydantic's protected
     # namespaces would warn at import, and the names are safe (they end in "_").
     body = stripped.split("from pydantic import", 1)[-1].split("\n\n", 1)[-1]
@@ -294,7 +342,11 @@ def _run_datamodel_codegen(schema_text: str) -> str:
             use_union_operator=True,
             use_schema_description=True,
             use_field_description=True,
-            collapse_root_models=True,
+            # Shared schemas that are no object (enums, patterned strings,
+            # arrays) become named type aliases (TypeAliasType: pydantic names them
+            # in JSON Schema too) that the fields referring to them use, instead
+            # of being inlined (collapse_root_models) or wrapped in a RootModel.
+            use_type_alias=True,
             keep_model_order=True,
             # Titles are class names already (naming.py): keep them as they are
             # (its own normalisation would drop the underscores of V2_0_0).
@@ -323,7 +375,10 @@ def _event_view(event: EventType, class_name: str, data_class: str) -> EventView
         if attribute.extension and attribute.name not in ("dataversion", "dataref", "sequence", "sequencetype"):
             view.attribute_types[attribute.name] = attribute.type
     if view.data_class:
-        view.fields.append(FieldView("data", f"models.{view.data_class}", None, "The payload."))
+        # Field(): required. A bare annotation would be required too, but type
+        # checkers (pyright) take a field without a default that overrides one
+        # with a default (CloudEvent.data = None) for a dataclass ordering error.
+        view.fields.append(FieldView("data", f"models.{view.data_class}", "Field()", "The payload."))
     else:
         view.fields.append(FieldView("data", "None", "None", "A notification carries no data."))
     return view
@@ -398,9 +453,10 @@ def _event_imports(views: list[EventView]) -> dict[str, Any]:
     typing = ["Any", "ClassVar", "TypeAlias", *(name for name in ("Annotated", "Literal") if name in used)]
     return {
         "typing": sorted(typing),
+        "deprecated": any(view.event.deprecated for view in views),
         "pydantic": "Field" in used,
         "models": "models" in used,
-        "runtime": ["CloudEvent", *(name for name in _RUNTIME_NAMES if name in used)],
+        "runtime": sorted({"CloudEvent", *(name for name in _RUNTIME_NAMES if name in used)}),
     }
 
 
@@ -472,8 +528,9 @@ _ZERO_OR_UNKNOWN = frozenset({"Cn", "Co", "Cf", "Mn", "Me"})
 
 
 def _ruff(sources: dict[str, str]) -> dict[str, str] | None:
-    """``ruff format`` over the modules, in one process (a few milliseconds);
-    None when ruff is not installed or refuses a file."""
+    """``ruff check --select I --fix`` (imports sorted) and ``ruff format``
+    over the modules, two processes (a few milliseconds); None when ruff is
+    not installed or refuses a file."""
     try:
         from ruff.__main__ import find_ruff_bin
 
@@ -485,9 +542,13 @@ def _ruff(sources: dict[str, str]) -> dict[str, str] | None:
         for name, source in sources.items():
             with open(paths[name], "w", encoding="utf-8", newline="") as handle:
                 handle.write(source)
-        command = [ruff, "format", "--isolated", "--no-cache", "--quiet", "--line-length", "88",
-                   "--target-version", "py311", *paths.values()]
+        common = ["--isolated", "--no-cache", "--quiet", "--line-length", "88", "--target-version", "py311"]
+        # Imports sorted as isort (ruff's I rules) would, none unused (F401: what
+        # the generated code does not use after all); then the black-style layout.
+        sort_imports = [ruff, "check", *common, "--select", "I,F401", "--fix", "--exit-zero", *paths.values()]
+        command = [ruff, "format", *common, *paths.values()]
         try:
+            subprocess.run(sort_imports, check=True, capture_output=True, timeout=120)
             subprocess.run(command, check=True, capture_output=True, timeout=120)
         except (OSError, subprocess.SubprocessError):
             return None

@@ -32,7 +32,7 @@ REQUIRES: tuple[str, ...] = ("pydantic>=2.6",)
 
 def runtime_files() -> dict[str, str]:
     """File name -> source of every runtime module copied into a package."""
-    files = {}
+    files: dict[str, str] = {}
     for path in sorted(RUNTIME_DIR.glob("*.py")):
         if path.name != "__init__.py":
             files[path.name] = path.read_text(encoding="utf-8")

@@ -28,21 +28,19 @@ import json
 import math
 import re
 import uuid
-from collections.abc import Callable, Iterable, Mapping
-from datetime import date, datetime, timedelta, timezone
-from typing import Annotated, Any, ClassVar, Literal
+import warnings
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from datetime import UTC, date, datetime, timedelta
+from typing import Annotated, Any, ClassVar, Literal, cast
 from urllib.parse import unquote
-
-from pydantic.json_schema import JsonSchemaValue
-from pydantic_core import CoreSchema, from_json
 
 from pydantic import (
     AfterValidator,
     BaseModel,
     BeforeValidator,
     ConfigDict,
-    GetJsonSchemaHandler,
     Field,
+    GetJsonSchemaHandler,
     PlainSerializer,
     PlainValidator,
     Strict,
@@ -51,6 +49,8 @@ from pydantic import (
     WithJsonSchema,
     model_validator,
 )
+from pydantic.json_schema import JsonSchemaValue
+from pydantic_core import CoreSchema, from_json
 
 __all__ = [
     "BATCH_CONTENT_TYPE",
@@ -187,12 +187,12 @@ def check_value(value: Any) -> None:
         elif depth >= MAX_DEPTH and isinstance(item, (dict, list)):
             raise EventError(f"the JSON is nested more than {MAX_DEPTH} levels deep")
         elif isinstance(item, dict):
-            for key, child in item.items():
+            for key, child in cast("dict[object, Any]", item).items():
                 if isinstance(key, str) and _SURROGATE.search(key):
                     raise EventError("a name holds a lone surrogate (not Unicode text)")
                 stack.append((child, depth + 1))
         elif isinstance(item, list):
-            stack.extend((child, depth + 1) for child in item)
+            stack.extend((child, depth + 1) for child in cast("Sequence[Any]", item))
 
 
 # --- Values: CloudEvents types (§3.2) and payload formats ------------------------
@@ -286,7 +286,7 @@ def _normo_time(value: datetime) -> str:
     text = getattr(value, "text", None)
     if isinstance(text, str) and _NORMO_TIME.match(text):
         return text
-    return value.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    return value.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 def _full_date(value: Any) -> date:
@@ -336,7 +336,7 @@ def _integer_sequence(value: str) -> str:
 
 def now() -> datetime:
     """The current moment in UTC (the default of ``time``)."""
-    return datetime.now(timezone.utc)
+    return datetime.now(UTC)
 
 
 def new_id() -> str:
@@ -442,9 +442,9 @@ def _finite_extras(extra: Mapping[str, Any]) -> None:
         if isinstance(item, float) and not math.isfinite(item):
             raise ValueError("a number too large for JSON (or NaN, Infinity)")
         if isinstance(item, dict):
-            stack.extend(item.values())
+            stack.extend(cast("dict[str, Any]", item).values())
         elif isinstance(item, list):
-            stack.extend(item)
+            stack.extend(cast("Sequence[Any]", item))
 
 
 def _construct(
@@ -496,7 +496,8 @@ class Payload(BaseModel):
             for name in cls.evcat_not_null:
                 if name in value and value[name] is None:
                     raise ValueError(f"{name!r} may be left out, but not null")
-        return value
+        # As it came; pyright's isinstance narrowing left it Mapping[Unknown, Unknown].
+        return value  # pyright: ignore[reportUnknownVariableType]
 
     @model_validator(mode="after")
     def _wire_shadowed(self, info: ValidationInfo) -> Payload:
@@ -544,7 +545,12 @@ class CloudEvent(BaseModel):
     data: Any = None
 
     def __init__(self, /, **data: Any) -> None:
-        """A program constructs an event: defaults applied, Python names accepted."""
+        """A program constructs an event: defaults applied, Python names accepted.
+        A deprecated event version (``@deprecated(message, category=None)``:
+        marked for type checkers only, so parsing one never warns) warns here."""
+        deprecation = getattr(type(self), "__deprecated__", None)
+        if deprecation is not None:
+            warnings.warn(str(deprecation), DeprecationWarning, stacklevel=2)
         _construct(self, data, {"specversion": "1.0", **self.construct_defaults})
 
     __init__.__pydantic_base_init__ = True  # type: ignore[attr-defined]
@@ -553,13 +559,14 @@ class CloudEvent(BaseModel):
     @classmethod
     def _read_wire(cls, value: Any, info: ValidationInfo) -> Any:
         if not isinstance(value, Mapping) or _constructing(info):
-            return value
+            # As it came (see _wire_nulls).
+            return value  # pyright: ignore[reportUnknownVariableType]
         fields = _python_names(cls)
         # JSON format §2.4: null for an optional attribute means unset; JSON
         # null data is data, and a notification has none.
-        wire = {}
-        undeclared = []
-        for name, item in value.items():
+        wire: dict[Any, Any] = {}
+        undeclared: list[object] = []
+        for name, item in cast("Mapping[object, Any]", value).items():
             if name in fields:
                 if item is not None or (name == "data" and cls.has_data):
                     wire[name] = item
@@ -697,7 +704,8 @@ def parse_event(raw: str | bytes | Mapping[str, Any], events: Events) -> CloudEv
         check_value(event)
     if not isinstance(event, Mapping):
         raise EventError("an event must be a JSON object")
-    return _validate(_event_class(event, events), event)
+    mapping = cast("Mapping[str, Any]", event)
+    return _validate(_event_class(mapping, events), mapping)
 
 
 def parse_batch(raw: str | bytes | list[Any], events: Events) -> list[CloudEvent]:
@@ -705,7 +713,7 @@ def parse_batch(raw: str | bytes | list[Any], events: Events) -> list[CloudEvent
     batch = read_json(raw) if isinstance(raw, (str, bytes, bytearray)) else raw
     if not isinstance(batch, list):
         raise EventError("a batch must be a JSON array")
-    return [parse_event(item, events) for item in batch]
+    return [parse_event(item, events) for item in cast("Sequence[Any]", batch)]
 
 
 # --- HTTP binding ----------------------------------------------------------------
@@ -753,7 +761,10 @@ def to_http(
 
 
 def _lower(headers: Headers) -> dict[str, str]:
-    items = headers.items() if isinstance(headers, Mapping) else headers
+    items = cast(
+        "Iterable[tuple[object, object]]",
+        headers.items() if isinstance(headers, Mapping) else headers,
+    )
     try:
         return {str(key).lower(): str(value) for key, value in items}
     except (TypeError, ValueError) as error:
@@ -846,7 +857,7 @@ def structured_from_binary(
             pass
         elif isinstance(value, int):  # AMQP timestamp: ms since the epoch (§1.6.18)
             try:
-                moment = datetime(1970, 1, 1, tzinfo=timezone.utc)
+                moment = datetime(1970, 1, 1, tzinfo=UTC)
                 value = moment + timedelta(milliseconds=value)
             except OverflowError as error:
                 raise EventError(
@@ -855,11 +866,12 @@ def structured_from_binary(
         elif isinstance(value, (bytes, bytearray, memoryview)):
             if kind not in (None, "Binary"):
                 raise EventError(f"attribute {name!r} holds binary, not a {kind}")
-            value = base64.b64encode(bytes(value)).decode("ascii")
+            binary = cast("bytes | bytearray | memoryview[int]", value)
+            value = base64.b64encode(bytes(binary)).decode("ascii")
         if isinstance(value, datetime):
             # AMQP timestamps are UTC; client libraries give naive ones in UTC.
-            aware = value if value.tzinfo else value.replace(tzinfo=timezone.utc)
-            value = aware.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+            aware = value if value.tzinfo else value.replace(tzinfo=UTC)
+            value = aware.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
         # Anything else (a float, a list, ...) goes to the judge, which refuses it.
         event[name] = value
     if content_type:

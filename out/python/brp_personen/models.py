@@ -4,8 +4,19 @@
 from __future__ import annotations
 
 from typing import Annotated, Literal
+
 from pydantic import ConfigDict, Field, StrictBool, StrictStr
+
 from ._cloudevents import Date, JsonInt, Payload
+
+__all__ = [
+    "Adres",
+    "NaamgebruikGewijzigdV1_0_0Data",
+    "NaamgebruikGewijzigdV2_0_0Data",
+    "PersoonVerhuisdV1_1_0Data",
+    "PersoonVerhuisdV1_2_0Data",
+    "Persoonsidentificatie",
+]
 
 
 class Adres(Payload):
@@ -79,9 +90,6 @@ class PersoonVerhuisdV1_1_0Data(Payload):
     The person and the new address.
     """
 
-    model_config = ConfigDict(
-        arbitrary_types_allowed=True,
-    )
     persoon: Persoonsidentificatie
     nieuw_adres: Annotated[Adres, Field(alias="nieuwAdres")]
     verhuisdatum: Date
@@ -95,9 +103,6 @@ class PersoonVerhuisdV1_2_0Data(Payload):
     The person and the new address.
     """
 
-    model_config = ConfigDict(
-        arbitrary_types_allowed=True,
-    )
     persoon: Persoonsidentificatie
     nieuw_adres: Annotated[Adres, Field(alias="nieuwAdres")]
     vorig_adres: Annotated[Adres | None, Field(alias="vorigAdres")] = None

@@ -25,6 +25,28 @@ from typing import Any
 
 import httpx
 
+__all__ = [
+    "BACKOFF_BASE",
+    "BACKOFF_MAX",
+    "DEFAULT_REQUEST_RATE",
+    "DEFAULT_RETRIES",
+    "MAX_RETRY_AFTER",
+    "TIMEOUT",
+    "Action",
+    "DeliveryResult",
+    "Outgoing",
+    "Plan",
+    "Policy",
+    "Reply",
+    "Request",
+    "Sleep",
+    "plan",
+    "prepare",
+    "retry_after",
+    "run",
+    "run_async",
+]
+
 DEFAULT_RETRIES = 5
 # Asked for in the handshake when no rate is given (requests per minute).
 DEFAULT_REQUEST_RATE = 600
@@ -69,7 +91,7 @@ class Request:
 @dataclass(frozen=True)
 class Reply:
     status: int | None  # None: a connection error (``error`` says which)
-    headers: Mapping[str, str] = field(default_factory=dict)
+    headers: Mapping[str, str] = field(default_factory=dict[str, str])
     error: str | None = None
 
 
@@ -323,7 +345,7 @@ def prepare(
         headers, body = to_http_batch([event for _, event in valid])
         positions = tuple(position for position, _ in valid)
         return [Outgoing(positions, headers, body)], results
-    outgoing = []
+    outgoing: list[Outgoing] = []
     for position, event in valid:
         headers, body = to_http(event, mode)
         outgoing.append(Outgoing((position,), headers, body))

@@ -37,7 +37,11 @@ from aio_pika.abc import (
 )
 from pydantic import ValidationError
 
-from ._bindings import _rfc3339, from_amqp, to_amqp
+from ._bindings import (
+    _rfc3339,  # pyright: ignore[reportPrivateUsage]  # a sibling module's helper
+    from_amqp,
+    to_amqp,
+)
 from ._cloudevents import CloudEvent, EventError
 
 __all__ = ["message", "publish", "Consumer"]

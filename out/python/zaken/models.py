@@ -4,8 +4,18 @@
 from __future__ import annotations
 
 from typing import Annotated, Literal
-from pydantic import ConfigDict, Field, StrictStr
+
+from pydantic import Field, StrictStr
+
 from ._cloudevents import DateTime, Payload, Uri
+
+__all__ = [
+    "DocumentToegevoegdV1_0_0Data",
+    "Persoonsidentificatie",
+    "ZaakReferentie",
+    "ZaakstatusGewijzigdV1_1_0Data",
+    "ZaakstatusGewijzigdV1_1_0DataStatus",
+]
 
 
 class DocumentToegevoegdV1_0_0Data(Payload):
@@ -13,9 +23,6 @@ class DocumentToegevoegdV1_0_0Data(Payload):
     The case and the added document.
     """
 
-    model_config = ConfigDict(
-        arbitrary_types_allowed=True,
-    )
     zaak: ZaakReferentie
     document_url: Annotated[Uri, Field(alias="documentUrl")]
     """
@@ -59,9 +66,6 @@ class ZaakReferentie(Payload):
     Identifies a case.
     """
 
-    model_config = ConfigDict(
-        arbitrary_types_allowed=True,
-    )
     zaak_url: Annotated[Uri, Field(alias="zaakUrl")]
     """
     URL of the case in the Zaken API.
@@ -100,9 +104,6 @@ class ZaakstatusGewijzigdV1_1_0DataStatus(Payload):
     The new status.
     """
 
-    model_config = ConfigDict(
-        arbitrary_types_allowed=True,
-    )
     statustype: Literal["ontvangen", "in-behandeling", "afgehandeld", "opgeschort"]
     """
     Kind of status.

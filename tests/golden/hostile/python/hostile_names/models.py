@@ -4,8 +4,18 @@
 from __future__ import annotations
 
 from typing import Annotated, Literal
-from pydantic import ConfigDict, Field, StrictBool, StrictStr
+
+from pydantic import Field, StrictBool, StrictStr
+from typing_extensions import TypeAliasType
+
 from ._cloudevents import JsonInt, Payload, Uri
+
+__all__ = [
+    "ClassImportFromV1_0_0Data",
+    "LiteralModel",
+    "Model",
+    "Node",
+]
 
 
 class ClassImportFromV1_0_0Data(Payload):
@@ -13,9 +23,6 @@ class ClassImportFromV1_0_0Data(Payload):
     Payload with \"\"\" and {{ jinja }} and <script>x</script>
     """
 
-    model_config = ConfigDict(
-        arbitrary_types_allowed=True,
-    )
     class_: Annotated[StrictStr, Field(alias="class")]
     """
     A keyword.
@@ -35,6 +42,14 @@ class ClassImportFromV1_0_0Data(Payload):
     id: StrictStr | None = None
     """
     A builtin.
+    """
+    kind: LiteralModel | None = None
+    """
+    A shared enum.
+    """
+    kinds: list[LiteralModel] | None = None
+    """
+    Shared enum values.
     """
     list_: Annotated[list[StrictStr] | None, Field(alias="list")] = None
     """
@@ -64,6 +79,12 @@ class ClassImportFromV1_0_0Data(Payload):
     """
     Named self.
     """
+
+
+LiteralModel = TypeAliasType("LiteralModel", Literal['x"y', "{{z}}", "ok"])
+"""
+A shared enum named like typing.Literal, with hostile values: a named type of models.py.
+"""
 
 
 class Model(Payload):
@@ -121,7 +142,7 @@ Node.model_rebuild()
 # Wire facts of the payload schemas (contract 4.1): optional properties that may not
 # be null, and the defaults a constructing program gets.
 ClassImportFromV1_0_0Data.evcat_not_null = frozenset(
-    {"from", "httpUrl", "id", "list", "model", "node", "self", "type"}
+    {"from", "httpUrl", "id", "kind", "kinds", "list", "model", "node", "self", "type"}
 )
 Model.evcat_not_null = frozenset(
     {"copy", "fields", "json", "modelConfig", "modelDump", "schema", "validate"}

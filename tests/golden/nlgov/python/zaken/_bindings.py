@@ -16,11 +16,11 @@ from __future__ import annotations
 import base64
 import json
 from collections.abc import Iterable, Mapping
-from datetime import datetime, timedelta, timezone
-from typing import Any, Literal
+from datetime import UTC, datetime, timedelta
+from typing import Any, Literal, cast
 
 from ._cloudevents import (
-    _CORE_TYPES,
+    _CORE_TYPES,  # pyright: ignore[reportPrivateUsage]  # a sibling module's table
     STRUCTURED_CONTENT_TYPE,
     CloudEvent,
     EventError,
@@ -77,8 +77,8 @@ def _rfc3339(value: datetime) -> str:
     if value.tzinfo is None:
         # AMQP timestamps are UTC; client libraries that give naive datetimes
         # give them in UTC.
-        value = value.replace(tzinfo=timezone.utc)
-    return value.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+        value = value.replace(tzinfo=UTC)
+    return value.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 def _binary_attributes(event: CloudEvent) -> tuple[dict[str, Any], bytes]:
@@ -100,10 +100,20 @@ def _canonical(value: Any) -> str:
     return str(value)
 
 
+def _bytes(value: object) -> bytes | None:
+    """``value``'s bytes when it is bytes-like (bytes, bytearray, memoryview)."""
+    if isinstance(value, (bytes, bytearray)):
+        return bytes(value)
+    if isinstance(value, memoryview):
+        return value.tobytes()
+    return None
+
+
 def _text(value: Any, where: str) -> str:
-    if isinstance(value, (bytes, bytearray, memoryview)):
+    raw = _bytes(value)
+    if raw is not None:
         try:
-            return bytes(value).decode("utf-8")
+            return raw.decode("utf-8")
         except UnicodeDecodeError as error:
             raise EventError(f"{where} is not UTF-8 text") from error
     return str(value)
@@ -115,8 +125,12 @@ def _pairs(
     if items is None:
         return []
     if isinstance(items, Mapping):
-        return [(str(key), value) for key, value in items.items()]
-    pairs = []
+        # (the isinstance narrowing of the Iterable branch knows no key types)
+        mapping = cast("Mapping[object, Any]", items)
+        return [(str(key), value) for key, value in mapping.items()]
+    pairs: list[tuple[str, Any]] = []
+    key: object
+    value: Any
     for item in items:
         try:
             key, value = item
@@ -133,8 +147,9 @@ def _payload(value: bytes | bytearray | memoryview | str | None) -> bytes:
         return b""
     if isinstance(value, str):
         return value.encode("utf-8")
-    if isinstance(value, (bytes, bytearray, memoryview)):
-        return bytes(value)
+    raw = _bytes(value)
+    if raw is not None:
+        return raw
     raise EventError(f"a message body is bytes, not {type(value).__name__}")
 
 

@@ -36,6 +36,34 @@ from collections.abc import Awaitable, Callable, Coroutine, Iterable, Mapping, S
 from dataclasses import dataclass, field
 from typing import Any
 
+__all__ = [
+    "ALLOW",
+    "BATCH",
+    "DEFAULT_BATCH_SIZE",
+    "DEFAULT_EVENT_SIZE",
+    "QUERY_TOKEN_RULE",
+    "RATE_WINDOW",
+    "STRUCTURED",
+    "Confirm",
+    "Dispatch",
+    "Finding",
+    "Judge",
+    "Judged",
+    "Message",
+    "Receive",
+    "Report",
+    "Scope",
+    "Send",
+    "Unsupported",
+    "WebhookApp",
+    "check_binary_body",
+    "confirm_by_get",
+    "essence",
+    "is_json",
+    "mode_of",
+    "problem",
+]
+
 STRUCTURED = "application/cloudevents+json"
 BATCH = "application/cloudevents-batch+json"
 ALLOW = "OPTIONS, POST"
@@ -74,7 +102,7 @@ class Judged:
     id: str | None = None
     type: str | None = None
     dataversion: str | None = None
-    findings: list[Finding] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list[Finding])
 
     @property
     def valid(self) -> bool:

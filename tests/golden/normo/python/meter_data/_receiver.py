@@ -10,10 +10,10 @@ from __future__ import annotations
 import asyncio
 import inspect
 import json
-from collections.abc import Callable, Iterable, Mapping
-from typing import Any, TypeVar
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any, TypeVar, cast
 
-from ._cloudevents import EventError, read_json
+from ._cloudevents import EventError, ValidationError, read_json
 from ._webhook import (
     BATCH,
     DEFAULT_EVENT_SIZE,
@@ -22,6 +22,8 @@ from ._webhook import (
     WebhookApp,
     essence,
 )
+
+__all__ = ["EventReceiver", "Handler"]
 
 Handler = Callable[[Any], Any]
 H = TypeVar("H", bound=Callable[..., Any])
@@ -35,11 +37,10 @@ def _pointer(location: Iterable[Any]) -> str:
 
 def _findings(error: Exception) -> list[Finding]:
     """Findings of the package's parse errors: pydantic's, one per error."""
-    errors = getattr(error, "errors", None)
-    if callable(errors):
+    if isinstance(error, ValidationError):
         return [
             Finding(str(item["type"]), _pointer(item["loc"]), str(item["msg"]))
-            for item in errors(include_url=False)
+            for item in error.errors(include_url=False)
         ]
     if isinstance(error, RecursionError):
         return [Finding("json", "", "nested too deeply")]
@@ -105,8 +106,8 @@ class EventReceiver(WebhookApp):
                 return [Judged(0, findings=[Finding("json", "", f"not JSON: {error}")])]
             if not isinstance(items, list):
                 return [Judged(0, findings=[Finding("json", "", "not a JSON array")])]
-            judged = []
-            for index, item in enumerate(items):
+            judged: list[Judged] = []
+            for index, item in enumerate(cast("Sequence[Any]", items)):
                 judged.append(self._one(index, item))
                 size = len(
                     json.dumps(item, separators=(",", ":"), ensure_ascii=False).encode()
@@ -132,9 +133,10 @@ class EventReceiver(WebhookApp):
         except (ValueError, RecursionError) as error:  # EventError, ValidationError
             judged = Judged(index, findings=_findings(error))
             if isinstance(item, dict):  # name the event as far as it can be named
+                named = cast("dict[str, Any]", item)
                 for name in ("id", "type", "dataversion"):
-                    if isinstance(item.get(name), str):
-                        setattr(judged, name, item[name])
+                    if isinstance(named.get(name), str):
+                        setattr(judged, name, named[name])
             return judged
         return Judged(
             index,
@@ -154,7 +156,7 @@ class EventReceiver(WebhookApp):
     async def _dispatch(self, judged: list[Judged]) -> None:
         failed: BaseException | None = None
         for item in judged:
-            for handler, coroutine in self._route(type(item.event)):
+            for handler, coroutine in self._route(item.event.__class__):
                 try:
                     if coroutine:
                         await handler(item.event)

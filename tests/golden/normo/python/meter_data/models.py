@@ -4,8 +4,24 @@
 from __future__ import annotations
 
 from typing import Annotated, Literal
+
 from pydantic import ConfigDict, Field, StrictBool, StrictFloat, StrictStr
+from typing_extensions import TypeAliasType
+
 from ._cloudevents import Date, DateTime, Payload
+
+__all__ = [
+    "AllocationNode",
+    "EanCode",
+    "MdmAllocationCalculatedV1_0_0Data",
+    "MdmMeterUpdatedV1_0_1Data",
+    "MdmMeterUpdatedV1_2_0Data",
+    "MdmMeterUpdatedV2_0_0Data",
+    "MdmReadingValidatedV1_0_0Data",
+    "MdmReadingValidatedV1_0_0DataRegistersItem",
+    "Meter",
+    "Register",
+]
 
 
 class AllocationNode(Payload):
@@ -27,14 +43,17 @@ class AllocationNode(Payload):
     """
 
 
+EanCode = TypeAliasType("EanCode", Annotated[StrictStr, Field(pattern="^[0-9]{18}$")])
+"""
+EAN-18 code of a connection (aansluiting).
+"""
+
+
 class MdmAllocationCalculatedV1_0_0Data(Payload):
     """
     The result of one allocation run.
     """
 
-    model_config = ConfigDict(
-        arbitrary_types_allowed=True,
-    )
     day: Date
     """
     Gas day or calendar day the allocation covers.
@@ -51,12 +70,7 @@ class MdmMeterUpdatedV1_0_1Data(Payload):
     """
     Meter number as printed on the meter.
     """
-    connection_ean: Annotated[
-        StrictStr | None, Field(alias="connectionEan", pattern="^[0-9]{18}$")
-    ] = None
-    """
-    EAN-18 code of a connection (aansluiting).
-    """
+    connection_ean: Annotated[EanCode | None, Field(alias="connectionEan")] = None
     smart: StrictBool | None = None
     """
     True for a smart meter.
@@ -72,12 +86,7 @@ class MdmMeterUpdatedV1_2_0Data(Payload):
     """
     Meter number as printed on the meter.
     """
-    connection_ean: Annotated[
-        StrictStr | None, Field(alias="connectionEan", pattern="^[0-9]{18}$")
-    ] = None
-    """
-    EAN-18 code of a connection (aansluiting).
-    """
+    connection_ean: Annotated[EanCode | None, Field(alias="connectionEan")] = None
     smart: StrictBool | None = None
     """
     True for a smart meter.
@@ -105,19 +114,11 @@ class MdmReadingValidatedV1_0_0Data(Payload):
     The validated reading.
     """
 
-    model_config = ConfigDict(
-        arbitrary_types_allowed=True,
-    )
     meter_id: Annotated[StrictStr, Field(alias="meterId", pattern="^E[0-9]{17}$")]
     """
     Meter number as printed on the meter.
     """
-    connection_ean: Annotated[
-        StrictStr | None, Field(alias="connectionEan", pattern="^[0-9]{18}$")
-    ] = None
-    """
-    EAN-18 code of a connection (aansluiting).
-    """
+    connection_ean: Annotated[EanCode | None, Field(alias="connectionEan")] = None
     read_at: Annotated[DateTime, Field(alias="readAt")]
     """
     Moment the meter was read, in UTC.
@@ -156,12 +157,7 @@ class Meter(Payload):
     """
     Meter number as printed on the meter.
     """
-    connection_ean: Annotated[
-        StrictStr | None, Field(alias="connectionEan", pattern="^[0-9]{18}$")
-    ] = None
-    """
-    EAN-18 code of a connection (aansluiting).
-    """
+    connection_ean: Annotated[EanCode | None, Field(alias="connectionEan")] = None
     product: Literal["electricity", "gas"]
     """
     Energy product the meter measures.
