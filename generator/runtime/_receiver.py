@@ -17,6 +17,7 @@ from ._cloudevents import EventError, read_json
 from ._webhook import (
     BATCH,
     DEFAULT_EVENT_SIZE,
+    STRUCTURED,
     Finding,
     Judged,
     WebhookApp,
@@ -96,7 +97,10 @@ class EventReceiver(WebhookApp):
         return register
 
     def _judge(self, headers: Mapping[str, str], body: bytes) -> list[Judged]:
-        if essence(headers.get("content-type", "")) == BATCH:
+        kind = essence(headers.get("content-type", ""))
+        if kind == STRUCTURED:  # what from_http does with it, without its header work
+            return [self._one(0, body)]
+        if kind == BATCH:
             try:
                 items = read_json(body)
             except EventError as error:
