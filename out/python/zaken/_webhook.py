@@ -72,7 +72,8 @@ class Judged:
 
     @property
     def valid(self) -> bool:
-        return not any(finding.severity == "error" for finding in self.findings)
+        findings = self.findings
+        return not findings or all(f.severity != "error" for f in findings)
 
     def record(self) -> dict[str, Any]:
         """The JSON line ``evcat serve`` prints for this event."""

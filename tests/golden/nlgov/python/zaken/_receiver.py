@@ -138,13 +138,7 @@ class EventReceiver(WebhookApp):
                     if isinstance(item.get(name), str):
                         setattr(judged, name, item[name])
             return judged
-        return Judged(
-            index,
-            event,
-            getattr(event, "id", None),
-            getattr(event, "event_type", None),
-            getattr(event, "event_dataversion", None),
-        )
+        return Judged(index, event, event.id, event.event_type, event.event_dataversion)
 
     def _route(self, cls: type) -> list[tuple[Handler, bool]]:
         if cls not in self._routes:
