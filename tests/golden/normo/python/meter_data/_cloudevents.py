@@ -29,9 +29,9 @@ import math
 import re
 import threading
 import uuid
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from datetime import date, datetime, timezone
-from typing import Annotated, Any, ClassVar, Literal, NamedTuple
+from typing import Annotated, Any, ClassVar, Literal, NamedTuple, cast
 
 from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import CoreConfig, CoreSchema, SchemaValidator, from_json
@@ -813,7 +813,7 @@ def _constraints() -> dict[Any, str]:
 _CONSTRAINTS = _constraints()
 
 
-def _map(node: dict[str, Any], function: Any) -> dict[str, Any]:
+def _map(node: dict[str, Any], function: Callable[[Any], Any]) -> dict[str, Any]:
     """``node`` with ``function`` applied to each schema in it (one level down)."""
     node = dict(node)
     for key in _CHILDREN:
@@ -821,20 +821,26 @@ def _map(node: dict[str, Any], function: Any) -> dict[str, Any]:
             node[key] = function(node[key])
     if isinstance(node.get("steps"), list):
         node["steps"] = [function(step) for step in node["steps"]]
-    choices = node.get("choices")
-    if isinstance(choices, dict):
-        node["choices"] = {tag: function(c) for tag, c in choices.items()}
-    elif isinstance(choices, list):
-        node["choices"] = [
-            (function(c[0]), c[1]) if isinstance(c, tuple) else function(c)
-            for c in choices
-        ]
+    if node["type"] == "tagged-union":
+        tagged: dict[Any, Any] = node["choices"]
+        node["choices"] = {tag: function(choice) for tag, choice in tagged.items()}
+    elif node["type"] == "union":
+        listed: list[Any] = node["choices"]
+        node["choices"] = [_choice(choice, function) for choice in listed]
     if node["type"] == "model-fields":
         node["fields"] = {
             name: {**field, "schema": function(field["schema"])}
             for name, field in node["fields"].items()
         }
     return node
+
+
+def _choice(choice: Any, function: Callable[[Any], Any]) -> Any:
+    """A union's choice: a schema, or a (schema, label) pair."""
+    if isinstance(choice, tuple):
+        schema, label = cast(tuple[Any, Any], choice)
+        return (function(schema), label)
+    return function(choice)
 
 
 _CHILDREN = (
@@ -970,6 +976,7 @@ class _Fast:
     def node(self, node: dict[str, Any]) -> dict[str, Any]:
         kind = node["type"]
         node = {k: v for k, v in node.items() if k not in ("ref", "serialization")}
+        name = None
         if kind == "definitions":
             for definition in node["definitions"]:
                 self.schema(definition)
@@ -1037,8 +1044,8 @@ class _Fast:
     def model_fields(
         self, cls: type[BaseModel], node: dict[str, Any], extra: bool
     ) -> dict[str, Any]:
-        fields = {}
-        shadows = set()
+        fields: dict[str, Any] = {}
+        shadows: set[str] = set()
         for name, field in node["fields"].items():
             wire = field.get("validation_alias", name)
             if not isinstance(wire, str):
@@ -1058,7 +1065,7 @@ class _Fast:
             elif issubclass(cls, Payload) and wire in cls.evcat_not_null:
                 schema = _optional(schema)  # _wire_nulls
             fields[name] = {**field, "schema": schema}
-        fast = {**node, "fields": fields}
+        fast: dict[str, Any] = {**node, "fields": fields}
         # pydantic-core reads no extras_keys_schema from JSON (2.46), and drops a
         # key named like a field's Python name (``meter_id`` beside ``meterId``,
         # an undeclared property the careful path keeps): _parse_fast checks
