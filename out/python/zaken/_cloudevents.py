@@ -685,12 +685,14 @@ def _event_class(event: Mapping[str, Any], events: Events) -> type[CloudEvent]:
 # whole registry: a tagged union on ``type`` (then ``dataversion``) of the event
 # classes' own schemas, in which each check of this module written in Python is
 # replaced by its equivalent in Rust (a strict string with a regular expression of
-# Rust's regex crate, a strict int, a pattern then pydantic's datetime). What it
-# accepts, the careful path (the Python checks above) accepts with the same result;
-# what it refuses, or leaves to the careful path (explicit nulls of optional
-# attributes, timestamp text that a datetime cannot give back, integral floats, keys
-# shadowing a field's Python name), goes to the careful path, which gives the
-# verdict and the error. tests/test_fast_path.py holds both to one verdict.
+# Rust's regex crate, a strict int, a pattern then pydantic's datetime; timestamp
+# text a datetime cannot give back still goes to ``_timestamp``, which keeps it).
+# What it accepts, the careful path (the Python checks above) accepts with the
+# same result; what it refuses or leaves alone (explicit nulls of optional
+# attributes, integral floats, undeclared names, keys named like a field's Python
+# name, nesting past its bound) goes to the careful path, which gives the verdict
+# and the error. tests/test_fast_path.py and the differential property test
+# (tests/test_one_verdict_property.py) hold both paths to one result.
 
 # Rust patterns (``$`` is the end of the text there, as ``\Z`` is in Python).
 _RUST_STRING = (
