@@ -252,3 +252,17 @@ def test_text_input(examples: list[tuple[ModuleType, dict[str, Any]]]) -> None:
     assert module.parse_event(bytearray(text.encode())).to_dict() == event
     with pytest.raises(module.EventError):
         module.parse_event(text.replace('"ZAAK', '"\ud800ZAAK', 1))  # a lone surrogate in str
+
+
+def test_registries_made_on_the_fly(examples: list[tuple[ModuleType, dict[str, Any]]]) -> None:
+    """A registry equal to another shares its compiled fast path, and registries
+    made per call do not pile up."""
+    module, event = _event(examples, "mdm.meter.updated")
+    runtime = module._cloudevents
+    raw = json.dumps(event).encode()
+    first = runtime._fast_validator(module.EVENTS)
+    for _ in range(3 * runtime._FAST_KEPT):
+        registry = dict(module.EVENTS)
+        assert runtime._fast_validator(registry) is first
+        assert runtime.parse_event(raw, registry).to_dict() == event
+    assert len(runtime._FAST) <= runtime._FAST_KEPT

@@ -1092,49 +1092,67 @@ class _FastPath(NamedTuple):
 
 
 _FAST: dict[int, tuple[Events, _FastPath]] = {}
+_FAST_BY_CONTENT: dict[frozenset[Any], _FastPath] = {}
+_FAST_KEPT = 64
 _ESCAPED_NAME_CHAR = re.compile(rb"\\u00[2-7]")  # a JSON escape of [ -~]
 _FAST_LOCK = threading.Lock()
 
 
 def _fast_validator(events: Events) -> _FastPath:
-    """The fast path of a registry (compiled once; validator None if there is none)."""
+    """The fast path of a registry: compiled once for its content, found by its
+    identity (``parse_event``'s lookup); validator None if there is none."""
     known = _FAST.get(id(events))
     if known is None or known[0] is not events:
-        validator: SchemaValidator | None = None
-        fast = _Fast()
         try:
-            schema = fast.registry(events)
-        except _NoFastPath:
-            schema = None
-        if schema is not None:
-            # pydantic-core reuses a complete model's own validator for a "model"
-            # schema of its class (its Python checks included): say it is not one
-            # while the fast schema is compiled.
-            with _FAST_LOCK:
-                complete = {
-                    cls: cls.__dict__.get("__pydantic_complete__")
-                    for cls in fast.classes
-                }
-                try:
-                    for cls in complete:
-                        cls.__pydantic_complete__ = False
-                    validator = SchemaValidator(schema, CoreConfig(strict=True))
-                finally:
-                    for cls, value in complete.items():
-                        if value is None:
-                            delattr(cls, "__pydantic_complete__")
-                        else:
-                            cls.__pydantic_complete__ = value
-        names = [name.encode() for name in sorted(fast.shadows)]
-        path = _FastPath(
-            validator,
-            not fast.unbounded,
-            tuple(b'"' + name + b'"' for name in names if b"_" not in name),
-            frozenset(name for name in names if b"_" in name),
-        )
+            content: frozenset[Any] | None = frozenset(events.items())
+        except TypeError:  # a registry of unhashable things: compiled each time
+            content = None
+        path = _FAST_BY_CONTENT.get(content) if content is not None else None
+        if path is None:
+            path = _compile(events)
+            if content is not None:
+                if len(_FAST_BY_CONTENT) >= _FAST_KEPT:
+                    _FAST_BY_CONTENT.clear()
+                _FAST_BY_CONTENT[content] = path
+        if len(_FAST) >= _FAST_KEPT:  # registries made on the fly: bounded
+            _FAST.clear()
         known = (events, path)
         _FAST[id(events)] = known
     return known[1]
+
+
+def _compile(events: Events) -> _FastPath:
+    validator: SchemaValidator | None = None
+    fast = _Fast()
+    try:
+        schema = fast.registry(events)
+    except _NoFastPath:
+        schema = None
+    if schema is not None:
+        # pydantic-core reuses a complete model's own validator for a "model"
+        # schema of its class (its Python checks included): say it is not one
+        # while the fast schema is compiled.
+        with _FAST_LOCK:
+            complete = {
+                cls: cls.__dict__.get("__pydantic_complete__") for cls in fast.classes
+            }
+            try:
+                for cls in complete:
+                    cls.__pydantic_complete__ = False
+                validator = SchemaValidator(schema, CoreConfig(strict=True))
+            finally:
+                for cls, value in complete.items():
+                    if value is None:
+                        delattr(cls, "__pydantic_complete__")
+                    else:
+                        cls.__pydantic_complete__ = value
+    names = [name.encode() for name in sorted(fast.shadows)]
+    return _FastPath(
+        validator,
+        not fast.unbounded,
+        tuple(b'"' + name + b'"' for name in names if b"_" not in name),
+        frozenset(name for name in names if b"_" in name),
+    )
 
 
 def _validate(cls: type[CloudEvent], event: Mapping[str, Any]) -> CloudEvent:
