@@ -796,7 +796,13 @@ def _json_value(levels: int) -> dict[str, Any]:
 
 
 def _constraints() -> dict[Any, str]:
-    from pydantic._internal import _validators
+    """pydantic's own functions for ge/le/... where it cannot put them in a
+    number schema (behind a validator), by constraint (private, so guarded:
+    without them those checks stay in Python, slower but the same)."""
+    try:
+        from pydantic._internal import _validators
+    except ImportError:
+        return {}
 
     names = {
         "ge": "greater_than_or_equal",
