@@ -64,18 +64,22 @@ def main() -> int:
 
     timings: dict[str, list[float]] = {"parse_event": [], "SDK v2": []}
     ours(), theirs()  # warm up: imports, compiled validators
-    for _ in range(arguments.runs):  # interleaved, so both see the same machine
-        for name, function in (("parse_event", ours), ("SDK v2", theirs)):
+    ratios = []
+    for run in range(arguments.runs):  # paired, back to back, so both see the same machine
+        pair = (("parse_event", ours), ("SDK v2", theirs))
+        for name, function in pair if run % 2 == 0 else reversed(pair):
             start = time.perf_counter()
             function()
             timings[name].append(time.perf_counter() - start)
+        ratios.append(timings["SDK v2"][-1] / timings["parse_event"][-1])
     rates = {name: arguments.events / statistics.median(values) for name, values in timings.items()}
-    print(f"{arguments.events} events, {len(examples)} distinct examples of {len(catalog_set.events)} event types, median of {arguments.runs} runs")
+    print(f"{arguments.events} events, {len(examples)} distinct examples of {len(catalog_set.events)} event types, {arguments.runs} paired runs")
     for name, rate in rates.items():
-        print(f"  {name:12} {rate:10,.0f} events/s")
-    ratio = rates["parse_event"] / rates["SDK v2"]
+        print(f"  {name:12} {rate:10,.0f} events/s (median run)")
+    ratio = statistics.median(ratios)
     verdict = "met" if ratio >= 2 else "MISSED"
-    print(f"parse_event / SDK v2: {ratio:.2f}x (target >= 2x): {verdict}")
+    print(f"  runs: {' '.join(f'{r:.2f}' for r in ratios)}")
+    print(f"parse_event / SDK v2: {ratio:.2f}x, median of the runs (target >= 2x): {verdict}")
     return 0 if ratio >= 2 else 1
 
 

@@ -175,6 +175,13 @@ def test_every_judge_gives_one_verdict(judges: Judges, data: Any) -> None:
         parsed = module.parse_event(raw)
     except (module.EventError, ValidationError):
         parsed = None
+    quick = module._cloudevents._parse_fast(raw, module.EVENTS)
+    if quick is not None:  # what the runtime's fast path takes, its careful path takes alike
+        slow = module._cloudevents._parse_careful(raw, module.EVENTS)
+        assert type(slow) is type(quick), text
+        for options in ({"mode": "json", "by_alias": True, "exclude_unset": True}, {}):
+            assert slow.model_dump(**options) == quick.model_dump(**options), text
+        assert slow.model_fields_set == quick.model_fields_set, text
     if _holds_surrogate(json.dumps(value, ensure_ascii=False)):
         # no UTF-8 text can carry a lone surrogate: evcat's judges refuse the event
         # (evcat validate when it reads the JSON); JSON Schema validators cannot tell

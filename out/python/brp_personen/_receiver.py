@@ -17,6 +17,7 @@ from ._cloudevents import EventError, ValidationError, read_json
 from ._webhook import (
     BATCH,
     DEFAULT_EVENT_SIZE,
+    STRUCTURED,
     Finding,
     Judged,
     WebhookApp,
@@ -99,7 +100,10 @@ class EventReceiver(WebhookApp):
         return register
 
     def _judge(self, headers: Mapping[str, str], body: bytes) -> list[Judged]:
-        if essence(headers.get("content-type", "")) == BATCH:
+        kind = essence(headers.get("content-type", ""))
+        if kind == STRUCTURED:  # what from_http does with it, without its header work
+            return [self._one(0, body)]
+        if kind == BATCH:
             try:
                 items = read_json(body)
             except EventError as error:
@@ -138,13 +142,7 @@ class EventReceiver(WebhookApp):
                     if isinstance(named.get(name), str):
                         setattr(judged, name, named[name])
             return judged
-        return Judged(
-            index,
-            event,
-            getattr(event, "id", None),
-            getattr(event, "event_type", None),
-            getattr(event, "event_dataversion", None),
-        )
+        return Judged(index, event, event.id, event.event_type, event.event_dataversion)
 
     def _route(self, cls: type) -> list[tuple[Handler, bool]]:
         if cls not in self._routes:

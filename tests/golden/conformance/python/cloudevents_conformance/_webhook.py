@@ -106,7 +106,8 @@ class Judged:
 
     @property
     def valid(self) -> bool:
-        return not any(finding.severity == "error" for finding in self.findings)
+        findings = self.findings
+        return not findings or all(f.severity != "error" for f in findings)
 
     def record(self) -> dict[str, Any]:
         """The JSON line ``evcat serve`` prints for this event."""
@@ -483,6 +484,9 @@ class WebhookApp:
         self._limit = _RateLimit(rate, clock) if rate else None
         self._callback_limit = _RateLimit(CALLBACKS_PER_MINUTE, clock)
         self._callbacks: set[asyncio.Task[None]] = set()
+        self._reading: dict[asyncio.Task[Any], float] = {}  # -> deadline
+        self._late: set[asyncio.Task[Any]] = set()
+        self._watchdog: asyncio.Task[None] | None = None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
@@ -521,10 +525,48 @@ class WebhookApp:
             if message["type"] == "lifespan.startup":
                 await send({"type": "lifespan.startup.complete"})
             elif message["type"] == "lifespan.shutdown":
-                for task in list(self._callbacks):
-                    task.cancel()
+                for task in [*self._callbacks, self._watchdog]:
+                    if task is not None:
+                        task.cancel()
                 await send({"type": "lifespan.shutdown.complete"})
                 return
+
+    # -- the read timeout: one watchdog rather than a timer per request -----
+
+    async def _within(self, reading: Awaitable[bytes | None]) -> bytes | None:
+        """``await reading``, or TimeoutError after ``read_timeout`` (up to a
+        quarter more): a watchdog task cancels reads past their deadline, at a
+        fraction of the cost of ``asyncio.timeout`` per request."""
+        task = asyncio.current_task()
+        assert task is not None
+        self._reading[task] = time.monotonic() + self.read_timeout
+        watchdog = self._watchdog
+        if watchdog is None or watchdog.get_loop() is not task.get_loop():
+            self._watchdog = task.get_loop().create_task(self._watch())
+        try:
+            return await reading
+        except asyncio.CancelledError:
+            if task in self._late and task.uncancel() == 0:  # ours, not another's
+                raise TimeoutError from None
+            raise
+        finally:
+            self._reading.pop(task, None)
+            self._late.discard(task)
+
+    async def _watch(self) -> None:
+        step = min(1.0, self.read_timeout / 4)
+        try:
+            while self._reading:
+                await asyncio.sleep(step)
+                now = time.monotonic()
+                for task, deadline in list(self._reading.items()):
+                    if deadline <= now:
+                        del self._reading[task]
+                        self._late.add(task)
+                        task.cancel()
+        finally:
+            if self._watchdog is asyncio.current_task():
+                self._watchdog = None
 
     # -- abuse protection (webhook spec §4) ---------------------------------
 
@@ -663,8 +705,7 @@ class WebhookApp:
             return
         limit = self.max_batch_size if mode == "batch" else self.max_event_size
         try:  # a client trickling its body must not hold the server forever
-            async with asyncio.timeout(self.read_timeout):
-                body = await _read(headers, receive, limit)
+            body = await self._within(_read(headers, receive, limit))
         except TimeoutError:
             detail = f"the request body did not arrive within {self.read_timeout} s"
             await _respond(send, 408, _PROBLEM, problem(408, "Request Timeout", detail))

@@ -1,0 +1,268 @@
+"""The runtime's fast path (issue 15, speed): ``parse_event`` hands JSON to one
+pydantic-core validator compiled from the event classes (Python checks
+replaced by Rust ones) and leaves what it refuses to the careful path (the
+Python checks). What the fast path accepts, the careful path accepts with the
+same result; whatever it leaves, the careful path judges. The differential
+property test (tests/test_one_verdict_property.py) holds both to that on
+random events; here: the named cases at the edge of what the fast path takes.
+"""
+
+from __future__ import annotations
+
+import copy
+import importlib
+import json
+import sys
+from types import ModuleType
+from typing import Any
+
+import pytest
+from pydantic import ValidationError
+
+from generator.generate import render
+from generator.lint import lint
+from generator.naming import python_package_name
+from generator.runtime._cloudevents import MAX_DEPTH
+
+from .conftest import ROOT
+
+CATALOGS = [ROOT / "catalog", ROOT / "tests" / "catalogs" / "hostile", ROOT / "tests" / "catalogs" / "conformance"]
+
+
+@pytest.fixture(scope="module")
+def examples(tmp_path_factory: pytest.TempPathFactory) -> list[tuple[ModuleType, dict[str, Any]]]:
+    root = tmp_path_factory.mktemp("fast-path")
+    found = []
+    for directory in CATALOGS:
+        catalog_set = lint(str(directory), cache_dir=None).catalog_set
+        for relative, content in render(catalog_set, ["python"])["python"].items():
+            path = root / relative
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(content)
+        sys.path.insert(0, str(root / "python"))
+        for event in catalog_set.events:
+            module = importlib.import_module(python_package_name(event.catalog_id))
+            found += [(module, event.complete_example(example.values)) for example in event.examples]
+    return found
+
+
+def fast(module: ModuleType, raw: bytes) -> Any:
+    """The fast path's verdict alone: the event, or None where it leaves it."""
+    assert module._cloudevents._fast_validator(module.EVENTS)[0] is not None
+    return module._cloudevents._parse_fast(raw, module.EVENTS)
+
+
+def careful(module: ModuleType, raw: bytes) -> Any:
+    try:
+        return module._cloudevents._parse_careful(raw, module.EVENTS)
+    except (module.EventError, ValidationError):
+        return None
+
+
+def assert_same(first: Any, second: Any) -> None:
+    assert type(first) is type(second)
+    wire: dict[str, Any] = {"mode": "json", "by_alias": True, "exclude_unset": True}
+    assert first.model_dump(**wire) == second.model_dump(**wire)
+    assert first.model_dump() == second.model_dump()  # the Python values too (datetimes by value)
+    assert first.model_fields_set == second.model_fields_set
+    assert first.__pydantic_extra__ == second.__pydantic_extra__
+
+
+def judge(module: ModuleType, event: Any) -> tuple[Any, Any]:
+    """Both paths on one event: what the fast path accepts, the careful path accepts alike."""
+    raw = json.dumps(event, ensure_ascii=False).encode("utf-8") if not isinstance(event, bytes) else event
+    quick, slow = fast(module, raw), careful(module, raw)
+    if quick is not None:
+        assert slow is not None, raw
+        assert_same(quick, slow)
+    parsed = None
+    try:
+        parsed = module.parse_event(raw)
+    except (module.EventError, ValidationError):
+        pass
+    assert (parsed is None) == (slow is None), raw
+    return quick, slow
+
+
+def test_every_example_takes_the_fast_path(examples: list[tuple[ModuleType, dict[str, Any]]]) -> None:
+    assert examples
+    left = []
+    for module, example in examples:
+        quick, slow = judge(module, example)
+        assert slow is not None, example
+        if quick is None:
+            left.append(example["type"])
+    # the hostile catalog's Binary extension (base64 text kept) and Python-named keys
+    # are the careful path's; every example of the shipped catalogs is fast
+    shipped = {e["type"] for m, e in examples if m.__name__ in ("brp_personen", "meter_data", "zaken")}
+    assert not shipped & set(left), left
+
+
+def _event(examples: list[tuple[ModuleType, dict[str, Any]]], event_type: str) -> tuple[ModuleType, dict[str, Any]]:
+    module, example = next((m, e) for m, e in examples if e["type"] == event_type)
+    return module, copy.deepcopy(example)
+
+
+@pytest.mark.parametrize(
+    ("change", "fast_takes_it", "accepted"),
+    [
+        (lambda e: e.update(subject=None), False, True),  # null: unset (JSON format §2.4)
+        (lambda e: e.update(time="2024-01-01T00:00:00.000000Z"), True, True),  # text kept
+        (lambda e: e.update(time="2024-01-01t00:00:00z"), True, True),
+        (lambda e: e.update(time="2024-01-01T00:00:00.5+01:00"), True, True),
+        (lambda e: e.update(time="2024-01-01T00:00:00.123456-00:00"), True, True),
+        (lambda e: e.update(time="2024-02-30T00:00:00Z"), False, False),
+        (lambda e: e.update(time="2024-01-01 00:00:00Z"), False, False),
+        (lambda e: e.update(zzextra=1.0), False, True),  # an Integer sent as 1.0
+        (lambda e: e.update(zzextra=2**31), False, False),
+        (lambda e: e.update(zzextra="a\u0001b"), False, False),
+        (lambda e: e.update(zzextra="ok"), True, True),
+        (lambda e: e.update(Bad_Name="x"), False, False),
+        (lambda e: e.update(data_base64="e30="), False, False),
+        (lambda e: e.update(source="urn:x\n"), False, False),
+        (lambda e: e.update(id=""), False, False),
+        (lambda e: e.update(datacontenttype="application/json garbage"), False, False),
+        (lambda e: e.update(sequence="2147483647"), False, True),  # ten digits: careful
+        (lambda e: e.update(sequence="2147483648"), False, False),
+        (lambda e: e.update(sequence="+42"), True, True),
+        (lambda e: e["data"].update(zaakstatusExtra={"a": [1, 2.5, None, True]}), True, True),
+        (lambda e: e["data"].update(zaak_status={"a": 1}), True, True),  # an undeclared property
+    ],
+)
+def test_edges_of_the_fast_path(examples: list[tuple[ModuleType, dict[str, Any]]], change: Any, fast_takes_it: bool, accepted: bool) -> None:
+    module, event = _event(examples, "nl.overheid.zaken.zaakstatus-gewijzigd")
+    change(event)
+    quick, slow = judge(module, event)
+    assert (slow is not None) == accepted, event
+    assert (quick is not None) == fast_takes_it, event
+    if slow is not None:  # nothing invented, nothing lost
+        sent = {k: v for k, v in event.items() if v is not None}
+        assert slow.model_dump(mode="json", by_alias=True, exclude_unset=True) == sent
+
+
+def test_notification_and_dataversion(examples: list[tuple[ModuleType, dict[str, Any]]]) -> None:
+    module, event = _event(examples, "mdm.meter.removed")
+    for change, accepted in [({"data": {"x": 1}}, False), ({"data": None}, True), ({"dataversion": "1.0.0"}, False), ({"dataversion": None}, True)]:
+        quick, slow = judge(module, {**event, **change})
+        assert (slow is not None) == accepted, change
+        assert quick is None  # a null attribute or data: the careful path's
+    module, event = _event(examples, "mdm.meter.updated")
+    del event["dataversion"]  # several dataversions: it must be sent
+    assert judge(module, event) == (None, None)
+
+
+def test_shadowing_python_names_go_careful(examples: list[tuple[ModuleType, dict[str, Any]]]) -> None:
+    module, event = _event(examples, "mdm.meter.updated")
+    event["data"]["meter_id"] = event["data"].get("meterId", "E00000000035671400")
+    quick, slow = judge(module, event)
+    assert quick is None
+    module, event = _event(examples, "io.example.class-import.from")
+    event["json_"] = True  # the Python name of the extension "json"
+    quick, slow = judge(module, event)
+    assert quick is None
+    module, event = _event(examples, "mdm.meter.updated")
+    event["data"]["meter\\u005fid"] = "x"  # meter_id, escaped
+    raw = json.dumps(event).replace("\\\\u005f", "\\u005f").encode()
+    assert json.loads(raw)["data"]["meter_id"] == "x"
+    quick, slow = judge(module, raw)
+    assert quick is None and slow is not None
+    assert slow.data.model_extra == {"meter_id": "x"}
+
+
+def test_nulls_in_payloads(examples: list[tuple[ModuleType, dict[str, Any]]]) -> None:
+    module, event = _event(examples, "mdm.meter.updated")
+    event = {**event, "dataversion": "1.0.1", "data": {"meterId": "E00000000035671400", "connectionEan": None}}
+    quick, slow = judge(module, event)
+    assert quick is None and slow is None  # may be left out, but not null
+
+
+def _allocation(depth: int) -> Any:
+    node: Any = {"ean": "8716871000002", "volumeKwh": 1.5}
+    for _ in range(depth):
+        node = {"ean": "8716871000002", "volumeKwh": 1.5, "children": [node]}
+    return node
+
+
+@pytest.mark.parametrize("levels", [10, (MAX_DEPTH - 4) // 2, (MAX_DEPTH - 2) // 2, MAX_DEPTH // 2, MAX_DEPTH // 2 + 3])
+def test_recursive_payload_at_the_depth_bound(examples: list[tuple[ModuleType, dict[str, Any]]], levels: int) -> None:
+    module, event = _event(examples, "mdm.allocation.calculated")
+    event["data"]["root"] = _allocation(levels)
+    depth = 3 + 2 * levels  # event, data, root, then a list and an object per level
+    quick, slow = judge(module, event)
+    assert (slow is not None) == (depth <= MAX_DEPTH), depth
+    assert (quick is not None) == (depth <= MAX_DEPTH), depth  # recursion unrolled to the bound
+    assert module._cloudevents._fast_validator(module.EVENTS).bounded  # no counting of brackets first
+
+
+def test_undeclared_property_depth(examples: list[tuple[ModuleType, dict[str, Any]]]) -> None:
+    module, event = _event(examples, "nl.overheid.zaken.zaakstatus-gewijzigd")
+    for depth in (1, 16, 17, MAX_DEPTH - 2, MAX_DEPTH - 1):
+        value: Any = "x"
+        for _ in range(depth):
+            value = [value]
+        event["data"]["deep"] = value
+        quick, slow = judge(module, event)
+        assert (slow is not None) == (depth + 2 <= MAX_DEPTH), depth
+        assert (quick is not None) == (depth <= 16), depth  # deeper: the careful path's
+
+
+def test_not_json(examples: list[tuple[ModuleType, dict[str, Any]]]) -> None:
+    module, event = _event(examples, "nl.overheid.zaken.zaakstatus-gewijzigd")
+    text = json.dumps(event)
+    for raw in [b'{"a": "\\ud800"}', text.replace('"ZAAK', '"\\ud800ZAAK', 1).encode(), b"[]", b"", b"nul", text.replace('"data": {', '"data": {"huge": 1e400, ', 1).encode(), text.encode("utf-16")]:
+        assert judge(module, raw) == (None, None), raw
+
+
+def test_the_fast_path_is_compiled_once_per_registry(examples: list[tuple[ModuleType, dict[str, Any]]]) -> None:
+    module, _ = _event(examples, "mdm.meter.updated")
+    first = module._cloudevents._fast_validator(module.EVENTS)
+    assert module._cloudevents._fast_validator(module.EVENTS) is first
+    # the event classes stay complete pydantic models with their own validators
+    for cls in module.EVENTS.values():
+        assert cls.__pydantic_complete__ is True
+        assert "__pydantic_complete__" in cls.__dict__
+
+
+def test_the_fast_path_runs_no_python_for_the_shipped_examples(examples: list[tuple[ModuleType, dict[str, Any]]]) -> None:
+    """What makes it fast: pydantic-core alone (had pydantic-core reused the
+    classes' own validators, each Python check would run here again)."""
+    called: list[str] = []
+
+    def profile(frame: Any, event: str, arg: Any) -> None:
+        if event == "call":
+            called.append(f"{frame.f_code.co_filename}:{frame.f_code.co_name}")
+
+    for module, example in examples:
+        if module.__name__ not in ("brp_personen", "zaken"):
+            continue  # meter-data's Timestamp extension holds .000000Z: Python keeps that text
+        raw = json.dumps(example).encode()
+        validator = module._cloudevents._fast_validator(module.EVENTS).validator
+        sys.setprofile(profile)
+        try:
+            validator.validate_json(raw)
+        finally:
+            sys.setprofile(None)
+    assert [name for name in called if "_cloudevents" in name or "pydantic" in name] == []
+
+
+def test_text_input(examples: list[tuple[ModuleType, dict[str, Any]]]) -> None:
+    module, event = _event(examples, "nl.overheid.zaken.zaakstatus-gewijzigd")
+    text = json.dumps(event, ensure_ascii=False)
+    assert module.parse_event(text).to_dict() == module.parse_event(text.encode()).to_dict()
+    assert module.parse_event(bytearray(text.encode())).to_dict() == event
+    with pytest.raises(module.EventError):
+        module.parse_event(text.replace('"ZAAK', '"\ud800ZAAK', 1))  # a lone surrogate in str
+
+
+def test_registries_made_on_the_fly(examples: list[tuple[ModuleType, dict[str, Any]]]) -> None:
+    """A registry equal to another shares its compiled fast path, and registries
+    made per call do not pile up."""
+    module, event = _event(examples, "mdm.meter.updated")
+    runtime = module._cloudevents
+    raw = json.dumps(event).encode()
+    first = runtime._fast_validator(module.EVENTS)
+    for _ in range(3 * runtime._FAST_KEPT):
+        registry = dict(module.EVENTS)
+        assert runtime._fast_validator(registry) is first
+        assert runtime.parse_event(raw, registry).to_dict() == event
+    assert len(runtime._FAST) <= runtime._FAST_KEPT
