@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from typing import NoReturn
 
 from . import __version__
-from .diagnostics import format_github, format_json, format_sarif, format_text
+from .diagnostics import format_github, format_json, format_sarif, format_text, terminal_text
 from .lint import UsageError, display_path, lint
 from .profiles import NAMES as PROFILE_NAMES
 
@@ -49,6 +49,10 @@ def _parser() -> argparse.ArgumentParser:
         "--formatter", choices=("ruff", "black"), default="ruff",
         help="how Python output is formatted: ruff's black-compatible formatter (default, fast), "
         "or black over ruff's output",
+    )
+    generate_parser.add_argument(
+        "--lock-timeout", type=_seconds, default=60.0, metavar="SECONDS",
+        help="how long to wait for another evcat run writing OUT before failing (default: 60)",
     )
     _cache_options(generate_parser)
     _watch_option(generate_parser)
@@ -123,6 +127,16 @@ def _positive(text: str) -> int:
         value = 0
     if value < 1:
         raise argparse.ArgumentTypeError(f"{text!r} is not a positive integer")
+    return value
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0 <= value < float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a number of seconds (0 or more), not {text!r}")
     return value
 
 
@@ -299,7 +313,7 @@ def _generate(arguments: argparse.Namespace) -> int:
         result = generate(
             arguments.catalog, arguments.output, kinds, check=arguments.check,
             cache_dir=None if arguments.no_cache else arguments.cache_dir, progress=True,
-            formatter=arguments.formatter,
+            formatter=arguments.formatter, lock_timeout=arguments.lock_timeout,
         )
     except OutputError as error:
         print(f"evcat: error: {error}", file=sys.stderr)
@@ -315,6 +329,14 @@ def _generate(arguments: argparse.Namespace) -> int:
         print("evcat: the catalog has errors; nothing was generated", file=sys.stderr)
         return 1
     report = result.report
+    if report.ignored:
+        shown = ", ".join(repr(name) for name in report.ignored[:3]) + (" ..." if len(report.ignored) > 3 else "")
+        print(terminal_text(
+            f"evcat: warning: {len(report.ignored)} entr{'y' if len(report.ignored) == 1 else 'ies'} of "
+            f"{os.path.join(arguments.output, '.evcat-manifest.json')} name no file evcat wrote inside "
+            f"{arguments.output} ({shown}): ignored, nothing deleted through them"
+            + ("" if arguments.check else "; the manifest no longer lists them")
+        ), file=sys.stderr)
     if arguments.check:
         if report.changed:
             stale = report.written + report.deleted

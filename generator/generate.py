@@ -37,7 +37,7 @@ from .render import templates as template_module
 from . import workers as workers_module
 from .workers import run as parallel
 from .workers import worker_count
-from .writer import WriteReport, write
+from .writer import LOCK_TIMEOUT, WriteReport, write
 from .writer import check as check_outputs
 
 MODULES = {"python": python, "jsonschema": jsonschema, "asyncapi": asyncapi, "docs": docs, "eventcatalog": eventcatalog}
@@ -258,7 +258,10 @@ def render(catalog_set: CatalogSet, kinds: Sequence[str], *, cache_dir: str | No
 
 
 def generate(catalog: str, out: str, kinds: Sequence[str], *, check: bool = False, cache_dir: str | None = None,
-             progress: bool = False, formatter: str = "ruff") -> GenerateResult:
+             progress: bool = False, formatter: str = "ruff", lock_timeout: float | None = LOCK_TIMEOUT) -> GenerateResult:
+    """Lint ``catalog``, render ``kinds`` and write them into ``out`` (or with
+    ``check``, compare). Waiting more than ``lock_timeout`` seconds for
+    another run's lock on OUT is an OutputError: nothing is written."""
     run_key = _run_key(catalog, kinds, cache_dir, formatter, out) if cache_dir else None
     replayed = _replay(run_key, cache_dir) if run_key and cache_dir else None
     if replayed is not None:
@@ -290,7 +293,10 @@ def generate(catalog: str, out: str, kinds: Sequence[str], *, check: bool = Fals
         if run_key and cache_dir and stats.keys is not None:
             _record(run_key, cache_dir, result, kinds, stats.keys)
     out_path = Path(out)
-    report = check_outputs(out_path, outputs) if check else write(out_path, outputs, __version__)
+    if check:
+        report = check_outputs(out_path, outputs, lock_timeout=lock_timeout)
+    else:
+        report = write(out_path, outputs, __version__, lock_timeout=lock_timeout)
     return GenerateResult(result, report, stats)
 
 

@@ -6,7 +6,11 @@ Rendering happens in memory first; then, all or nothing:
 2. the temporaries are renamed over their targets and generated files that
    are no longer produced are deleted, with Ctrl-C held back until done;
 3. the manifest (``OUT/.evcat-manifest.json``) records what evcat wrote, so
-   evcat deletes only its own files: a user's file inside OUT survives.
+   evcat deletes only its own files: a user's file inside OUT survives. OUT
+   is untrusted input (it is often committed): an entry of the manifest that
+   is no safe relative path inside OUT (``../x``, ``/etc/x``, a name under a
+   symlinked directory, a symlink itself) is ignored, reported once as a
+   warning and left out of the next manifest; nothing is deleted through it.
 Files whose content did not change are not touched. Every path is checked to
 resolve inside OUT (see ``naming.safe_file_name`` for how names are made).
 """
@@ -20,6 +24,7 @@ import re
 import secrets
 import stat
 import sys
+import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -39,6 +44,7 @@ class WriteReport:
     written: list[str] = field(default_factory=list)
     unchanged: list[str] = field(default_factory=list)
     deleted: list[str] = field(default_factory=list)
+    ignored: list[str] = field(default_factory=list)  # unsafe entries of the previous manifest (not deleted)
 
     @property
     def changed(self) -> bool:
@@ -76,8 +82,10 @@ def _inside(out: str, directory: str) -> bool:
     return target == root or target.startswith(root.rstrip(os.sep) + os.sep)
 
 
-def read_manifest(out: Path) -> dict[str, list[str]]:
-    """Generated files by kind (python, jsonschema, ...) from the last run."""
+def read_manifest(out: Path, ignored: list[str] | None = None) -> dict[str, list[str]]:
+    """Generated files by kind (python, jsonschema, ...) from the last run:
+    only entries that are safe relative paths inside OUT (``_checked``, no
+    NUL); the others are added to ``ignored``."""
     try:
         data = json.loads((out / MANIFEST).read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -85,18 +93,42 @@ def read_manifest(out: Path) -> dict[str, list[str]]:
     files = data.get("files") if isinstance(data, dict) else None
     if not isinstance(files, dict):
         return {}  # not a manifest evcat wrote: nothing in OUT counts as evcat's
-    return {
-        kind: [name for name in names if isinstance(name, str)]
-        for kind, names in files.items()
-        if isinstance(kind, str) and isinstance(names, list)
-    }
+    root = str(out)
+    manifest: dict[str, list[str]] = {}
+    for kind, names in files.items():
+        if not isinstance(kind, str) or not isinstance(names, list):
+            continue
+        kept = []
+        for name in names:
+            if not isinstance(name, str):
+                continue
+            if "\0" not in name and _checkable(root, name):
+                kept.append(name)
+            elif ignored is not None and name not in ignored:
+                ignored.append(name)
+        if kept or not names:
+            manifest[kind] = kept
+    return manifest
+
+
+def _checkable(root: str, relative: str) -> bool:
+    try:
+        _checked(root, relative)
+    except OutputError:
+        return False
+    return True
 
 
 def plan(out: Path, outputs: Mapping[str, Mapping[str, bytes]]) -> WriteReport:
     """What ``write`` would do, without touching the disk (``--check``)."""
+    return _plan(out, outputs)[0]
+
+
+def _plan(out: Path, outputs: Mapping[str, Mapping[str, bytes]]) -> tuple[WriteReport, dict[str, list[str]]]:
+    """``plan``, and the previous manifest it read."""
     report = WriteReport()
     _inside.cache_clear()  # directories are resolved afresh on every run
-    previous = read_manifest(out)
+    previous = read_manifest(out, report.ignored)
     root = str(out)
     directories: dict[str, bool] = {}  # does OUT/dir exist? (a cold run reads nothing)
     for kind, files in outputs.items():
@@ -111,9 +143,12 @@ def plan(out: Path, outputs: Mapping[str, Mapping[str, bytes]]) -> WriteReport:
                 same = False
             (report.unchanged if same else report.written).append(relative)
         for relative in sorted(set(previous.get(kind, ())) - set(files)):
-            if os.path.exists(_checked(root, relative)):
+            target = _checked(root, relative)
+            if os.path.islink(target):  # evcat writes regular files only: a link there is not evcat's
+                report.ignored.append(relative)
+            elif os.path.exists(target):
                 report.deleted.append(relative)
-    return report
+    return report, previous
 
 
 def _read(path: str) -> bytes:
@@ -129,12 +164,18 @@ JOURNAL = ".evcat-journal"
 _TEMPORARY = re.compile(r"^\.[^/]+\.evcat-tmp-[0-9a-f]{16}\Z")
 
 
+# How long a run waits for another run's lock on OUT by default (``--lock-timeout``).
+LOCK_TIMEOUT = 60.0
+
+
 @contextlib.contextmanager
-def locked(out: Path, *, shared: bool = False) -> Iterator[None]:
+def locked(out: Path, *, shared: bool = False, timeout: float | None = LOCK_TIMEOUT) -> Iterator[None]:
     """Hold a lock on OUT (``flock`` on the directory itself: no lock file is
     left behind). A second run into the same OUT waits here until the first
     one has committed, then plans again from what is on disk, so it never
-    mixes its files with another run's nor reports a write it did not do."""
+    mixes its files with another run's nor reports a write it did not do.
+    After ``timeout`` seconds (None: no limit) of waiting it gives up with an
+    OutputError naming the holder's pid where the system tells it."""
     try:
         import fcntl
     except ImportError:  # no flock on this platform: nothing to hold
@@ -150,27 +191,71 @@ def locked(out: Path, *, shared: bool = False) -> Iterator[None]:
     except OSError as error:
         raise OutputError(f"{out} is not a directory evcat can write into: {error.strerror or error}") from None
     try:
+        mode = fcntl.LOCK_SH if shared else fcntl.LOCK_EX
         try:
-            fcntl.flock(descriptor, (fcntl.LOCK_SH if shared else fcntl.LOCK_EX) | fcntl.LOCK_NB)
+            fcntl.flock(descriptor, mode | fcntl.LOCK_NB)
         except BlockingIOError:
-            print(f"evcat: waiting for another evcat run writing {out} ...", file=sys.stderr, flush=True)
-            fcntl.flock(descriptor, fcntl.LOCK_SH if shared else fcntl.LOCK_EX)
+            _wait_for_lock(out, descriptor, mode, timeout)
         yield
     finally:
         os.close(descriptor)  # releases the lock
 
 
-def check(out: Path, outputs: Mapping[str, Mapping[str, bytes]]) -> WriteReport:
+def _wait_for_lock(out: Path, descriptor: int, mode: int, timeout: float | None) -> None:
+    import fcntl
+
+    holder = _lock_holder(descriptor)
+    by = f" (pid {holder})" if holder else ""
+    limit = "" if timeout is None else f" for up to {timeout:g} s"
+    print(f"evcat: waiting{limit} for another evcat run{by} writing {out} ...", file=sys.stderr, flush=True)
+    deadline = None if timeout is None else time.monotonic() + timeout
+    pause = 0.02
+    while True:
+        try:
+            fcntl.flock(descriptor, mode | fcntl.LOCK_NB)
+            return
+        except BlockingIOError:
+            pass
+        if deadline is not None and time.monotonic() >= deadline:
+            holder = _lock_holder(descriptor) or holder
+            by = f" by pid {holder}" if holder else " by another process"
+            raise OutputError(f"{out} is still locked{by} (another evcat run writing it?) after waiting {timeout:g} s; "
+                              "nothing was written (--lock-timeout SECONDS waits longer)")
+        time.sleep(pause if deadline is None else max(0.0, min(pause, deadline - time.monotonic())))
+        pause = min(pause * 2, 0.25)
+
+
+def _lock_holder(descriptor: int) -> int | None:
+    """The pid holding a flock on the file open as ``descriptor``, from
+    Linux's /proc/locks (``1: FLOCK ADVISORY WRITE <pid> <major>:<minor>:<inode> ...``);
+    None where that is not known."""
+    try:
+        info = os.fstat(descriptor)
+        device = f"{os.major(info.st_dev):02x}:{os.minor(info.st_dev):02x}:{info.st_ino}"
+        with open("/proc/locks", encoding="ascii", errors="replace") as handle:
+            for line in handle:
+                fields = line.split()
+                if len(fields) >= 6 and fields[1] == "FLOCK" and fields[5] == device and fields[4].isdigit():
+                    pid = int(fields[4])
+                    if pid != os.getpid():
+                        return pid
+    except (OSError, ValueError):
+        pass
+    return None
+
+
+def check(out: Path, outputs: Mapping[str, Mapping[str, bytes]], *, lock_timeout: float | None = LOCK_TIMEOUT) -> WriteReport:
     """``--check``: what ``write`` would do, read under a shared lock; an
     interrupted run (its journal still in OUT) makes OUT stale too."""
-    with locked(out, shared=True):
+    with locked(out, shared=True, timeout=lock_timeout):
         report = plan(out, outputs)
         if os.path.lexists(out / JOURNAL):
             report.written.append(JOURNAL)
         return report
 
 
-def write(out: Path, outputs: Mapping[str, Mapping[str, bytes]], version: str) -> WriteReport:
+def write(out: Path, outputs: Mapping[str, Mapping[str, bytes]], version: str, *,
+          lock_timeout: float | None = LOCK_TIMEOUT) -> WriteReport:
     """Write ``outputs`` ({kind: {relative path: bytes}}) into ``out``, all or nothing.
 
     Under the lock on OUT: an earlier run's journal is finished first (see
@@ -178,15 +263,16 @@ def write(out: Path, outputs: Mapping[str, Mapping[str, bytes]], version: str) -
     its target (``O_CREAT|O_EXCL|O_NOFOLLOW``: never through a planted link),
     the journal records the renames about to happen, the renames run, and the
     journal goes. A run killed at any point leaves OUT as it was or with a
-    journal that the next run completes."""
+    journal that the next run completes. A lock held longer than
+    ``lock_timeout`` seconds by another run is an OutputError (nothing written)."""
     out.mkdir(parents=True, exist_ok=True)
-    with locked(out):
+    with locked(out, timeout=lock_timeout):
         recover(out)
         return _write(out, outputs, version)
 
 
 def _write(out: Path, outputs: Mapping[str, Mapping[str, bytes]], version: str) -> WriteReport:
-    report = plan(out, outputs)
+    report, previous = _plan(out, outputs)
     root = str(out)
     contents = {relative: content for files in outputs.values() for relative, content in files.items()}
     targets = [(_checked(root, relative), contents[relative]) for relative in report.written]
@@ -194,7 +280,7 @@ def _write(out: Path, outputs: Mapping[str, Mapping[str, bytes]], version: str) 
         if os.path.isdir(target) and not os.path.islink(target):
             shown = os.path.relpath(target, root)
             raise OutputError(f"cannot write '{shown}': a directory is in the way in {out}; nothing was changed")
-    manifest = _manifest(out, outputs, version)
+    manifest = _manifest(previous, outputs, version)
     try:
         manifest_same = _read(os.path.join(root, MANIFEST)) == manifest
     except OSError:
@@ -335,8 +421,7 @@ def recover(out: Path) -> None:
         _roll_back(out, [t for t, _ in pairs], made)
 
 
-def _manifest(out: Path, outputs: Mapping[str, Mapping[str, bytes]], version: str) -> bytes:
-    previous = read_manifest(out)
+def _manifest(previous: Mapping[str, list[str]], outputs: Mapping[str, Mapping[str, bytes]], version: str) -> bytes:
     files = {kind: sorted(paths) for kind, paths in previous.items()}
     for kind, produced in outputs.items():
         files[kind] = sorted(produced)
