@@ -88,8 +88,10 @@ def _read_secret(path: str) -> bytes:
     return key
 
 
-def _seal(key: str, payload: bytes) -> bytes:
-    return hmac.new(_secret(), key.encode("utf-8", "surrogatepass") + b"\0" + payload, hashlib.sha256).digest()
+def _seal(key: str, payload: bytes | memoryview) -> bytes:
+    seal = hmac.new(_secret(), key.encode("utf-8", "surrogatepass") + b"\0", hashlib.sha256)
+    seal.update(payload)  # not concatenated: that would copy the payload
+    return seal.digest()
 
 
 def _make_parents(root: Path, path: Path) -> bool:
@@ -155,7 +157,8 @@ def read_entry(root: Path, path: Path, key: str) -> Any:
     head = len(_MAGIC) + _SEAL
     if not data.startswith(_MAGIC) or len(data) < head:
         return None
-    seal, payload = data[len(_MAGIC):head], data[head:]
+    # A view, not a slice: a rendered unit's entry is megabytes, copied for nothing.
+    seal, payload = data[len(_MAGIC):head], memoryview(data)[head:]
     if not hmac.compare_digest(seal, _seal(key, payload)):
         return None
     try:
@@ -169,13 +172,13 @@ def read_entry(root: Path, path: Path, key: str) -> Any:
 def write_entry(root: Path, path: Path, key: str, value: Any) -> None:
     """Store ``value`` (plain data: marshal) at ``path`` under ``key``, sealed."""
     payload = marshal.dumps(value)
-    write_atomic(root, path, _MAGIC + _seal(key, payload) + payload)
+    write_atomic(root, path, _MAGIC + _seal(key, payload), payload)
 
 
-def write_atomic(root: Path, path: Path, content: bytes) -> None:
-    """Write ``content`` to a fresh temporary file beside ``path`` (never
-    through a planted link), then rename it over ``path``: a reader sees the
-    old entry or the new one, never half."""
+def write_atomic(root: Path, path: Path, content: bytes, more: bytes = b"") -> None:
+    """Write ``content`` and ``more`` to a fresh temporary file beside ``path``
+    (never through a planted link), then rename it over ``path``: a reader
+    sees the old entry or the new one, never half."""
     temporary = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
     if not _make_parents(root, path):
         return
@@ -186,6 +189,7 @@ def write_atomic(root: Path, path: Path, content: bytes) -> None:
     try:
         with os.fdopen(descriptor, "wb") as handle:
             handle.write(content)
+            handle.write(more)
         os.replace(temporary, path)
     except OSError:
         try:

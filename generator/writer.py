@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import posixpath
 import re
 import secrets
 import stat
@@ -56,12 +57,21 @@ def _checked(out: str, relative: str) -> str:
     no ``..``, no backslash, and no symlinked directory on the way that leads
     out. (The file itself may be a symlink: ``os.replace`` replaces the link,
     it never writes through it.)"""
-    parts = [part for part in relative.split("/") if part not in ("", ".")]
-    if relative.startswith("/") or ".." in parts or "\\" in relative or not parts or relative.endswith(("/", "/.")):
+    parts = _parts(relative)
+    if parts is None:
         raise OutputError(f"refusing to write '{relative}': outputs stay inside {out}")
     if not _inside(out, "/".join(parts[:-1])):
         raise OutputError(f"refusing to write '{relative}': it resolves outside {out}")
     return os.path.join(out, relative)  # a string: pathlib would cost a fifth of a second at 21,000 files
+
+
+def _parts(relative: str) -> list[str] | None:
+    """The components of a relative path that stays inside its root by its
+    spelling (no absolute path, no ``..``, no backslash, no NUL), or None."""
+    parts = [part for part in relative.split("/") if part not in ("", ".")]
+    if relative.startswith("/") or ".." in parts or "\\" in relative or "\0" in relative or not parts or relative.endswith(("/", "/.")):
+        return None
+    return parts
 
 
 @lru_cache(maxsize=65536)
@@ -84,8 +94,9 @@ def _inside(out: str, directory: str) -> bool:
 
 def read_manifest(out: Path, ignored: list[str] | None = None) -> dict[str, list[str]]:
     """Generated files by kind (python, jsonschema, ...) from the last run:
-    only entries that are safe relative paths inside OUT (``_checked``, no
-    NUL); the others are added to ``ignored``."""
+    only entries spelled as relative paths that stay inside OUT (``_parts``);
+    the others are added to ``ignored``. (Whether one leads out through a
+    symlinked directory is checked before it is deleted: ``_plan``.)"""
     try:
         data = json.loads((out / MANIFEST).read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -102,21 +113,13 @@ def read_manifest(out: Path, ignored: list[str] | None = None) -> dict[str, list
         for name in names:
             if not isinstance(name, str):
                 continue
-            if "\0" not in name and _checkable(root, name):
+            if _parts(name) is not None:
                 kept.append(name)
             elif ignored is not None and name not in ignored:
                 ignored.append(name)
         if kept or not names:
             manifest[kind] = kept
     return manifest
-
-
-def _checkable(root: str, relative: str) -> bool:
-    try:
-        _checked(root, relative)
-    except OutputError:
-        return False
-    return True
 
 
 def plan(out: Path, outputs: Mapping[str, Mapping[str, bytes]]) -> WriteReport:
@@ -143,11 +146,27 @@ def _plan(out: Path, outputs: Mapping[str, Mapping[str, bytes]]) -> tuple[WriteR
                 same = False
             (report.unchanged if same else report.written).append(relative)
         for relative in sorted(set(previous.get(kind, ())) - set(files)):
-            target = _checked(root, relative)
+            try:
+                target = _checked(root, relative)
+            except OutputError:  # through a symlinked directory out of OUT
+                report.ignored.append(relative)
+                continue
             if os.path.islink(target):  # evcat writes regular files only: a link there is not evcat's
                 report.ignored.append(relative)
             elif os.path.exists(target):
                 report.deleted.append(relative)
+    for kind in [kind for kind in previous if kind not in outputs]:  # kept in the next manifest as they are
+        kept = []
+        for relative in previous[kind]:
+            try:
+                _checked(root, relative)
+                kept.append(relative)
+            except OutputError:
+                report.ignored.append(relative)
+        if kept or not previous[kind]:
+            previous[kind] = kept
+        else:
+            del previous[kind]
     return report, previous
 
 
@@ -275,78 +294,84 @@ def _write(out: Path, outputs: Mapping[str, Mapping[str, bytes]], version: str) 
     report, previous = _plan(out, outputs)
     root = str(out)
     contents = {relative: content for files in outputs.values() for relative, content in files.items()}
-    targets = [(_checked(root, relative), contents[relative]) for relative in report.written]
-    for target, _ in targets:  # before anything is created: a clean error, OUT untouched
+    # (path relative to OUT, content): relative names travel to the journal
+    # as they are (os.path.relpath would cost a quarter of a second at 5,000 files).
+    targets = [(relative, contents[relative]) for relative in report.written]
+    for relative, _ in targets:  # before anything is created: a clean error, OUT untouched
+        target = _checked(root, relative)
         if os.path.isdir(target) and not os.path.islink(target):
-            shown = os.path.relpath(target, root)
-            raise OutputError(f"cannot write '{shown}': a directory is in the way in {out}; nothing was changed")
+            raise OutputError(f"cannot write '{relative}': a directory is in the way in {out}; nothing was changed")
     manifest = _manifest(previous, outputs, version)
     try:
         manifest_same = _read(os.path.join(root, MANIFEST)) == manifest
     except OSError:
         manifest_same = False
     if not manifest_same:
-        targets.append((os.path.join(root, MANIFEST), manifest))
-    deleted = [_checked(root, relative) for relative in report.deleted]
-    if not targets and not deleted:
+        targets.append((MANIFEST, manifest))
+    if not targets and not report.deleted:
         return report
-    renames = [(_temporary_name(target), target) for target, _ in targets]
+    token = secrets.token_hex(8)  # one per run: each temporary is named after its own target
+    renames = [(_temporary_name(relative, token), relative) for relative, _ in targets]
     missing: list[str] = []
-    for directory in sorted({os.path.dirname(target) for target, _ in targets}):
-        while directory != root and directory not in missing and not os.path.isdir(directory):
+    for directory in sorted({posixpath.dirname(relative) for relative, _ in targets}):
+        while directory and directory not in missing and not os.path.isdir(os.path.join(root, directory)):
             missing.append(directory)
-            directory = os.path.dirname(directory)
+            directory = posixpath.dirname(directory)
     missing.sort(key=len)  # parents first
     # The intent: what a run killed from here until the commit point leaves
     # behind, so that the next run removes it.
-    _write_journal(out, "writing", renames, deleted, missing)
+    _write_journal(out, "writing", renames, report.deleted, missing, token)
     made: list[str] = []
     try:
         for directory in missing:
-            os.mkdir(directory)
+            os.mkdir(os.path.join(root, directory))
             made.append(directory)
         for (temporary, _), (_, content) in zip(renames, targets):
-            _create(temporary, content)
-        _write_journal(out, "committing", renames, deleted, [])  # the commit point
+            _create(os.path.join(root, temporary), content)
+        _write_journal(out, "committing", renames, report.deleted, [], token)  # the commit point
     except BaseException:
-        _roll_back(out, [temporary for temporary, _ in renames], made)
+        _roll_back(out, [os.path.join(root, temporary) for temporary, _ in renames], [os.path.join(root, d) for d in made])
         raise
     with interrupts_held():
         try:
-            _commit(out, renames, deleted)
+            _commit(out, [(os.path.join(root, t), os.path.join(root, p)) for t, p in renames],
+                    [os.path.join(root, relative) for relative in report.deleted])
         except OSError as error:  # past the commit point: the journal stays, the next run completes the update
             raise OutputError(f"cannot finish writing {out}: {error.strerror or error}; part of the update is in place: "
                               "run evcat generate again to complete it") from None
     return report
 
 
-def _temporary_name(target: str) -> str:
+def _temporary_name(target: str, token: str) -> str:
+    """The temporary beside ``target`` (a path relative to OUT, or absolute)."""
     directory, name = os.path.split(target)
-    return os.path.join(directory, f".{name}.evcat-tmp-{secrets.token_hex(8)}")
+    return os.path.join(directory, f".{name}.evcat-tmp-{token}")
 
 
 def _create(path: str, content: bytes) -> None:
     """A new file (never through a planted link) holding ``content``; removed again if writing fails."""
     descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW, 0o666)
     try:
-        with os.fdopen(descriptor, "wb") as handle:
-            handle.write(content)
+        try:
+            written = os.write(descriptor, content)
+            if written < len(content):  # a short write (a signal, a pipe-like file system): the rest
+                view = memoryview(content)
+                while written < len(content):
+                    written += os.write(descriptor, view[written:])
+        finally:
+            os.close(descriptor)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(path)
         raise
 
 
-def _write_journal(out: Path, state: str, renames: list[tuple[str, str]], deleted: list[str], directories: list[str]) -> None:
-    root = str(out)
-    document = {
-        "state": state,
-        "renames": [[os.path.relpath(t, root), os.path.relpath(p, root)] for t, p in renames],
-        "deleted": [os.path.relpath(p, root) for p in deleted],
-        "directories": [os.path.relpath(d, root) for d in directories],
-    }
-    target = os.path.join(root, JOURNAL)
-    temporary = _temporary_name(target)
+def _write_journal(out: Path, state: str, renames: list[tuple[str, str]], deleted: list[str], directories: list[str],
+                   token: str) -> None:
+    """The journal (paths relative to OUT), replaced whole."""
+    document = {"state": state, "renames": renames, "deleted": deleted, "directories": directories}
+    target = os.path.join(str(out), JOURNAL)
+    temporary = _temporary_name(target, token)
     _create(temporary, json.dumps(document).encode())
     os.replace(temporary, target)
 
