@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import gc
 import hashlib
+import importlib
 import itertools
 import os
 import sys
@@ -24,6 +25,7 @@ from dataclasses import dataclass
 from functools import cache
 from importlib import metadata
 from pathlib import Path
+from types import ModuleType
 from typing import Any, TextIO
 
 from . import __version__
@@ -32,16 +34,35 @@ from .cachefile import Store, diagnostic_from_data, diagnostic_to_data
 from .lint import LintResult, UsageError, display_path, find_catalog_files, lint
 from .loader import Document, read_catalog_bytes
 from .model import CatalogSet
-from .render import KINDS, Unit, asyncapi, docs, eventcatalog, jsonschema, python
-from .render import templates as template_module
+from .render import KINDS, Unit
 from . import workers as workers_module
 from .workers import run as parallel
 from .workers import worker_count
 from .writer import LOCK_TIMEOUT, WriteReport, write
 from .writer import check as check_outputs
 
-MODULES = {"python": python, "jsonschema": jsonschema, "asyncapi": asyncapi, "docs": docs, "eventcatalog": eventcatalog}
-RENDERERS: dict[str, Callable[[CatalogSet], dict[str, bytes]]] = {kind: module.render for kind, module in MODULES.items()}
+# The renderers are imported when something is rendered, not when nothing
+# changed (a replayed run needs none of them, nor jinja2: a third of its time).
+_KIND_NAMES = ("python", "jsonschema", "asyncapi", "docs", "eventcatalog")
+
+
+@cache
+def _modules() -> dict[str, ModuleType]:
+    """The renderer module of each kind ({kind: generator.render.<kind>})."""
+    return {kind: importlib.import_module(f"{__package__}.render.{kind}") for kind in _KIND_NAMES}
+
+
+def __getattr__(name: str) -> Any:
+    """``MODULES`` ({kind: renderer module}) and ``RENDERERS`` ({kind: render
+    function}), made on first use."""
+    if name == "MODULES":
+        return _modules()
+    if name == "RENDERERS":
+        renderers: dict[str, Callable[[CatalogSet], dict[str, bytes]]] = {kind: module.render for kind, module in _modules().items()}
+        return renderers
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 # Heaviest first, so the workers finish together (python runs black and datamodel-code-generator).
 _COST = {"python": 0, "docs": 1, "eventcatalog": 2, "asyncapi": 3, "jsonschema": 4}
 _TOOLS = ("black", "ruff", "datamodel-code-generator", "pydantic", "jinja2", "markdown-it-py", "PyYAML")
@@ -68,9 +89,9 @@ def parse_kinds(text: str | None) -> list[str]:
     if not text:
         return list(KINDS)
     kinds = [part.strip() for part in text.split(",") if part.strip()]
-    unknown = [kind for kind in kinds if kind not in MODULES]
+    unknown = [kind for kind in kinds if kind not in _KIND_NAMES]
     if unknown or not kinds:
-        raise UsageError(f"--only takes a comma-separated list of {', '.join(MODULES)}; not {', '.join(unknown) or text!r}")
+        raise UsageError(f"--only takes a comma-separated list of {', '.join(_KIND_NAMES)}; not {', '.join(unknown) or text!r}")
     return kinds
 
 
@@ -118,6 +139,8 @@ def _salt() -> str:
     """What, besides a unit's inputs, decides its output: evcat's code and
     templates (hashed, so an edited checkout never reuses stale entries) and
     the versions of the tools it drives."""
+    from .render import templates as template_module
+
     digest = hashlib.sha256(__version__.encode())
     package = Path(__file__).resolve().parent
     roots = [package, *template_module.template_dirs()]
@@ -183,7 +206,7 @@ HELPER_MAX_UNITS = 2
 
 def start_helper() -> Any:
     """The warm helper (one process that loads datamodel-code-generator now), or None where fork is not available."""
-    return workers_module.helper(python.warm_up)
+    return workers_module.helper(_modules()["python"].warm_up)
 
 
 def render(catalog_set: CatalogSet, kinds: Sequence[str], *, cache_dir: str | None = None,
@@ -194,13 +217,15 @@ def render(catalog_set: CatalogSet, kinds: Sequence[str], *, cache_dir: str | No
     core; ``pool`` when given), a few Python units by ``helper`` (see
     ``start_helper``) when given.
     ``formatter``: see ``render.python.format_sources``."""
+    modules = _modules()
+    python = modules["python"]
     if formatter not in python.FORMATTERS:
         raise UsageError(f"--formatter takes {' or '.join(python.FORMATTERS)}, not {formatter!r}")
     render_cache = RenderCache(cache_dir, formatter) if cache_dir else None
     settings = python.Settings(formatter, (str(cache_dir), render_cache.salt) if render_cache is not None else None)
     units = [
         unit for kind in kinds
-        for unit in (python.units(catalog_set, settings) if kind == "python" else MODULES[kind].units(catalog_set))
+        for unit in (python.units(catalog_set, settings) if kind == "python" else modules[kind].units(catalog_set))
     ]
     results: dict[int, dict[str, bytes]] = {}
     keys: dict[int, str] = {}
@@ -269,7 +294,9 @@ def generate(catalog: str, out: str, kinds: Sequence[str], *, check: bool = Fals
     else:
         # Workers are forked now, while evcat is small: forked after lint, each
         # would share the parent's large, fragmented heap and copy its pages
-        # as it allocates (measured: 270 MB per worker at 5,000 types).
+        # as it allocates (measured: 270 MB per worker at 5,000 types). The
+        # renderers are imported first, so the workers share them too.
+        _modules()
         pool = workers_module.pool(worker_count(1 << 16))
         # With a cache, few catalogs usually changed: warm the helper while linting.
         helper = start_helper() if cache_dir and "python" in kinds else None

@@ -141,7 +141,7 @@ def _plan(out: Path, outputs: Mapping[str, Mapping[str, bytes]]) -> tuple[WriteR
             if parent not in directories:
                 directories[parent] = os.path.isdir(os.path.join(root, parent))
             try:
-                same = directories[parent] and _read(target) == content
+                same = directories[parent] and _same(target, content)
             except OSError:
                 same = False
             (report.unchanged if same else report.written).append(relative)
@@ -170,12 +170,31 @@ def _plan(out: Path, outputs: Mapping[str, Mapping[str, bytes]]) -> tuple[WriteR
     return report, previous
 
 
-def _read(path: str) -> bytes:
+def _read(path: str, size: int | None = None) -> bytes | None:
+    """The content of the regular file ``path`` (never through a link, never
+    blocking on a FIFO); None when ``size`` is given and the file has
+    another size (then it differs, and is not read)."""
     descriptor = os.open(path, os.O_RDONLY | _NOFOLLOW | os.O_NONBLOCK)
-    with os.fdopen(descriptor, "rb") as handle:
-        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+    try:
+        info = os.fstat(descriptor)
+        if not stat.S_ISREG(info.st_mode):
             raise OSError("not a regular file")
-        return handle.read()
+        if size is not None and info.st_size != size:
+            return None
+        data = os.read(descriptor, info.st_size + 1)  # one call: a regular file reads short only at its end
+        if len(data) == info.st_size:
+            return data
+        parts = [data]  # it changed size meanwhile: read to the end
+        while parts[-1]:
+            parts.append(os.read(descriptor, 1 << 20))
+        return b"".join(parts)
+    finally:
+        os.close(descriptor)
+
+
+def _same(path: str, content: bytes) -> bool:
+    """Whether the file ``path`` holds ``content`` (another size: not read)."""
+    return _read(path, len(content)) == content
 
 
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)

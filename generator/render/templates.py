@@ -10,8 +10,10 @@ from __future__ import annotations
 import re
 from functools import cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import jinja2
+if TYPE_CHECKING:
+    import jinja2
 
 _PACKAGE_TEMPLATES = Path(__file__).resolve().parent.parent / "templates"  # in an installed wheel
 _SOURCE_TEMPLATES = Path(__file__).resolve().parents[2] / "templates"  # in a checkout
@@ -125,6 +127,8 @@ def _environment(directories: tuple[Path, ...]) -> jinja2.Environment:
     # No bytecode cache: jinja2 reads it with pickle, and the cache directory
     # is untrusted input (a planted entry would run code). Templates are
     # compiled once per process instead.
+    import jinja2  # here: a run with nothing to render (template_dirs only) never loads it
+
     loaders: list[jinja2.BaseLoader] = [jinja2.FileSystemLoader(str(d)) for d in directories]
     env = jinja2.Environment(
         loader=jinja2.ChoiceLoader(loaders),
