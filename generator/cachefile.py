@@ -15,6 +15,12 @@ requests like a catalog does. So:
 * nothing is read or written through a symbolic link inside the cache, and
   temporaries are created with ``O_CREAT|O_EXCL|O_NOFOLLOW``.
 
+Rendered units (``Store.put_files``) are stored as files: the seal covers a
+header with the name, size and SHA-256 digest of each file, and each file's
+bytes are checked against their digest when they are read. So a run can tell
+whether a file in OUT is current from the (sealed) digest alone, without
+reading or hashing the cached bytes (``CachedFile``).
+
 A missing, stale, tampered or unreadable entry reads as None; an entry that
 cannot be written only makes the next run slower. Deleting the directory, or
 any file in it, is always safe.
@@ -175,7 +181,7 @@ def write_entry(root: Path, path: Path, key: str, value: Any) -> None:
     write_atomic(root, path, _MAGIC + _seal(key, payload), payload)
 
 
-def write_atomic(root: Path, path: Path, content: bytes, more: bytes = b"") -> None:
+def write_atomic(root: Path, path: Path, content: bytes, *more: bytes) -> None:
     """Write ``content`` and ``more`` to a fresh temporary file beside ``path``
     (never through a planted link), then rename it over ``path``: a reader
     sees the old entry or the new one, never half."""
@@ -189,13 +195,123 @@ def write_atomic(root: Path, path: Path, content: bytes, more: bytes = b"") -> N
     try:
         with os.fdopen(descriptor, "wb") as handle:
             handle.write(content)
-            handle.write(more)
+            for part in more:
+                handle.write(part)
         os.replace(temporary, path)
     except OSError:
         try:
             os.unlink(temporary)
         except OSError:
             pass
+
+
+_FILES_MAGIC = b"evcat-files-1\n"
+_LENGTH = 8  # bytes of the header's length, big-endian
+
+
+class CachedFile:
+    """One file of a rendered unit in the cache: its size and SHA-256 digest
+    come from the entry's sealed header; its bytes are read only when
+    needed (``read``), and only bytes matching the digest are returned."""
+
+    __slots__ = ("root", "entry", "offset", "size", "digest")
+
+    def __init__(self, root: Path, entry: Path, offset: int, size: int, digest: bytes) -> None:
+        self.root, self.entry, self.offset, self.size, self.digest = root, entry, offset, size, digest
+
+    def read(self) -> bytes | None:
+        """The file's bytes, or None when the entry no longer holds them (changed since its header was read)."""
+        return read_cached([self]).get(self)
+
+    def __repr__(self) -> str:
+        return f"CachedFile({self.size} bytes, sha256 {self.digest.hex()[:12]}...)"
+
+
+def read_cached(files: list[CachedFile]) -> dict[CachedFile, bytes]:
+    """The bytes of ``files`` that are still what their sealed digests say
+    (each entry opened once); the others are left out."""
+    by_entry: dict[Path, list[CachedFile]] = {}
+    for file in files:
+        by_entry.setdefault(file.entry, []).append(file)
+    found: dict[CachedFile, bytes] = {}
+    for entry, wanted in by_entry.items():
+        data = _read_regular(wanted[0].root, entry)
+        if data is None:
+            continue
+        for file in wanted:
+            content = data[file.offset:file.offset + file.size]
+            if len(content) == file.size and hashlib.sha256(content).digest() == file.digest:
+                found[file] = content
+    return found
+
+
+def _read_regular(root: Path, path: Path, limit: int | None = None) -> bytes | None:
+    """The bytes of the regular file ``path`` in the cache (at most ``limit``),
+    never through a symbolic link; None when it cannot be read."""
+    if not _no_link_between(root, path):
+        return None
+    try:
+        descriptor = os.open(path, os.O_RDONLY | _NOFOLLOW | getattr(os, "O_NONBLOCK", 0))
+    except OSError:
+        return None
+    try:
+        with os.fdopen(descriptor, "rb") as handle:
+            info = os.fstat(handle.fileno())
+            if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_ENTRY_BYTES:
+                return None
+            return handle.read() if limit is None else handle.read(limit)
+    except OSError:
+        return None
+
+
+def write_files(root: Path, path: Path, key: str, files: dict[str, bytes]) -> None:
+    """Store ``files`` ({name: bytes}) at ``path`` under ``key``: the seal
+    covers the header (each file's name, size and SHA-256), the digests cover
+    the bytes that follow it."""
+    header = marshal.dumps([(name, len(content), hashlib.sha256(content).digest()) for name, content in files.items()])
+    head = len(header).to_bytes(_LENGTH, "big") + header
+    write_atomic(root, path, _FILES_MAGIC + _seal(key, head) + head, *files.values())
+
+
+_HEAD_GUESS = 1 << 16  # the header of a unit of some hundred files fits in one read
+
+
+def read_files(root: Path, path: Path, key: str, *, contents: bool) -> dict[str, Any] | None:
+    """The files stored at ``path`` under ``key`` by ``write_files``, or None
+    unless the header's seal proves this user's evcat wrote it: {name: bytes}
+    (every digest checked) with ``contents``, else {name: CachedFile}
+    (nothing but the header read)."""
+    data = _read_regular(root, path, None if contents else _HEAD_GUESS)
+    start = len(_FILES_MAGIC) + _SEAL + _LENGTH
+    if data is None or not data.startswith(_FILES_MAGIC) or len(data) < start:
+        return None
+    length = int.from_bytes(data[start - _LENGTH:start], "big")
+    if not contents and len(data) < start + length <= MAX_ENTRY_BYTES:
+        data = _read_regular(root, path, start + length)  # a header larger than the guess
+        if data is None:
+            return None
+    view = memoryview(data)
+    if len(data) < start + length or not hmac.compare_digest(data[len(_FILES_MAGIC):len(_FILES_MAGIC) + _SEAL],
+                                                              _seal(key, view[start - _LENGTH:start + length])):
+        return None
+    try:
+        listed = marshal.loads(view[start:start + length])
+        offset = start + length
+        files: dict[str, Any] = {}
+        for name, size, digest in listed:
+            if not isinstance(name, str) or not isinstance(size, int) or not isinstance(digest, bytes) or size < 0:
+                return None
+            if contents:
+                content = data[offset:offset + size]
+                if len(content) != size or hashlib.sha256(content).digest() != digest:
+                    return None
+                files[name] = content
+            else:
+                files[name] = CachedFile(root, path, offset, size, digest)
+            offset += size
+    except (EOFError, ValueError, TypeError):
+        return None
+    return files
 
 
 class Store:
@@ -215,6 +331,14 @@ class Store:
 
     def put(self, key: str, value: Any) -> None:
         write_entry(self.root, self.path(key), key, value)
+
+    def get_files(self, key: str, *, contents: bool = True) -> dict[str, Any] | None:
+        """Files stored by ``put_files``: {name: bytes}, or with ``contents=False``
+        {name: CachedFile} (the sealed header only); None on a miss."""
+        return read_files(self.root, self.path(key), key, contents=contents)
+
+    def put_files(self, key: str, files: dict[str, bytes]) -> None:
+        write_files(self.root, self.path(key), key, files)
 
 
 class Single:

@@ -38,7 +38,7 @@ from .render import KINDS, Unit
 from . import workers as workers_module
 from .workers import run as parallel
 from .workers import worker_count
-from .writer import LOCK_TIMEOUT, WriteReport, write
+from .writer import LOCK_TIMEOUT, Unavailable, WriteReport, write
 from .writer import check as check_outputs
 
 # The renderers are imported when something is rendered, not when nothing
@@ -124,14 +124,13 @@ class RenderCache:
             self._digests[id(value)] = known
         return known[1]
 
-    def get(self, key: str) -> dict[str, bytes] | None:
-        value = self.store.get(key)
-        if isinstance(value, dict) and all(isinstance(k, str) and isinstance(v, bytes) for k, v in value.items()):
-            return value
-        return None
+    def get(self, key: str, *, lazy: bool = False) -> dict[str, Any] | None:
+        """A unit's files: {path: bytes}, or with ``lazy`` {path: CachedFile}
+        (size and digest known, bytes read when needed: see ``writer``)."""
+        return self.store.get_files(key, contents=not lazy)
 
     def put(self, key: str, files: dict[str, bytes]) -> None:
-        self.store.put(key, files)
+        self.store.put_files(key, files)
 
 
 @cache
@@ -211,11 +210,13 @@ def start_helper() -> Any:
 
 def render(catalog_set: CatalogSet, kinds: Sequence[str], *, cache_dir: str | None = None,
            progress: bool = False, stats: RenderStats | None = None, jobs: int | None = None,
-           formatter: str = "ruff", helper: Any = None, pool: Any = None) -> dict[str, dict[str, bytes]]:
+           formatter: str = "ruff", helper: Any = None, pool: Any = None, lazy: bool = False) -> dict[str, dict[str, Any]]:
     """{kind: {relative path: bytes}} for ``kinds``; units found in the cache
     are reused, the others rendered in ``jobs`` processes (default: one per
     core; ``pool`` when given), a few Python units by ``helper`` (see
-    ``start_helper``) when given.
+    ``start_helper``) when given. With ``lazy``, files of units found in
+    the cache are ``cachefile.CachedFile``s, which the writer compares with
+    OUT by their digest and reads only when they must be written.
     ``formatter``: see ``render.python.format_sources``."""
     modules = _modules()
     python = modules["python"]
@@ -232,7 +233,7 @@ def render(catalog_set: CatalogSet, kinds: Sequence[str], *, cache_dir: str | No
     for index, unit in enumerate(units):
         if render_cache is not None:
             keys[index] = render_cache.key(unit)
-            hit = render_cache.get(keys[index])
+            hit = render_cache.get(keys[index], lazy=lazy)
             if hit is not None:
                 results[index] = hit
     pending = sorted((i for i in range(len(units)) if i not in results), key=lambda i: (_COST[units[i].kind], i))
@@ -276,7 +277,7 @@ def render(catalog_set: CatalogSet, kinds: Sequence[str], *, cache_dir: str | No
         stats.units, stats.rendered, stats.workers = len(units), len(pending), workers + bool(to_helper)
         stats.cached = len(units) - len(pending)
         stats.keys = [(units[i].kind, keys[i]) for i in range(len(units))] if len(keys) == len(units) else None
-    outputs: dict[str, dict[str, bytes]] = {kind: {} for kind in kinds}
+    outputs: dict[str, dict[str, Any]] = {kind: {} for kind in kinds}
     for index, unit in enumerate(units):
         outputs[unit.kind].update(results[index])
     return outputs
@@ -314,16 +315,22 @@ def generate(catalog: str, out: str, kinds: Sequence[str], *, check: bool = Fals
             with workers_module.frozen():
                 stats = RenderStats()
                 outputs = render(result.catalog_set, kinds, cache_dir=cache_dir, progress=progress, stats=stats,
-                                 formatter=formatter, helper=helper, pool=pool)
+                                 formatter=formatter, helper=helper, pool=pool, lazy=True)
         finally:
             workers_module.stop(helper, pool)
         if run_key and cache_dir and stats.keys is not None:
             _record(run_key, cache_dir, result, kinds, stats.keys)
     out_path = Path(out)
-    if check:
-        report = check_outputs(out_path, outputs, lock_timeout=lock_timeout)
-    else:
-        report = write(out_path, outputs, __version__, lock_timeout=lock_timeout)
+    try:
+        if check:
+            report = check_outputs(out_path, outputs, lock_timeout=lock_timeout)
+        else:
+            report = write(out_path, outputs, __version__, lock_timeout=lock_timeout)
+    except Unavailable:
+        # A cache entry changed after its sealed header was read (its bytes no
+        # longer match): nothing was written; render without the cache.
+        return generate(catalog, out, kinds, check=check, cache_dir=None, progress=progress, formatter=formatter,
+                        lock_timeout=lock_timeout)
     return GenerateResult(result, report, stats)
 
 
@@ -349,7 +356,7 @@ def _record(run_key: str, cache_dir: str, result: LintResult, kinds: Sequence[st
     Store(cache_dir, "runs").put(run_key, (list(result.documents), diagnostics, list(kinds), keys))
 
 
-def _replay(run_key: str, cache_dir: str) -> tuple[LintResult, dict[str, dict[str, bytes]], RenderStats] | None:
+def _replay(run_key: str, cache_dir: str) -> tuple[LintResult, dict[str, dict[str, Any]], RenderStats] | None:
     record = Store(cache_dir, "runs").get(run_key)
     try:
         files, stored, kinds, keys = record
@@ -358,9 +365,9 @@ def _replay(run_key: str, cache_dir: str) -> tuple[LintResult, dict[str, dict[st
     except (TypeError, ValueError):
         return None
     render_cache = RenderCache(cache_dir)
-    outputs: dict[str, dict[str, bytes]] = {kind: {} for kind in kinds}
+    outputs: dict[str, dict[str, Any]] = {kind: {} for kind in kinds}
     for kind, key in keys:
-        files_of_unit = render_cache.get(key)
+        files_of_unit = render_cache.get(key, lazy=True)
         if files_of_unit is None or kind not in outputs:
             return None  # an entry was removed: do the work
         outputs[kind].update(files_of_unit)

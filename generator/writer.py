@@ -18,6 +18,7 @@ resolve inside OUT (see ``naming.safe_file_name`` for how names are made).
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 import posixpath
@@ -31,6 +32,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
+from .cachefile import CachedFile, read_cached
 from .workers import interrupts_held
 
 MANIFEST = ".evcat-manifest.json"
@@ -38,6 +40,16 @@ MANIFEST = ".evcat-manifest.json"
 
 class OutputError(Exception):
     """An output that cannot be written (a path outside OUT, an OS error)."""
+
+
+class Unavailable(Exception):
+    """The bytes of a file to write, taken from the cache, are no longer
+    there as sealed (the entry changed meanwhile); nothing was written."""
+
+
+# What an output holds: its bytes, or a file of the render cache whose size
+# and SHA-256 are known (sealed) and whose bytes are read only to be written.
+Content = bytes | CachedFile
 
 
 @dataclass
@@ -122,12 +134,12 @@ def read_manifest(out: Path, ignored: list[str] | None = None) -> dict[str, list
     return manifest
 
 
-def plan(out: Path, outputs: Mapping[str, Mapping[str, bytes]]) -> WriteReport:
+def plan(out: Path, outputs: Mapping[str, Mapping[str, Content]]) -> WriteReport:
     """What ``write`` would do, without touching the disk (``--check``)."""
     return _plan(out, outputs)[0]
 
 
-def _plan(out: Path, outputs: Mapping[str, Mapping[str, bytes]]) -> tuple[WriteReport, dict[str, list[str]]]:
+def _plan(out: Path, outputs: Mapping[str, Mapping[str, Content]]) -> tuple[WriteReport, dict[str, list[str]]]:
     """``plan``, and the previous manifest it read."""
     report = WriteReport()
     _inside.cache_clear()  # directories are resolved afresh on every run
@@ -192,9 +204,22 @@ def _read(path: str, size: int | None = None) -> bytes | None:
         os.close(descriptor)
 
 
-def _same(path: str, content: bytes) -> bool:
-    """Whether the file ``path`` holds ``content`` (another size: not read)."""
+def _same(path: str, content: Content) -> bool:
+    """Whether the file ``path`` holds ``content`` (another size: not read;
+    a cached file: compared by its sealed digest)."""
+    if isinstance(content, CachedFile):
+        data = _read(path, content.size)
+        return data is not None and hashlib.sha256(data).digest() == content.digest
     return _read(path, len(content)) == content
+
+
+def _materialized(contents: list[Content]) -> list[bytes]:
+    """``contents`` as bytes (cached files read, each entry once); Unavailable if one is no longer there."""
+    cached = [content for content in contents if isinstance(content, CachedFile)]
+    loaded = read_cached(cached) if cached else {}
+    if len(loaded) < len(set(cached)):
+        raise Unavailable("a cache entry changed while it was used")
+    return [loaded[content] if isinstance(content, CachedFile) else content for content in contents]
 
 
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
@@ -282,7 +307,7 @@ def _lock_holder(descriptor: int) -> int | None:
     return None
 
 
-def check(out: Path, outputs: Mapping[str, Mapping[str, bytes]], *, lock_timeout: float | None = LOCK_TIMEOUT) -> WriteReport:
+def check(out: Path, outputs: Mapping[str, Mapping[str, Content]], *, lock_timeout: float | None = LOCK_TIMEOUT) -> WriteReport:
     """``--check``: what ``write`` would do, read under a shared lock; an
     interrupted run (its journal still in OUT) makes OUT stale too."""
     with locked(out, shared=True, timeout=lock_timeout):
@@ -292,7 +317,7 @@ def check(out: Path, outputs: Mapping[str, Mapping[str, bytes]], *, lock_timeout
         return report
 
 
-def write(out: Path, outputs: Mapping[str, Mapping[str, bytes]], version: str, *,
+def write(out: Path, outputs: Mapping[str, Mapping[str, Content]], version: str, *,
           lock_timeout: float | None = LOCK_TIMEOUT) -> WriteReport:
     """Write ``outputs`` ({kind: {relative path: bytes}}) into ``out``, all or nothing.
 
@@ -309,13 +334,13 @@ def write(out: Path, outputs: Mapping[str, Mapping[str, bytes]], version: str, *
         return _write(out, outputs, version)
 
 
-def _write(out: Path, outputs: Mapping[str, Mapping[str, bytes]], version: str) -> WriteReport:
+def _write(out: Path, outputs: Mapping[str, Mapping[str, Content]], version: str) -> WriteReport:
     report, previous = _plan(out, outputs)
     root = str(out)
     contents = {relative: content for files in outputs.values() for relative, content in files.items()}
     # (path relative to OUT, content): relative names travel to the journal
     # as they are (os.path.relpath would cost a quarter of a second at 5,000 files).
-    targets = [(relative, contents[relative]) for relative in report.written]
+    targets = list(zip(report.written, _materialized([contents[relative] for relative in report.written])))
     for relative, _ in targets:  # before anything is created: a clean error, OUT untouched
         target = _checked(root, relative)
         if os.path.isdir(target) and not os.path.islink(target):
@@ -465,7 +490,7 @@ def recover(out: Path) -> None:
         _roll_back(out, [t for t, _ in pairs], made)
 
 
-def _manifest(previous: Mapping[str, list[str]], outputs: Mapping[str, Mapping[str, bytes]], version: str) -> bytes:
+def _manifest(previous: Mapping[str, list[str]], outputs: Mapping[str, Mapping[str, Content]], version: str) -> bytes:
     files = {kind: sorted(paths) for kind, paths in previous.items()}
     for kind, produced in outputs.items():
         files[kind] = sorted(produced)

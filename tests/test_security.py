@@ -128,6 +128,32 @@ def test_tampered_cache_entries_are_misses(small: Path, tmp_path: Path) -> None:
     assert warm.stdout == run_evcat("lint", str(small), "--no-cache", "--format", "json").stdout
 
 
+def test_cached_bytes_count_only_when_they_match_their_sealed_digest(small: Path, tmp_path: Path) -> None:
+    """A rendered unit's entry seals the digests of its files; their bytes
+    are compared with OUT by digest and checked when read. An attacker who
+    edits those bytes in the cache and in OUT alike gets neither past
+    ``--check`` nor into the output."""
+    cache = tmp_path / "cache"
+    out = tmp_path / "out"
+    assert run_evcat("generate", str(small), "-o", str(out), "--cache-dir", str(cache)).returncode == 0
+    cold = snapshot(out)
+    old, new = b"Thing happened", b"Thing HACKED!!"  # the same length: offsets in the entries stay right
+    edited = 0
+    for path in [*(cache / "render").rglob("*.marshal"), *(p for p in out.rglob("*") if p.is_file())]:
+        data = path.read_bytes()
+        if old in data:
+            path.write_bytes(data.replace(old, new))
+            edited += 1
+    assert edited > 5
+    check = run_evcat("generate", str(small), "-o", str(out), "--cache-dir", str(cache), "--check")
+    assert check.returncode == 1 and "stale" in check.stderr, check.stderr
+    (out / "docs").rename(tmp_path / "docs-moved")  # some files must be written from the cache
+    result = run_evcat("generate", str(small), "-o", str(out), "--cache-dir", str(cache))
+    assert result.returncode == 0, result.stderr
+    assert snapshot(out) == cold
+    assert run_evcat("generate", str(small), "-o", str(out), "--cache-dir", str(cache), "--check").returncode == 0
+
+
 def test_a_symlink_inside_the_cache_is_not_written_through(small: Path, tmp_path: Path) -> None:
     cache = tmp_path / "cache"
     elsewhere = tmp_path / "elsewhere"
