@@ -220,7 +220,9 @@ def _field_constraints(child: Any, resolved: Any, shown_type: str, shared: Mappi
     return found
 
 
-def payload_rows(schema: Any, shared: Mapping[str, SharedSchema]) -> list[Row]:
+def payload_rows(schema: Any, shared: Mapping[str, SharedSchema], *, details: bool = True) -> list[Row]:
+    """The rows of a payload's field table; ``details=False`` leaves out each
+    field's type and constraints (the search index reads names and descriptions only)."""
     rows: list[Row] = []
 
     def walk(node: Any, depth: int, trail: tuple[str, ...], seen: frozenset[str]) -> None:
@@ -241,10 +243,10 @@ def payload_rows(schema: Any, shared: Mapping[str, SharedSchema]) -> list[Row]:
         for field_name, child in properties.items():
             resolved, _ = _resolve(child, shared)
             target = _target_name(child)
-            shown_type = _schema_type(child, shared)
+            shown_type = _schema_type(child, shared) if details else ""
             row = Row(
                 depth, field_name, shown_type, field_name in required,
-                _field_constraints(child, resolved, shown_type, shared),
+                _field_constraints(child, resolved, shown_type, shared) if details else [],
                 resolved.get("description") if isinstance(resolved, dict) else None, "-".join(trail + (field_name,)),
                 target if target in shared else None,
             )
@@ -435,7 +437,7 @@ def search_index(catalog_set: CatalogSet, types: list[TypeView], schemas: list[S
             for text in (event.title, event.description or ""):
                 words.update(dict.fromkeys(text.lower().split()))
             if event.payload is not None:
-                for row in payload_rows(event.payload.schema, catalog_set.schemas):
+                for row in payload_rows(event.payload.schema, catalog_set.schemas, details=False):
                     fields[row.name] = None
                     words.update(dict.fromkeys((row.description or "").lower().split()))
         entries.append({
