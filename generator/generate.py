@@ -22,7 +22,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, partial
 from importlib import metadata
 from pathlib import Path
 from types import ModuleType
@@ -203,6 +203,16 @@ def _render_task(task: Task) -> tuple[int, dict[str, bytes]]:
 HELPER_MAX_UNITS = 2
 
 
+def _warm_up(kinds: tuple[str, ...]) -> None:
+    """In each worker, while evcat lints: what the first unit of a renderer
+    would otherwise spend first (templates compiled, parsers made). With a
+    cache, few units change, and a worker renders one or two of them."""
+    for kind in kinds:
+        warm = getattr(_modules()[kind], "warm_up", None)
+        if warm is not None and kind != "python":  # python's is the helper's (it loads datamodel-code-generator)
+            warm()
+
+
 def start_helper() -> Any:
     """The warm helper (one process that loads datamodel-code-generator now), or None where fork is not available."""
     return workers_module.helper(_modules()["python"].warm_up)
@@ -298,7 +308,7 @@ def generate(catalog: str, out: str, kinds: Sequence[str], *, check: bool = Fals
         # as it allocates (measured: 270 MB per worker at 5,000 types). The
         # renderers are imported first, so the workers share them too.
         _modules()
-        pool = workers_module.pool(worker_count(1 << 16))
+        pool = workers_module.pool(worker_count(1 << 16), partial(_warm_up, tuple(kinds)) if cache_dir else None)
         # With a cache, few catalogs usually changed: warm the helper while linting.
         helper = start_helper() if cache_dir and "python" in kinds else None
         try:

@@ -146,17 +146,19 @@ def _plan(out: Path, outputs: Mapping[str, Mapping[str, Content]]) -> tuple[Writ
     previous = read_manifest(out, report.ignored)
     root = str(out)
     directories: dict[str, bool] = {}  # does OUT/dir exist? (a cold run reads nothing)
+    compared: list[tuple[str, str, Content]] = []  # (relative, target, content) of files that may be there
     for kind, files in outputs.items():
         for relative, content in sorted(files.items()):
             target = _checked(root, relative)
             parent = os.path.dirname(relative)
             if parent not in directories:
                 directories[parent] = os.path.isdir(os.path.join(root, parent))
-            try:
-                same = directories[parent] and _same(target, content)
-            except OSError:
-                same = False
-            (report.unchanged if same else report.written).append(relative)
+            if directories[parent]:
+                compared.append((relative, target, content))
+    same = _compare(compared)
+    for kind, files in outputs.items():
+        for relative in sorted(files):
+            (report.unchanged if relative in same else report.written).append(relative)
         for relative in sorted(set(previous.get(kind, ())) - set(files)):
             try:
                 target = _checked(root, relative)
@@ -211,6 +213,19 @@ def _same(path: str, content: Content) -> bool:
         data = _read(path, content.size)
         return data is not None and hashlib.sha256(data).digest() == content.digest
     return _read(path, len(content)) == content
+
+
+def _compare(files: list[tuple[str, str, Content]]) -> set[str]:
+    """The relative names of ``files`` whose target holds their content.
+    (Measured: two threads reading and hashing were slower, not faster.)"""
+    found = set()
+    for relative, target, content in files:
+        try:
+            if _same(target, content):
+                found.add(relative)
+        except OSError:
+            pass
+    return found
 
 
 def _materialized(contents: list[Content]) -> list[bytes]:

@@ -211,6 +211,18 @@ def _resolve(node: Any, shared: Mapping[str, SharedSchema]) -> tuple[Any, str | 
     return node, None
 
 
+def _description(node: Any, shared: Mapping[str, SharedSchema]) -> Any:
+    """``_resolve(node, shared)[0].get("description")``, without merging the
+    two schemas (a description next to the ``$ref`` wins)."""
+    if not isinstance(node, dict):
+        return None
+    if "description" not in node and isinstance(node.get("$ref"), str) and node["$ref"].startswith("#/$defs/"):
+        target = shared.get(node["$ref"][len("#/$defs/"):])
+        if target is not None:
+            return target.schema.get("description") if isinstance(target.schema, dict) else None
+    return node.get("description")
+
+
 def _field_constraints(child: Any, resolved: Any, shown_type: str, shared: Mapping[str, SharedSchema]) -> list[Constraint]:
     found = _constraints(resolved, shown_type)
     items = resolved.get("items") if isinstance(resolved, dict) else None
@@ -241,15 +253,18 @@ def payload_rows(schema: Any, shared: Mapping[str, SharedSchema], *, details: bo
         if not isinstance(properties, dict):
             return
         for field_name, child in properties.items():
-            resolved, _ = _resolve(child, shared)
             target = _target_name(child)
-            shown_type = _schema_type(child, shared) if details else ""
-            row = Row(
-                depth, field_name, shown_type, field_name in required,
-                _field_constraints(child, resolved, shown_type, shared) if details else [],
-                resolved.get("description") if isinstance(resolved, dict) else None, "-".join(trail + (field_name,)),
-                target if target in shared else None,
-            )
+            if details:
+                resolved, _ = _resolve(child, shared)
+                shown_type = _schema_type(child, shared)
+                row = Row(
+                    depth, field_name, shown_type, field_name in required,
+                    _field_constraints(child, resolved, shown_type, shared),
+                    resolved.get("description") if isinstance(resolved, dict) else None, "-".join(trail + (field_name,)),
+                    target if target in shared else None,
+                )
+            else:
+                row = Row(depth, field_name, "", field_name in required, [], _description(child, shared), "", None)
             rows.append(row)
             if target in seen:
                 row.constraints.append(Constraint(f"recursive: {target}, as above"))
@@ -473,6 +488,17 @@ def _environment() -> Any:
     env.globals.update(catalog_path=catalog_path, schema_path=schema_path, link_url=link_url, profiles=PROFILE_NAMES,
                        version=__version__)
     return env
+
+
+def warm_up() -> None:
+    """Compile the docs templates and make the Markdown parser (what the first
+    page of a process would otherwise wait for): run by worker processes
+    while evcat lints."""
+    env = _environment()
+    for name in env.list_templates():
+        if name.startswith("docs/"):
+            env.get_template(name)
+    _markdown_parser()
 
 
 def _by_domain(types: list[TypeView]) -> list[tuple[str, list[TypeView]]]:
