@@ -3,8 +3,11 @@
 The cache directory is untrusted input: it arrives through CI caches and pull
 requests like a catalog does. So:
 
-* no entry is ever read with a format that can run code (no pickle, and no
-  jinja2 bytecode cache: jinja2 loads it with ``pickle``);
+* no entry is ever read with a format that can run code (no pickle, and not
+  jinja2's own bytecode cache: jinja2 loads it with ``pickle``). Compiled
+  templates are kept by ``TemplateCode`` instead: marshal'd code objects,
+  sealed like every entry, so only code this user's evcat compiled is ever
+  loaded (the issue's "a bytecode cache only if it cannot be planted");
 * every entry is sealed with an HMAC-SHA256 over the key it is stored under
   (the content hash of the inputs it claims to be the result of) and its
   payload, with a key known only to this user (``EVCAT_CACHE_SECRET``, or a
@@ -36,6 +39,7 @@ import secrets
 import stat
 from functools import cache
 from pathlib import Path
+from types import CodeType
 from typing import Any
 
 from .diagnostics import Diagnostic, Location, Severity
@@ -106,6 +110,10 @@ def _make_parents(root: Path, path: Path) -> bool:
     try:
         parts = path.parent.relative_to(root).parts
     except ValueError:
+        return False
+    try:
+        os.makedirs(root.parent, exist_ok=True)  # the cache directory itself is the user's to name (``--cache-dir a/b``)
+    except OSError:
         return False
     current = root
     for part in ("", *parts):
@@ -339,6 +347,38 @@ class Store:
 
     def put_files(self, key: str, files: dict[str, bytes]) -> None:
         write_files(self.root, self.path(key), key, files)
+
+
+class TemplateCode:
+    """jinja2's bytecode cache protocol (``get_bucket``, ``set_bucket``: all
+    its loaders call) over a sealed store (``DIR/jinja/``): each compiled
+    template is a marshal'd code object under the hash of ``salt`` (evcat's
+    code, the jinja2 and Python versions: see ``generate._salt``), the
+    template's name, file and source. An entry whose seal does not verify
+    is a miss and is never unmarshalled: the template is compiled again."""
+
+    def __init__(self, cache_dir: str | os.PathLike[str], salt: str) -> None:
+        self.store = Store(cache_dir, "jinja")
+        self.salt = salt
+
+    def _key(self, name: str, filename: str | None, source: str) -> str:
+        digest = hashlib.sha256(f"{self.salt}\0{name}\0{filename}\0".encode("utf-8", "surrogatepass"))
+        digest.update(source.encode("utf-8", "surrogatepass"))
+        return digest.hexdigest()
+
+    def get_bucket(self, environment: Any, name: str, filename: str | None, source: str) -> Any:
+        from jinja2.bccache import Bucket
+
+        key = self._key(name, filename, source)
+        bucket = Bucket(environment, key, key)
+        code = self.store.get(key)  # None unless sealed by this user
+        if isinstance(code, CodeType):
+            bucket.code = code
+        return bucket
+
+    def set_bucket(self, bucket: Any) -> None:
+        if isinstance(bucket.code, CodeType):
+            self.store.put(bucket.key, bucket.code)
 
 
 class Single:

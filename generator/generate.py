@@ -22,7 +22,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from functools import cache, partial
+from functools import cache
 from importlib import metadata
 from pathlib import Path
 from types import ModuleType
@@ -30,7 +30,7 @@ from typing import Any, TextIO
 
 from . import __version__
 from .build import build
-from .cachefile import Store, diagnostic_from_data, diagnostic_to_data
+from .cachefile import Store, TemplateCode, diagnostic_from_data, diagnostic_to_data
 from .lint import LintResult, UsageError, display_path, find_catalog_files, lint
 from .loader import Document, read_catalog_bytes
 from .model import CatalogSet
@@ -203,10 +203,20 @@ def _render_task(task: Task) -> tuple[int, dict[str, bytes]]:
 HELPER_MAX_UNITS = 2
 
 
-def _warm_up(kinds: tuple[str, ...]) -> None:
-    """In each worker, while evcat lints: what the first unit of a renderer
-    would otherwise spend first (templates compiled, parsers made). With a
-    cache, few units change, and a worker renders one or two of them."""
+def _use_template_cache(cache_dir: str | None) -> None:
+    """Compiled templates from (and into) the cache directory's sealed
+    ``jinja`` store, or from nowhere without a cache (``cachefile.TemplateCode``).
+    Set on the template environment before any worker forks: they inherit it."""
+    from .render import templates as template_module
+
+    template_module.environment().bytecode_cache = TemplateCode(cache_dir, _salt()) if cache_dir else None
+
+
+def _warm_up(kinds: Sequence[str]) -> None:
+    """Before the workers fork: what the first unit of a renderer would
+    otherwise spend first (templates compiled, parsers made), done once
+    here; the workers inherit it. (python's is the helper's: it loads
+    datamodel-code-generator.)"""
     for kind in kinds:
         warm = getattr(_modules()[kind], "warm_up", None)
         if warm is not None and kind != "python":  # python's is the helper's (it loads datamodel-code-generator)
@@ -233,6 +243,7 @@ def render(catalog_set: CatalogSet, kinds: Sequence[str], *, cache_dir: str | No
     if formatter not in python.FORMATTERS:
         raise UsageError(f"--formatter takes {' or '.join(python.FORMATTERS)}, not {formatter!r}")
     render_cache = RenderCache(cache_dir, formatter) if cache_dir else None
+    _use_template_cache(cache_dir)
     settings = python.Settings(formatter, (str(cache_dir), render_cache.salt) if render_cache is not None else None)
     units = [
         unit for kind in kinds
@@ -306,9 +317,10 @@ def generate(catalog: str, out: str, kinds: Sequence[str], *, check: bool = Fals
         # Workers are forked now, while evcat is small: forked after lint, each
         # would share the parent's large, fragmented heap and copy its pages
         # as it allocates (measured: 270 MB per worker at 5,000 types). The
-        # renderers are imported first, so the workers share them too.
-        _modules()
-        pool = workers_module.pool(worker_count(1 << 16), partial(_warm_up, tuple(kinds)) if cache_dir else None)
+        # renderers are imported and warmed up first, so the workers share them too.
+        _use_template_cache(cache_dir)
+        _warm_up(kinds)
+        pool = workers_module.pool(worker_count(1 << 16))
         # With a cache, few catalogs usually changed: warm the helper while linting.
         helper = start_helper() if cache_dir and "python" in kinds else None
         try:

@@ -48,14 +48,11 @@ def _ignore_interrupts() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent stops the workers
 
 
-def pool(workers: int, warm_up: Callable[[], object] | None = None) -> Any:
+def pool(workers: int) -> Any:
     """``workers`` forked processes started now (for work handed over later),
-    each running ``warm_up`` first when given (see ``helper``); None when
-    fewer than two are wanted or fork is not available."""
+    or None when fewer than two are wanted or fork is not available."""
     if workers < 2 or "fork" not in get_all_start_methods():
         return None
-    if warm_up is not None:
-        return get_context("fork").Pool(workers, initializer=_warm, initargs=(warm_up,))
     return get_context("fork").Pool(workers, initializer=_ignore_interrupts)
 
 

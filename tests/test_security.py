@@ -78,6 +78,31 @@ def test_a_planted_template_bytecode_entry_runs_nothing(small: Path, tmp_path: P
         assert not marker.exists(), "code from the cache ran"
 
 
+def test_compiled_templates_in_the_cache_run_only_if_sealed(small: Path, tmp_path: Path) -> None:
+    """Compiled templates are kept (``cachefile.TemplateCode``) as marshal'd
+    code objects, sealed: an entry replaced by code that would create a file
+    is a miss, never executed; the output is what a cold run writes."""
+    cache = tmp_path / "cache"
+    out = tmp_path / "out"
+    assert run_evcat("generate", str(small), "-o", str(out), "--cache-dir", str(cache)).returncode == 0
+    entries = sorted((cache / "jinja").rglob("*.marshal"))
+    assert len(entries) >= 10, entries  # docs and python templates
+    marker = tmp_path / "executed"
+    planted = marshal.dumps(compile(f"open({str(marker)!r}, 'w').close()", "planted", "exec"))
+    head = len(b"evcat-cache-2\n") + 32
+    for number, entry in enumerate(entries):
+        data = entry.read_bytes()
+        entry.write_bytes(data[:head] + planted if number % 2 else planted)  # old seal kept, or none at all
+    _edit(small)  # something to render: templates are loaded
+    for arguments in (["-o", str(out)], ["-o", str(out), "--check"]):
+        result = run_evcat("generate", str(small), *arguments, "--cache-dir", str(cache))
+        assert result.returncode == 0, result.stderr
+        assert not marker.exists(), "code from the cache ran"
+    cold = tmp_path / "cold"
+    assert run_evcat("generate", str(small), "-o", str(cold), "--no-cache").returncode == 0
+    assert snapshot(out) == snapshot(cold)
+
+
 def _tamper(cache: Path) -> int:
     """Change every entry as an attacker who can write the cache would:
     the payload's strings and bytes edited, any header kept as it was."""

@@ -492,8 +492,8 @@ def _environment() -> Any:
 
 def warm_up() -> None:
     """Compile the docs templates and make the Markdown parser (what the first
-    page of a process would otherwise wait for): run by worker processes
-    while evcat lints."""
+    page of a process would otherwise wait for): done by ``evcat generate``
+    before its workers fork, so they inherit both."""
     env = _environment()
     for name in env.list_templates():
         if name.startswith("docs/"):
