@@ -22,7 +22,7 @@ from ..diff import Change, diff_events
 from ..formats import semver_key
 from ..model import Catalog, CatalogSet, EventType, SharedSchema
 from ..naming import safe_file_name
-from . import Unit, catalog_inputs, event_dir, partial_set, render_all
+from . import Unit, catalog_inputs, dump_json, event_dir, partial_set, render_all
 from ..profiles import PROFILES
 from .asyncapi import message_id
 from .templates import environment
@@ -154,6 +154,11 @@ class Constraint:
 
     def __str__(self) -> str:
         return f"{self.label} {', '.join(self.values)}" if self.values else self.label
+
+
+def _json_block(value: Any) -> str:
+    """``json.dumps(value, indent=2, ensure_ascii=False)`` (by ``dump_json``: faster, the same text)."""
+    return dump_json(value).decode("utf-8")[:-1]
 
 
 def _json_text(value: Any) -> str:
@@ -318,7 +323,7 @@ def http_request(wire: dict[str, Any], path: str) -> str:
         lines.append(f"ce-{name}: {quote(text, safe=_HEADER_SAFE)}")
     if "data" in wire:
         lines.append(f"content-type: {wire.get('datacontenttype', 'application/json')}")
-        return "\n".join(lines) + "\n\n" + json.dumps(wire["data"], indent=2, ensure_ascii=False)
+        return "\n".join(lines) + "\n\n" + _json_block(wire["data"])
     return "\n".join(lines) + "\n"
 
 
@@ -350,7 +355,7 @@ def _views(catalog_set: CatalogSet, events: Iterable[EventType], full: bool) -> 
         example_json = example_http = None
         if event.examples and full:
             wire = event.complete_example(event.examples[0].values)
-            example_json = json.dumps(wire, indent=2, ensure_ascii=False)
+            example_json = _json_block(wire)
             server = catalog.servers[0] if catalog.servers else None
             example_http = http_request(wire, (server.pathname if server and server.pathname else "/"))
         views[key].versions.append(
@@ -421,7 +426,7 @@ def schema_views(catalog_set: CatalogSet) -> list[SchemaView]:
         views.append(SchemaView(
             schema, schema_path(name), shown_type, _constraints(schema.schema, shown_type),
             payload_rows(schema.schema, catalog_set.schemas),
-            json.dumps(schema.schema, indent=2, ensure_ascii=False),
+            _json_block(schema.schema),
             sorted(users[name], key=lambda used: (used.event.catalog_id, used.event.type, semver_key(used.event.dataversion or ""))),
         ))
     return views
