@@ -3,8 +3,11 @@
 The cache directory is untrusted input: it arrives through CI caches and pull
 requests like a catalog does. So:
 
-* no entry is ever read with a format that can run code (no pickle, and no
-  jinja2 bytecode cache: jinja2 loads it with ``pickle``);
+* no entry is ever read with a format that can run code (no pickle, and not
+  jinja2's own bytecode cache: jinja2 loads it with ``pickle``). Compiled
+  templates are kept by ``TemplateCode`` instead: marshal'd code objects,
+  sealed like every entry, so only code this user's evcat compiled is ever
+  loaded (the issue's "a bytecode cache only if it cannot be planted");
 * every entry is sealed with an HMAC-SHA256 over the key it is stored under
   (the content hash of the inputs it claims to be the result of) and its
   payload, with a key known only to this user (``EVCAT_CACHE_SECRET``, or a
@@ -14,6 +17,12 @@ requests like a catalog does. So:
   or what ``--check`` says. Only a sealed payload reaches ``marshal.loads``;
 * nothing is read or written through a symbolic link inside the cache, and
   temporaries are created with ``O_CREAT|O_EXCL|O_NOFOLLOW``.
+
+Rendered units (``Store.put_files``) are stored as files: the seal covers a
+header with the name, size and SHA-256 digest of each file, and each file's
+bytes are checked against their digest when they are read. So a run can tell
+whether a file in OUT is current from the (sealed) digest alone, without
+reading or hashing the cached bytes (``CachedFile``).
 
 A missing, stale, tampered or unreadable entry reads as None; an entry that
 cannot be written only makes the next run slower. Deleting the directory, or
@@ -30,6 +39,7 @@ import secrets
 import stat
 from functools import cache
 from pathlib import Path
+from types import CodeType
 from typing import Any
 
 from .diagnostics import Diagnostic, Location, Severity
@@ -88,8 +98,10 @@ def _read_secret(path: str) -> bytes:
     return key
 
 
-def _seal(key: str, payload: bytes) -> bytes:
-    return hmac.new(_secret(), key.encode("utf-8", "surrogatepass") + b"\0" + payload, hashlib.sha256).digest()
+def _seal(key: str, payload: bytes | memoryview) -> bytes:
+    seal = hmac.new(_secret(), key.encode("utf-8", "surrogatepass") + b"\0", hashlib.sha256)
+    seal.update(payload)  # not concatenated: that would copy the payload
+    return seal.digest()
 
 
 def _make_parents(root: Path, path: Path) -> bool:
@@ -98,6 +110,10 @@ def _make_parents(root: Path, path: Path) -> bool:
     try:
         parts = path.parent.relative_to(root).parts
     except ValueError:
+        return False
+    try:
+        os.makedirs(root.parent, exist_ok=True)  # the cache directory itself is the user's to name (``--cache-dir a/b``)
+    except OSError:
         return False
     current = root
     for part in ("", *parts):
@@ -155,7 +171,8 @@ def read_entry(root: Path, path: Path, key: str) -> Any:
     head = len(_MAGIC) + _SEAL
     if not data.startswith(_MAGIC) or len(data) < head:
         return None
-    seal, payload = data[len(_MAGIC):head], data[head:]
+    # A view, not a slice: a rendered unit's entry is megabytes, copied for nothing.
+    seal, payload = data[len(_MAGIC):head], memoryview(data)[head:]
     if not hmac.compare_digest(seal, _seal(key, payload)):
         return None
     try:
@@ -169,13 +186,13 @@ def read_entry(root: Path, path: Path, key: str) -> Any:
 def write_entry(root: Path, path: Path, key: str, value: Any) -> None:
     """Store ``value`` (plain data: marshal) at ``path`` under ``key``, sealed."""
     payload = marshal.dumps(value)
-    write_atomic(root, path, _MAGIC + _seal(key, payload) + payload)
+    write_atomic(root, path, _MAGIC + _seal(key, payload), payload)
 
 
-def write_atomic(root: Path, path: Path, content: bytes) -> None:
-    """Write ``content`` to a fresh temporary file beside ``path`` (never
-    through a planted link), then rename it over ``path``: a reader sees the
-    old entry or the new one, never half."""
+def write_atomic(root: Path, path: Path, content: bytes, *more: bytes) -> None:
+    """Write ``content`` and ``more`` to a fresh temporary file beside ``path``
+    (never through a planted link), then rename it over ``path``: a reader
+    sees the old entry or the new one, never half."""
     temporary = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
     if not _make_parents(root, path):
         return
@@ -186,12 +203,123 @@ def write_atomic(root: Path, path: Path, content: bytes) -> None:
     try:
         with os.fdopen(descriptor, "wb") as handle:
             handle.write(content)
+            for part in more:
+                handle.write(part)
         os.replace(temporary, path)
     except OSError:
         try:
             os.unlink(temporary)
         except OSError:
             pass
+
+
+_FILES_MAGIC = b"evcat-files-1\n"
+_LENGTH = 8  # bytes of the header's length, big-endian
+
+
+class CachedFile:
+    """One file of a rendered unit in the cache: its size and SHA-256 digest
+    come from the entry's sealed header; its bytes are read only when
+    needed (``read``), and only bytes matching the digest are returned."""
+
+    __slots__ = ("root", "entry", "offset", "size", "digest")
+
+    def __init__(self, root: Path, entry: Path, offset: int, size: int, digest: bytes) -> None:
+        self.root, self.entry, self.offset, self.size, self.digest = root, entry, offset, size, digest
+
+    def read(self) -> bytes | None:
+        """The file's bytes, or None when the entry no longer holds them (changed since its header was read)."""
+        return read_cached([self]).get(self)
+
+    def __repr__(self) -> str:
+        return f"CachedFile({self.size} bytes, sha256 {self.digest.hex()[:12]}...)"
+
+
+def read_cached(files: list[CachedFile]) -> dict[CachedFile, bytes]:
+    """The bytes of ``files`` that are still what their sealed digests say
+    (each entry opened once); the others are left out."""
+    by_entry: dict[Path, list[CachedFile]] = {}
+    for file in files:
+        by_entry.setdefault(file.entry, []).append(file)
+    found: dict[CachedFile, bytes] = {}
+    for entry, wanted in by_entry.items():
+        data = _read_regular(wanted[0].root, entry)
+        if data is None:
+            continue
+        for file in wanted:
+            content = data[file.offset:file.offset + file.size]
+            if len(content) == file.size and hashlib.sha256(content).digest() == file.digest:
+                found[file] = content
+    return found
+
+
+def _read_regular(root: Path, path: Path, limit: int | None = None) -> bytes | None:
+    """The bytes of the regular file ``path`` in the cache (at most ``limit``),
+    never through a symbolic link; None when it cannot be read."""
+    if not _no_link_between(root, path):
+        return None
+    try:
+        descriptor = os.open(path, os.O_RDONLY | _NOFOLLOW | getattr(os, "O_NONBLOCK", 0))
+    except OSError:
+        return None
+    try:
+        with os.fdopen(descriptor, "rb") as handle:
+            info = os.fstat(handle.fileno())
+            if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_ENTRY_BYTES:
+                return None
+            return handle.read() if limit is None else handle.read(limit)
+    except OSError:
+        return None
+
+
+def write_files(root: Path, path: Path, key: str, files: dict[str, bytes]) -> None:
+    """Store ``files`` ({name: bytes}) at ``path`` under ``key``: the seal
+    covers the header (each file's name, size and SHA-256), the digests cover
+    the bytes that follow it."""
+    header = marshal.dumps([(name, len(content), hashlib.sha256(content).digest()) for name, content in files.items()])
+    head = len(header).to_bytes(_LENGTH, "big") + header
+    write_atomic(root, path, _FILES_MAGIC + _seal(key, head) + head, *files.values())
+
+
+_HEAD_GUESS = 1 << 16  # the header of a unit of some hundred files fits in one read
+
+
+def read_files(root: Path, path: Path, key: str, *, contents: bool) -> dict[str, Any] | None:
+    """The files stored at ``path`` under ``key`` by ``write_files``, or None
+    unless the header's seal proves this user's evcat wrote it: {name: bytes}
+    (every digest checked) with ``contents``, else {name: CachedFile}
+    (nothing but the header read)."""
+    data = _read_regular(root, path, None if contents else _HEAD_GUESS)
+    start = len(_FILES_MAGIC) + _SEAL + _LENGTH
+    if data is None or not data.startswith(_FILES_MAGIC) or len(data) < start:
+        return None
+    length = int.from_bytes(data[start - _LENGTH:start], "big")
+    if not contents and len(data) < start + length <= MAX_ENTRY_BYTES:
+        data = _read_regular(root, path, start + length)  # a header larger than the guess
+        if data is None:
+            return None
+    view = memoryview(data)
+    if len(data) < start + length or not hmac.compare_digest(data[len(_FILES_MAGIC):len(_FILES_MAGIC) + _SEAL],
+                                                              _seal(key, view[start - _LENGTH:start + length])):
+        return None
+    try:
+        listed = marshal.loads(view[start:start + length])
+        offset = start + length
+        files: dict[str, Any] = {}
+        for name, size, digest in listed:
+            if not isinstance(name, str) or not isinstance(size, int) or not isinstance(digest, bytes) or size < 0:
+                return None
+            if contents:
+                content = data[offset:offset + size]
+                if len(content) != size or hashlib.sha256(content).digest() != digest:
+                    return None
+                files[name] = content
+            else:
+                files[name] = CachedFile(root, path, offset, size, digest)
+            offset += size
+    except (EOFError, ValueError, TypeError):
+        return None
+    return files
 
 
 class Store:
@@ -211,6 +339,46 @@ class Store:
 
     def put(self, key: str, value: Any) -> None:
         write_entry(self.root, self.path(key), key, value)
+
+    def get_files(self, key: str, *, contents: bool = True) -> dict[str, Any] | None:
+        """Files stored by ``put_files``: {name: bytes}, or with ``contents=False``
+        {name: CachedFile} (the sealed header only); None on a miss."""
+        return read_files(self.root, self.path(key), key, contents=contents)
+
+    def put_files(self, key: str, files: dict[str, bytes]) -> None:
+        write_files(self.root, self.path(key), key, files)
+
+
+class TemplateCode:
+    """jinja2's bytecode cache protocol (``get_bucket``, ``set_bucket``: all
+    its loaders call) over a sealed store (``DIR/jinja/``): each compiled
+    template is a marshal'd code object under the hash of ``salt`` (evcat's
+    code, the jinja2 and Python versions: see ``generate._salt``), the
+    template's name, file and source. An entry whose seal does not verify
+    is a miss and is never unmarshalled: the template is compiled again."""
+
+    def __init__(self, cache_dir: str | os.PathLike[str], salt: str) -> None:
+        self.store = Store(cache_dir, "jinja")
+        self.salt = salt
+
+    def _key(self, name: str, filename: str | None, source: str) -> str:
+        digest = hashlib.sha256(f"{self.salt}\0{name}\0{filename}\0".encode("utf-8", "surrogatepass"))
+        digest.update(source.encode("utf-8", "surrogatepass"))
+        return digest.hexdigest()
+
+    def get_bucket(self, environment: Any, name: str, filename: str | None, source: str) -> Any:
+        from jinja2.bccache import Bucket
+
+        key = self._key(name, filename, source)
+        bucket = Bucket(environment, key, key)
+        code = self.store.get(key)  # None unless sealed by this user
+        if isinstance(code, CodeType):
+            bucket.code = code
+        return bucket
+
+    def set_bucket(self, bucket: Any) -> None:
+        if isinstance(bucket.code, CodeType):
+            self.store.put(bucket.key, bucket.code)
 
 
 class Single:

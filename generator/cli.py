@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from typing import NoReturn
 
 from . import __version__
-from .diagnostics import format_github, format_json, format_sarif, format_text
+from .diagnostics import format_github, format_json, format_sarif, format_text, terminal_text
 from .lint import UsageError, display_path, lint
 from .profiles import NAMES as PROFILE_NAMES
 from .renderers import only_help
@@ -58,6 +58,10 @@ def _parser() -> argparse.ArgumentParser:
     generate_parser.add_argument(
         "--asyncapi-version", default="3.0.0", metavar="VERSION",
         help="AsyncAPI version of asyncapi/*.yaml: 3.0.0 (default, which the ecosystem's tools read) or 3.1.0",
+    )
+    generate_parser.add_argument(
+        "--lock-timeout", type=_seconds, default=60.0, metavar="SECONDS",
+        help="how long to wait for another evcat run writing OUT before failing (default: 60)",
     )
     _cache_options(generate_parser)
     _watch_option(generate_parser)
@@ -136,6 +140,16 @@ def _positive(text: str) -> int:
         value = 0
     if value < 1:
         raise argparse.ArgumentTypeError(f"{text!r} is not a positive integer")
+    return value
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0 <= value < float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a number of seconds (0 or more), not {text!r}")
     return value
 
 
@@ -308,7 +322,7 @@ def _watch(arguments: argparse.Namespace, run: Callable[[argparse.Namespace], in
 
 def _generate(arguments: argparse.Namespace) -> int:
     from .generate import generate, parse_kinds
-    from .render.templates import TemplateError
+    from .render.templatefiles import TemplateError
     from .writer import OutputError
 
     kinds = parse_kinds(arguments.only)
@@ -318,6 +332,7 @@ def _generate(arguments: argparse.Namespace) -> int:
             cache_dir=None if arguments.no_cache else arguments.cache_dir, progress=True,
             formatter=arguments.formatter, asyncapi_version=arguments.asyncapi_version,
             templates=arguments.templates,
+            lock_timeout=arguments.lock_timeout,
         )
     except TemplateError as error:  # a broken --templates template: its file and line, nothing written
         sys.stdout.write(_format([error.diagnostic()], arguments.format, None))
@@ -337,6 +352,14 @@ def _generate(arguments: argparse.Namespace) -> int:
         print("evcat: the catalog has errors; nothing was generated", file=sys.stderr)
         return 1
     report = result.report
+    if report.ignored:
+        shown = ", ".join(repr(name) for name in report.ignored[:3]) + (" ..." if len(report.ignored) > 3 else "")
+        print(terminal_text(
+            f"evcat: warning: {len(report.ignored)} entr{'y' if len(report.ignored) == 1 else 'ies'} of "
+            f"{os.path.join(arguments.output, '.evcat-manifest.json')} name no file evcat wrote inside "
+            f"{arguments.output} ({shown}): ignored, nothing deleted through them"
+            + ("" if arguments.check else "; the manifest no longer lists them")
+        ), file=sys.stderr)
     if arguments.check:
         if report.changed:
             stale = report.written + report.deleted

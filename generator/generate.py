@@ -23,27 +23,33 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
+from types import ModuleType
 from typing import Any, TextIO
 
 from . import __version__
 from .build import build
-from .cachefile import Store, diagnostic_from_data, diagnostic_to_data
+from .cachefile import Store, TemplateCode, diagnostic_from_data, diagnostic_to_data
 from .lint import LintResult, UsageError, display_path, find_catalog_files, lint
 from .loader import Document, read_catalog_bytes
 from .model import CatalogSet
 from . import renderers
-from .render import Unit, asyncapi, python
-from .render import templates as template_module
+from .render import Unit
 from . import workers as workers_module
 from .workers import run as parallel
 from .workers import worker_count
-from .writer import WriteReport, write
+from .writer import LOCK_TIMEOUT, Unavailable, WriteReport, write
 from .writer import check as check_outputs
 
-# Every output kind's whole-set render function (for tests and tools), from the one registry (renderers.py).
-RENDERERS: dict[str, Callable[[CatalogSet], dict[str, bytes]]] = {
-    kind: renderer.module().render for kind, renderer in renderers.RENDERERS.items()
-}
+def __getattr__(name: str) -> Any:
+    """``RENDERERS``: every output kind's whole-set render function (for
+    tests and tools), from the one registry (renderers.py), made on first
+    use: a run with nothing to render imports no renderer, nor jinja2."""
+    if name == "RENDERERS":
+        found: dict[str, Callable[[CatalogSet], dict[str, bytes]]] = {
+            kind: renderer.module().render for kind, renderer in renderers.RENDERERS.items()
+        }
+        return found
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 @dataclass
@@ -79,6 +85,8 @@ def use_templates(directory: str | None) -> Path | None:
     a missing one is a usage error, a broken template a ``TemplateError``."""
     if not directory:
         return None
+    from .render import templates as template_module
+
     try:
         return template_module.check_directory(directory)
     except template_module.TemplateDirError as error:
@@ -118,14 +126,13 @@ class RenderCache:
             self._digests[id(value)] = known
         return known[1]
 
-    def get(self, key: str) -> dict[str, bytes] | None:
-        value = self.store.get(key)
-        if isinstance(value, dict) and all(isinstance(k, str) and isinstance(v, bytes) for k, v in value.items()):
-            return value
-        return None
+    def get(self, key: str, *, lazy: bool = False) -> dict[str, Any] | None:
+        """A unit's files: {path: bytes}, or with ``lazy`` {path: CachedFile}
+        (size and digest known, bytes read when needed: see ``writer``)."""
+        return self.store.get_files(key, contents=not lazy)
 
     def put(self, key: str, files: dict[str, bytes]) -> None:
-        self.store.put(key, files)
+        self.store.put_files(key, files)
 
 
 @cache
@@ -190,27 +197,60 @@ def _render_task(task: Task) -> tuple[int, dict[str, bytes]]:
 HELPER_MAX_UNITS = 2
 
 
+def _module(kind: str) -> ModuleType:
+    """The renderer module of ``kind``, imported on first use (from the
+    registry): a run with nothing to render imports none, nor jinja2."""
+    return renderers.RENDERERS[kind].module()
+
+
+def _use_template_cache(cache_dir: str | None) -> None:
+    """Compiled templates from (and into) the cache directory's sealed
+    ``jinja`` store, or from nowhere without a cache (``cachefile.TemplateCode``).
+    Set before any worker forks: they inherit it."""
+    from .render import templates as template_module
+
+    template_module.use_bytecode_cache(TemplateCode(cache_dir, _salt()) if cache_dir else None)
+
+
+def _warm_up(kinds: Sequence[str]) -> None:
+    """Before the workers fork: what the first unit of a renderer would
+    otherwise spend first (templates compiled, parsers made), done once
+    here; the workers inherit it. (python's is the helper's: it loads
+    datamodel-code-generator.)"""
+    for kind in kinds:
+        warm = getattr(_module(kind), "warm_up", None)
+        if warm is not None and kind != "python":  # python's is the helper's (it loads datamodel-code-generator)
+            warm()
+
+
 def start_helper() -> Any:
     """The warm helper (one process that loads datamodel-code-generator now), or None where fork is not available."""
-    return workers_module.helper(python.warm_up)
+    return workers_module.helper(_module("python").warm_up)
 
 
 def render(catalog_set: CatalogSet, kinds: Sequence[str], *, cache_dir: str | None = None,
            progress: bool = False, stats: RenderStats | None = None, jobs: int | None = None,
            formatter: str = "ruff", helper: Any = None, pool: Any = None,
-           templates: Path | None = None, asyncapi_version: str = asyncapi.VERSIONS[0]) -> dict[str, dict[str, bytes]]:
+           templates: Path | None = None, asyncapi_version: str | None = None,
+           lazy: bool = False) -> dict[str, dict[str, Any]]:
     """{kind: {relative path: bytes}} for ``kinds``; units found in the cache
     are reused, the others rendered in ``jobs`` processes (default: one per
     core; ``pool`` when given), a few Python units by ``helper`` (see
-    ``start_helper``) when given.
-    ``formatter``: see ``render.python.format_sources``; ``asyncapi_version``: ``render.asyncapi.Settings``;
+    ``start_helper``) when given. With ``lazy``, files of units found in
+    the cache are ``cachefile.CachedFile``s, which the writer compares with
+    OUT by their digest and reads only when they must be written.
+    ``formatter``: see ``render.python.format_sources``; ``asyncapi_version``:
+    ``render.asyncapi.Settings`` (default: its first version);
     ``templates``: a checked ``--templates`` directory (``use_templates``). A
     template's error is raised as ``templates.TemplateError``."""
+    python, asyncapi = _module("python"), _module("asyncapi")
+    asyncapi_version = asyncapi_version or asyncapi.VERSIONS[0]
     if asyncapi_version not in asyncapi.VERSIONS:
         raise UsageError(f"--asyncapi-version takes {' or '.join(asyncapi.VERSIONS)}, not {asyncapi_version!r}")
     if formatter not in python.FORMATTERS:
         raise UsageError(f"--formatter takes {' or '.join(python.FORMATTERS)}, not {formatter!r}")
     render_cache = RenderCache(cache_dir, formatter, templates) if cache_dir else None
+    _use_template_cache(cache_dir)
     settings = python.Settings(formatter, (str(cache_dir), render_cache.salt) if render_cache is not None else None)
     settings_by_kind = {"python": settings, "asyncapi": asyncapi.Settings(asyncapi_version)}
     units = [unit for kind in kinds for unit in renderers.units(kind, catalog_set, settings_by_kind, templates)]
@@ -219,7 +259,7 @@ def render(catalog_set: CatalogSet, kinds: Sequence[str], *, cache_dir: str | No
     for index, unit in enumerate(units):
         if render_cache is not None:
             keys[index] = render_cache.key(unit)
-            hit = render_cache.get(keys[index])
+            hit = render_cache.get(keys[index], lazy=lazy)
             if hit is not None:
                 results[index] = hit
     pending = sorted((i for i in range(len(units)) if i not in results), key=lambda i: (-renderers.RENDERERS[units[i].kind].cost, i))
@@ -263,7 +303,7 @@ def render(catalog_set: CatalogSet, kinds: Sequence[str], *, cache_dir: str | No
         stats.units, stats.rendered, stats.workers = len(units), len(pending), workers + bool(to_helper)
         stats.cached = len(units) - len(pending)
         stats.keys = [(units[i].kind, keys[i]) for i in range(len(units))] if len(keys) == len(units) else None
-    outputs: dict[str, dict[str, bytes]] = {kind: {} for kind in kinds}
+    outputs: dict[str, dict[str, Any]] = {kind: {} for kind in kinds}
     for index, unit in enumerate(units):
         outputs[unit.kind].update(results[index])
     return outputs
@@ -271,11 +311,15 @@ def render(catalog_set: CatalogSet, kinds: Sequence[str], *, cache_dir: str | No
 
 def generate(catalog: str, out: str, kinds: Sequence[str], *, check: bool = False, cache_dir: str | None = None,
              progress: bool = False, formatter: str = "ruff", templates: str | None = None,
-             asyncapi_version: str = asyncapi.VERSIONS[0]) -> GenerateResult:
-    """``templates``: a ``--templates`` directory (a usage error when it is
-    missing or a file there overrides nothing; ``templates.TemplateError``
-    when a template is broken: nothing is written then)."""
+             asyncapi_version: str | None = None, lock_timeout: float | None = LOCK_TIMEOUT) -> GenerateResult:
+    """Lint ``catalog``, render ``kinds`` and write them into ``out`` (or with
+    ``check``, compare). ``templates``: a ``--templates`` directory (a usage
+    error when it is missing or a file there overrides nothing;
+    ``templates.TemplateError`` when a template is broken: nothing is written
+    then). Waiting more than ``lock_timeout`` seconds for another run's lock
+    on OUT is an OutputError: nothing is written."""
     user = use_templates(templates)
+    asyncapi_version = asyncapi_version or _module("asyncapi").VERSIONS[0]  # (no jinja2 in it)
     run_key = _run_key(catalog, kinds, cache_dir, f"{formatter}\0asyncapi={asyncapi_version}", out, user) if cache_dir else None
     replayed = _replay(run_key, cache_dir) if run_key and cache_dir else None
     if replayed is not None:
@@ -283,7 +327,10 @@ def generate(catalog: str, out: str, kinds: Sequence[str], *, check: bool = Fals
     else:
         # Workers are forked now, while evcat is small: forked after lint, each
         # would share the parent's large, fragmented heap and copy its pages
-        # as it allocates (measured: 270 MB per worker at 5,000 types).
+        # as it allocates (measured: 270 MB per worker at 5,000 types). The
+        # renderers are imported and warmed up first, so the workers share them too.
+        _use_template_cache(cache_dir)
+        _warm_up(kinds)
         pool = workers_module.pool(worker_count(1 << 16))
         # With a cache, few catalogs usually changed: warm the helper while linting.
         helper = start_helper() if cache_dir and "python" in kinds else None
@@ -302,13 +349,22 @@ def generate(catalog: str, out: str, kinds: Sequence[str], *, check: bool = Fals
                 stats = RenderStats()
                 outputs = render(result.catalog_set, kinds, cache_dir=cache_dir, progress=progress, stats=stats,
                                  formatter=formatter, helper=helper, pool=pool, templates=user,
-                                 asyncapi_version=asyncapi_version)
+                                 asyncapi_version=asyncapi_version, lazy=True)
         finally:
             workers_module.stop(helper, pool)
         if run_key and cache_dir and stats.keys is not None:
             _record(run_key, cache_dir, result, kinds, stats.keys)
     out_path = Path(out)
-    report = check_outputs(out_path, outputs) if check else write(out_path, outputs, __version__)
+    try:
+        if check:
+            report = check_outputs(out_path, outputs, lock_timeout=lock_timeout)
+        else:
+            report = write(out_path, outputs, __version__, lock_timeout=lock_timeout)
+    except Unavailable:
+        # A cache entry changed after its sealed header was read (its bytes no
+        # longer match): nothing was written; render without the cache.
+        return generate(catalog, out, kinds, check=check, cache_dir=None, progress=progress, formatter=formatter,
+                        templates=templates, asyncapi_version=asyncapi_version, lock_timeout=lock_timeout)
     return GenerateResult(result, report, stats)
 
 
@@ -336,7 +392,7 @@ def _record(run_key: str, cache_dir: str, result: LintResult, kinds: Sequence[st
     Store(cache_dir, "runs").put(run_key, (list(result.documents), diagnostics, list(kinds), keys))
 
 
-def _replay(run_key: str, cache_dir: str) -> tuple[LintResult, dict[str, dict[str, bytes]], RenderStats] | None:
+def _replay(run_key: str, cache_dir: str) -> tuple[LintResult, dict[str, dict[str, Any]], RenderStats] | None:
     record = Store(cache_dir, "runs").get(run_key)
     try:
         files, stored, kinds, keys = record
@@ -345,9 +401,9 @@ def _replay(run_key: str, cache_dir: str) -> tuple[LintResult, dict[str, dict[st
     except (TypeError, ValueError):
         return None
     render_cache = RenderCache(cache_dir)
-    outputs: dict[str, dict[str, bytes]] = {kind: {} for kind in kinds}
+    outputs: dict[str, dict[str, Any]] = {kind: {} for kind in kinds}
     for kind, key in keys:
-        files_of_unit = render_cache.get(key)
+        files_of_unit = render_cache.get(key, lazy=True)
         if files_of_unit is None or kind not in outputs:
             return None  # an entry was removed: do the work
         outputs[kind].update(files_of_unit)
@@ -356,4 +412,5 @@ def _replay(run_key: str, cache_dir: str) -> tuple[LintResult, dict[str, dict[st
     return result, outputs, stats
 
 
-__all__ = ["RENDERERS", "GenerateResult", "Progress", "RenderCache", "generate", "parse_kinds", "render", "use_templates"]
+__all__ = ["RENDERERS",  # noqa: F822  (made on first use: __getattr__)
+           "GenerateResult", "Progress", "RenderCache", "generate", "parse_kinds", "render", "use_templates"]

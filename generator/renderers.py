@@ -96,12 +96,12 @@ def kind_salt(kind: str, user: Path | None = None) -> str:
     """What, besides a unit's inputs and evcat's code, decides the output of
     ``kind``: every file of its templates (built-in and ``user``'s, by
     content, whatever their suffix) and the versions of its tools."""
-    from .render import templates as template_module
+    from .render import templatefiles  # not jinja2: a run with nothing to render never loads it
 
     renderer = RENDERERS[kind]
     digest = hashlib.sha256(f"{kind}\0".encode())
     if renderer.templates:
-        digest.update(template_module.template_set(renderer.templates, user).digest.encode())
+        digest.update(templatefiles.template_set(renderer.templates, user).digest.encode())
     for tool in renderer.tools:
         try:
             digest.update(f"{tool}={metadata.version(tool)}\0".encode())

@@ -50,6 +50,7 @@ class Source:
     column: int = 1
     parsed: bool = True  # JSON lines are parsed where they are checked (in the workers)
     rule: str = "CE-FORMAT"  # of ``error``
+    pointer: tuple[str | int, ...] | None = None  # of ``error``, inside the event, where known
 
     def parse(self) -> None:
         if self.parsed:
@@ -59,7 +60,7 @@ class Source:
             self.value = loads(self.raw)
         except ValueError as error:
             broken = _broken(self.file, self.raw, error)
-            self.error, self.column, self.rule = broken.error, broken.column, broken.rule
+            self.error, self.column, self.rule, self.pointer = broken.error, broken.column, broken.rule, broken.pointer
 
 
 @dataclass
@@ -169,12 +170,14 @@ _READ_BLOCK = 1 << 20
 
 class InputProblem(ValueError):
     """An event that is JSON but cannot be checked as a CloudEvent as it is
-    (I-JSON, RFC 7493: no lone surrogates, numbers of IEEE 754 double range)."""
+    (I-JSON, RFC 7493: no lone surrogates, numbers of IEEE 754 double range).
+    ``pointer``: where in the event, when known (the message starts with it)."""
 
-    def __init__(self, message: str, rule: str = "CE-FORMAT") -> None:
+    def __init__(self, message: str, rule: str = "CE-FORMAT", pointer: tuple[str | int, ...] | None = None) -> None:
         super().__init__(message)
         self.msg = message
         self.rule = rule
+        self.pointer = pointer
 
 
 def read_sources(arguments: list[str]) -> Iterator[Source]:
@@ -227,26 +230,36 @@ def _careful_loads(raw: bytes) -> Any:
     except RecursionError:
         raise InputProblem(f"nested deeper than {MAX_DEPTH} levels (the limit)") from None
     _check_depth(value)
-    _check_strings(value)
+    _check_values(value)
     return value
 
 
+class _Refused:
+    """A number the careful reader refuses, left in place of its value so that
+    ``_check_values`` names its JSON pointer."""
+
+    __slots__ = ("message",)
+
+    def __init__(self, message: str) -> None:
+        self.message = message
+
+
 def _constant(name: str) -> Any:
-    raise InputProblem(f"{name} is not a JSON number (RFC 8259 section 6)")
+    return _Refused(f"{name} is not a JSON number (RFC 8259 section 6)")
 
 
-def _float(text: str) -> float:
+def _float(text: str) -> Any:
     number = float(text)
     if math.isinf(number):
-        raise InputProblem(f"the number {text[:40]}{'...' if len(text) > 40 else ''} is beyond the range of a double (RFC 7493 section 2.2)")
+        return _Refused(f"the number {text[:40]}{'...' if len(text) > 40 else ''} is beyond the range of a double (RFC 7493 section 2.2)")
     return number
 
 
-def _int(text: str) -> int:
+def _int(text: str) -> Any:
     digits = len(text.lstrip("-"))
     number = int(text) if digits <= MAX_INTEGER_DIGITS else None
     if number is None or not -(2**63) <= number < 2**64:
-        raise InputProblem(f"an integer of {digits} digits is beyond 64 bits, which is what evcat checks exactly (RFC 7493 section 2.2)")
+        return _Refused(f"an integer of {digits} digits is beyond 64 bits, which is what evcat checks exactly (RFC 7493 section 2.2)")
     return number
 
 
@@ -262,15 +275,41 @@ def _check_depth(value: Any) -> None:
         else:
             continue
         if depth > MAX_DEPTH:
-            raise InputProblem(f"nested deeper than {MAX_DEPTH} levels (the limit)")
+            pointer = _deep_pointer(value)
+            raise InputProblem(f"{_short_pointer(pointer)}: nested deeper than {MAX_DEPTH} levels (the limit)", pointer=pointer)
         stack.extend((child, depth + 1) for child in children if isinstance(child, (dict, list)))
+
+
+def _deep_pointer(value: Any) -> tuple[str | int, ...]:
+    """The pointer of the first container nested deeper than MAX_DEPTH (only
+    asked once ``_check_depth`` found one)."""
+    stack: list[tuple[Any, tuple[str | int, ...]]] = [(value, ())]
+    while stack:
+        item, pointer = stack.pop()
+        if isinstance(item, (dict, list)) and len(pointer) >= MAX_DEPTH:
+            return pointer
+        if isinstance(item, dict):
+            stack.extend((child, (*pointer, key)) for key, child in reversed(item.items()) if isinstance(child, (dict, list)))
+        elif isinstance(item, list):
+            stack.extend((item[index], (*pointer, index)) for index in range(len(item) - 1, -1, -1)
+                         if isinstance(item[index], (dict, list)))
+    return ()
+
+
+def _short_pointer(pointer: tuple[str | int, ...]) -> str:
+    """``pointer_text``, its middle left out when it is long (a deep pointer)."""
+    if len(pointer) <= 6:
+        return pointer_text(pointer)
+    return f"{pointer_text(pointer[:3])}/.../{pointer_text(pointer[-2:])[1:]}"
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
-def _check_strings(value: Any) -> None:
-    """Raise InputProblem (CE-STRING-CHARS) at the first lone surrogate, in a key or a value."""
+def _check_values(value: Any) -> None:
+    """Raise InputProblem at the first refused number (CE-FORMAT) or lone
+    surrogate, in a key or a value (CE-STRING-CHARS), in document order,
+    naming its JSON pointer."""
     stack: list[tuple[Any, tuple[str | int, ...]]] = [(value, ())]
     while stack:
         item, pointer = stack.pop()
@@ -279,14 +318,16 @@ def _check_strings(value: Any) -> None:
             if found:
                 raise InputProblem(
                     f"{pointer_text(pointer)}: holds a lone surrogate (U+{ord(found.group()):04X}), which is not a Unicode character",
-                    "CE-STRING-CHARS",
+                    "CE-STRING-CHARS", pointer,
                 )
+        elif isinstance(item, _Refused):
+            raise InputProblem(f"{pointer_text(pointer)}: {item.message}", "CE-FORMAT", pointer)
         elif isinstance(item, dict):
-            for key, child in item.items():
-                stack.append((key, pointer))
+            for key, child in reversed(item.items()):
                 stack.append((child, (*pointer, key)))
+                stack.append((key, pointer))
         elif isinstance(item, list):
-            stack.extend((child, (*pointer, index)) for index, child in enumerate(item))
+            stack.extend((item[index], (*pointer, index)) for index in range(len(item) - 1, -1, -1))
 
 
 def _split(file: str, handle: BinaryIO) -> Iterator[Source]:
@@ -327,18 +368,126 @@ def _split(file: str, handle: BinaryIO) -> Iterator[Source]:
     del parts
     try:
         value = loads(raw)
-        _check_depth(value)  # a batch's items are written out again (_compact): no deeper than the limit
+        if not isinstance(value, list):
+            _check_depth(value)
     except UnicodeDecodeError as error:
         yield Source(file, 1, None, raw, error=f"not UTF-8 text: {error.reason}")
         return
     except ValueError as error:
-        yield _broken(file, raw, error)
+        # A batch whose items are JSON but one of them is beyond what can be
+        # checked (NaN, 1e400, a 400-digit integer, a lone surrogate, nesting
+        # beyond the limit): that item is reported, the others are checked.
+        spans = _array_items(raw) if isinstance(error, InputProblem) else None
+        if spans is not None:
+            yield from _batch_items(file, raw, spans)
+        else:
+            yield _broken(file, raw, error)
         return
     if isinstance(value, list):
+        spans: list[tuple[int, int]] | None = None
         for index, item in enumerate(value):
-            yield Source(file, 1, index, _compact(item), item)
+            source = _batch_item(file, index, item)
+            if source.error is not None:  # too deep: its position, from the structure of the batch
+                spans = _array_items(raw) if spans is None else spans
+                if spans is not None and len(spans) == len(value):
+                    source.line, source.column = _position(raw, spans[index][0])
+            yield source
     else:
         yield Source(file, 1, None, raw, value)
+
+
+def _batch_item(file: str, index: int, item: Any) -> Source:
+    """Item ``index`` of a batch, parsed: written out again (``_compact``,
+    for its size on the wire) unless it nests deeper than the limit."""
+    try:
+        _check_depth(item)
+    except InputProblem as problem:
+        return Source(file, 1, index, b"", error=problem.msg, rule=problem.rule, pointer=problem.pointer)
+    return Source(file, 1, index, _compact(item), item)
+
+
+def _batch_items(file: str, raw: bytes, spans: list[tuple[int, int]]) -> Iterator[Source]:
+    """The items of a batch at ``spans`` (see ``_array_items``), each read by
+    itself: a broken one is reported at its own line, with its index."""
+    line, counted = 1, 0
+    for index, (start, end) in enumerate(spans):
+        line += raw.count(b"\n", counted, start)
+        counted = start
+        column = _position(raw, start)[1]
+        item = raw[start:end]
+        try:
+            value = loads(item)
+        except ValueError as error:
+            broken = _broken(file, item, error)
+            broken.index = index
+            if broken.line == 1:
+                broken.column += column - 1
+            broken.line += line - 1
+            yield broken
+            continue
+        source = _batch_item(file, index, value)
+        if source.error is not None:
+            source.line, source.column = line, column
+        yield source
+
+
+def _position(raw: bytes, offset: int) -> tuple[int, int]:
+    """(line, column) of byte ``offset`` of ``raw``."""
+    return raw.count(b"\n", 0, offset) + 1, offset - raw.rfind(b"\n", 0, offset)
+
+
+# The tokens that give a JSON text its structure: strings (whole, so that
+# brackets inside them do not count), brackets and commas; a lone quote is
+# a string that does not end.
+_STRUCTURE = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"|[][{},"]', re.DOTALL)
+_BLANK = b" \t\r\n"
+
+
+def _array_items(raw: bytes) -> list[tuple[int, int]] | None:
+    """(start, end) of each item of the JSON array ``raw``, found from its
+    structure alone (no value is parsed, no recursion: any depth), or None
+    when ``raw`` is no array of that shape (its error is then the file's)."""
+    start = len(raw) - len(raw.lstrip(_BLANK))
+    if raw[start:start + 1] != b"[":
+        return None
+    spans: list[tuple[int, int]] = []
+    closing: list[int] = []  # the bracket each open one needs
+    item = start + 1
+    for match in _STRUCTURE.finditer(raw, start):
+        at = match.start()
+        token = raw[at]
+        if token == 0x22:  # '"'
+            if match.end() - at == 1:
+                return None  # a string that does not end
+        elif token in (0x5B, 0x7B):  # '[', '{'
+            closing.append(token + 2)
+        elif token in (0x5D, 0x7D):  # ']', '}'
+            if not closing or closing.pop() != token:
+                return None
+            if not closing:  # the end of the array
+                if raw[at + 1:].strip(_BLANK):
+                    return None
+                last = raw[item:at].strip(_BLANK)
+                if last:
+                    spans.append(_span(raw, item, at))
+                elif spans:
+                    return None  # a comma before the closing bracket
+                return spans
+        elif len(closing) == 1:  # a comma between two items
+            if not raw[item:at].strip(_BLANK):
+                return None
+            spans.append(_span(raw, item, at))
+            item = at + 1
+    return None
+
+
+def _span(raw: bytes, start: int, end: int) -> tuple[int, int]:
+    """``start``..``end`` without the blanks around the item."""
+    while start < end and raw[start] in _BLANK:
+        start += 1
+    while end > start and raw[end - 1] in _BLANK:
+        end -= 1
+    return start, end
 
 
 _TOO_LONG = bytes(bytearray(b"<too long>"))  # a distinct object: a line longer than MAX_EVENT_BYTES (its bytes are not kept)
@@ -392,7 +541,7 @@ def _json_lines(file: str, lines: Iterable[tuple[int, bytes]]) -> Iterator[Sourc
 
 def _broken(file: str, raw: bytes, error: ValueError) -> Source:
     if isinstance(error, InputProblem):
-        return Source(file, 1, None, raw, error=error.msg, rule=error.rule)
+        return Source(file, 1, None, raw, error=error.msg, rule=error.rule, pointer=error.pointer)
     line = getattr(error, "lineno", 1)
     column = getattr(error, "colno", 1)
     message = getattr(error, "msg", str(error))
@@ -504,8 +653,10 @@ def _check_one(validator: FastValidator, source: Source, position: int, result: 
     where = f"event {source.index}" if source.index is not None else "event"
     if source.error is not None:
         result.invalid += 1
-        diagnostic = Diagnostic(source.rule, RULES[source.rule].severity, f"{where}: {source.error}" if source.rule != "CE-FORMAT" else source.error,
-                                Location(source.file, source.line, source.column))
+        labelled = source.rule != "CE-FORMAT" or source.index is not None  # "event 3: ..." for an item of a batch
+        extra = (("index", source.index), ("id", None), ("pointer", pointer_text(source.pointer))) if source.pointer is not None else ()
+        diagnostic = Diagnostic(source.rule, RULES[source.rule].severity, f"{where}: {source.error}" if labelled else source.error,
+                                Location(source.file, source.line, source.column), extra=extra)
         result.diagnostics.append(diagnostic)
         result.ordered.append((position, diagnostic))
         return

@@ -6,7 +6,11 @@ Rendering happens in memory first; then, all or nothing:
 2. the temporaries are renamed over their targets and generated files that
    are no longer produced are deleted, with Ctrl-C held back until done;
 3. the manifest (``OUT/.evcat-manifest.json``) records what evcat wrote, so
-   evcat deletes only its own files: a user's file inside OUT survives.
+   evcat deletes only its own files: a user's file inside OUT survives. OUT
+   is untrusted input (it is often committed): an entry of the manifest that
+   is no safe relative path inside OUT (``../x``, ``/etc/x``, a name under a
+   symlinked directory, a symlink itself) is ignored, reported once as a
+   warning and left out of the next manifest; nothing is deleted through it.
 Files whose content did not change are not touched. Every path is checked to
 resolve inside OUT (see ``naming.safe_file_name`` for how names are made).
 """
@@ -14,17 +18,21 @@ resolve inside OUT (see ``naming.safe_file_name`` for how names are made).
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
+import posixpath
 import re
 import secrets
 import stat
 import sys
+import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
+from .cachefile import CachedFile, read_cached
 from .workers import interrupts_held
 
 MANIFEST = ".evcat-manifest.json"
@@ -34,11 +42,22 @@ class OutputError(Exception):
     """An output that cannot be written (a path outside OUT, an OS error)."""
 
 
+class Unavailable(Exception):
+    """The bytes of a file to write, taken from the cache, are no longer
+    there as sealed (the entry changed meanwhile); nothing was written."""
+
+
+# What an output holds: its bytes, or a file of the render cache whose size
+# and SHA-256 are known (sealed) and whose bytes are read only to be written.
+Content = bytes | CachedFile
+
+
 @dataclass
 class WriteReport:
     written: list[str] = field(default_factory=list)
     unchanged: list[str] = field(default_factory=list)
     deleted: list[str] = field(default_factory=list)
+    ignored: list[str] = field(default_factory=list)  # unsafe entries of the previous manifest (not deleted)
 
     @property
     def changed(self) -> bool:
@@ -50,12 +69,21 @@ def _checked(out: str, relative: str) -> str:
     no ``..``, no backslash, and no symlinked directory on the way that leads
     out. (The file itself may be a symlink: ``os.replace`` replaces the link,
     it never writes through it.)"""
-    parts = [part for part in relative.split("/") if part not in ("", ".")]
-    if relative.startswith("/") or ".." in parts or "\\" in relative or not parts or relative.endswith(("/", "/.")):
+    parts = _parts(relative)
+    if parts is None:
         raise OutputError(f"refusing to write '{relative}': outputs stay inside {out}")
     if not _inside(out, "/".join(parts[:-1])):
         raise OutputError(f"refusing to write '{relative}': it resolves outside {out}")
     return os.path.join(out, relative)  # a string: pathlib would cost a fifth of a second at 21,000 files
+
+
+def _parts(relative: str) -> list[str] | None:
+    """The components of a relative path that stays inside its root by its
+    spelling (no absolute path, no ``..``, no backslash, no NUL), or None."""
+    parts = [part for part in relative.split("/") if part not in ("", ".")]
+    if relative.startswith("/") or ".." in parts or "\\" in relative or "\0" in relative or not parts or relative.endswith(("/", "/.")):
+        return None
+    return parts
 
 
 @lru_cache(maxsize=65536)
@@ -76,8 +104,11 @@ def _inside(out: str, directory: str) -> bool:
     return target == root or target.startswith(root.rstrip(os.sep) + os.sep)
 
 
-def read_manifest(out: Path) -> dict[str, list[str]]:
-    """Generated files by kind (python, jsonschema, ...) from the last run."""
+def read_manifest(out: Path, ignored: list[str] | None = None) -> dict[str, list[str]]:
+    """Generated files by kind (python, jsonschema, ...) from the last run:
+    only entries spelled as relative paths that stay inside OUT (``_parts``);
+    the others are added to ``ignored``. (Whether one leads out through a
+    symlinked directory is checked before it is deleted: ``_plan``.)"""
     try:
         data = json.loads((out / MANIFEST).read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -85,43 +116,124 @@ def read_manifest(out: Path) -> dict[str, list[str]]:
     files = data.get("files") if isinstance(data, dict) else None
     if not isinstance(files, dict):
         return {}  # not a manifest evcat wrote: nothing in OUT counts as evcat's
-    return {
-        kind: [name for name in names if isinstance(name, str)]
-        for kind, names in files.items()
-        if isinstance(kind, str) and isinstance(names, list)
-    }
+    manifest: dict[str, list[str]] = {}
+    for kind, names in files.items():
+        if not isinstance(kind, str) or not isinstance(names, list):
+            continue
+        kept = []
+        for name in names:
+            if not isinstance(name, str):
+                continue
+            if _parts(name) is not None:
+                kept.append(name)
+            elif ignored is not None and name not in ignored:
+                ignored.append(name)
+        if kept or not names:
+            manifest[kind] = kept
+    return manifest
 
 
-def plan(out: Path, outputs: Mapping[str, Mapping[str, bytes]]) -> WriteReport:
+def plan(out: Path, outputs: Mapping[str, Mapping[str, Content]]) -> WriteReport:
     """What ``write`` would do, without touching the disk (``--check``)."""
+    return _plan(out, outputs)[0]
+
+
+def _plan(out: Path, outputs: Mapping[str, Mapping[str, Content]]) -> tuple[WriteReport, dict[str, list[str]]]:
+    """``plan``, and the previous manifest it read."""
     report = WriteReport()
     _inside.cache_clear()  # directories are resolved afresh on every run
-    previous = read_manifest(out)
+    previous = read_manifest(out, report.ignored)
     root = str(out)
     directories: dict[str, bool] = {}  # does OUT/dir exist? (a cold run reads nothing)
+    compared: list[tuple[str, str, Content]] = []  # (relative, target, content) of files that may be there
     for kind, files in outputs.items():
         for relative, content in sorted(files.items()):
             target = _checked(root, relative)
             parent = os.path.dirname(relative)
             if parent not in directories:
                 directories[parent] = os.path.isdir(os.path.join(root, parent))
-            try:
-                same = directories[parent] and _read(target) == content
-            except OSError:
-                same = False
-            (report.unchanged if same else report.written).append(relative)
+            if directories[parent]:
+                compared.append((relative, target, content))
+    same = _compare(compared)
+    for kind, files in outputs.items():
+        for relative in sorted(files):
+            (report.unchanged if relative in same else report.written).append(relative)
         for relative in sorted(set(previous.get(kind, ())) - set(files)):
-            if os.path.exists(_checked(root, relative)):
+            try:
+                target = _checked(root, relative)
+            except OutputError:  # through a symlinked directory out of OUT
+                report.ignored.append(relative)
+                continue
+            if os.path.islink(target):  # evcat writes regular files only: a link there is not evcat's
+                report.ignored.append(relative)
+            elif os.path.exists(target):
                 report.deleted.append(relative)
-    return report
+    for kind in [kind for kind in previous if kind not in outputs]:  # kept in the next manifest as they are
+        kept = []
+        for relative in previous[kind]:
+            try:
+                _checked(root, relative)
+                kept.append(relative)
+            except OutputError:
+                report.ignored.append(relative)
+        if kept or not previous[kind]:
+            previous[kind] = kept
+        else:
+            del previous[kind]
+    return report, previous
 
 
-def _read(path: str) -> bytes:
+def _read(path: str, size: int | None = None) -> bytes | None:
+    """The content of the regular file ``path`` (never through a link, never
+    blocking on a FIFO); None when ``size`` is given and the file has
+    another size (then it differs, and is not read)."""
     descriptor = os.open(path, os.O_RDONLY | _NOFOLLOW | os.O_NONBLOCK)
-    with os.fdopen(descriptor, "rb") as handle:
-        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+    try:
+        info = os.fstat(descriptor)
+        if not stat.S_ISREG(info.st_mode):
             raise OSError("not a regular file")
-        return handle.read()
+        if size is not None and info.st_size != size:
+            return None
+        data = os.read(descriptor, info.st_size + 1)  # one call: a regular file reads short only at its end
+        if len(data) == info.st_size:
+            return data
+        parts = [data]  # it changed size meanwhile: read to the end
+        while parts[-1]:
+            parts.append(os.read(descriptor, 1 << 20))
+        return b"".join(parts)
+    finally:
+        os.close(descriptor)
+
+
+def _same(path: str, content: Content) -> bool:
+    """Whether the file ``path`` holds ``content`` (another size: not read;
+    a cached file: compared by its sealed digest)."""
+    if isinstance(content, CachedFile):
+        data = _read(path, content.size)
+        return data is not None and hashlib.sha256(data).digest() == content.digest
+    return _read(path, len(content)) == content
+
+
+def _compare(files: list[tuple[str, str, Content]]) -> set[str]:
+    """The relative names of ``files`` whose target holds their content.
+    (Measured: two threads reading and hashing were slower, not faster.)"""
+    found = set()
+    for relative, target, content in files:
+        try:
+            if _same(target, content):
+                found.add(relative)
+        except OSError:
+            pass
+    return found
+
+
+def _materialized(contents: list[Content]) -> list[bytes]:
+    """``contents`` as bytes (cached files read, each entry once); Unavailable if one is no longer there."""
+    cached = [content for content in contents if isinstance(content, CachedFile)]
+    loaded = read_cached(cached) if cached else {}
+    if len(loaded) < len(set(cached)):
+        raise Unavailable("a cache entry changed while it was used")
+    return [loaded[content] if isinstance(content, CachedFile) else content for content in contents]
 
 
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
@@ -129,12 +241,18 @@ JOURNAL = ".evcat-journal"
 _TEMPORARY = re.compile(r"^\.[^/]+\.evcat-tmp-[0-9a-f]{16}\Z")
 
 
+# How long a run waits for another run's lock on OUT by default (``--lock-timeout``).
+LOCK_TIMEOUT = 60.0
+
+
 @contextlib.contextmanager
-def locked(out: Path, *, shared: bool = False) -> Iterator[None]:
+def locked(out: Path, *, shared: bool = False, timeout: float | None = LOCK_TIMEOUT) -> Iterator[None]:
     """Hold a lock on OUT (``flock`` on the directory itself: no lock file is
     left behind). A second run into the same OUT waits here until the first
     one has committed, then plans again from what is on disk, so it never
-    mixes its files with another run's nor reports a write it did not do."""
+    mixes its files with another run's nor reports a write it did not do.
+    After ``timeout`` seconds (None: no limit) of waiting it gives up with an
+    OutputError naming the holder's pid where the system tells it."""
     try:
         import fcntl
     except ImportError:  # no flock on this platform: nothing to hold
@@ -150,27 +268,71 @@ def locked(out: Path, *, shared: bool = False) -> Iterator[None]:
     except OSError as error:
         raise OutputError(f"{out} is not a directory evcat can write into: {error.strerror or error}") from None
     try:
+        mode = fcntl.LOCK_SH if shared else fcntl.LOCK_EX
         try:
-            fcntl.flock(descriptor, (fcntl.LOCK_SH if shared else fcntl.LOCK_EX) | fcntl.LOCK_NB)
+            fcntl.flock(descriptor, mode | fcntl.LOCK_NB)
         except BlockingIOError:
-            print(f"evcat: waiting for another evcat run writing {out} ...", file=sys.stderr, flush=True)
-            fcntl.flock(descriptor, fcntl.LOCK_SH if shared else fcntl.LOCK_EX)
+            _wait_for_lock(out, descriptor, mode, timeout)
         yield
     finally:
         os.close(descriptor)  # releases the lock
 
 
-def check(out: Path, outputs: Mapping[str, Mapping[str, bytes]]) -> WriteReport:
+def _wait_for_lock(out: Path, descriptor: int, mode: int, timeout: float | None) -> None:
+    import fcntl
+
+    holder = _lock_holder(descriptor)
+    by = f" (pid {holder})" if holder else ""
+    limit = "" if timeout is None else f" for up to {timeout:g} s"
+    print(f"evcat: waiting{limit} for another evcat run{by} writing {out} ...", file=sys.stderr, flush=True)
+    deadline = None if timeout is None else time.monotonic() + timeout
+    pause = 0.02
+    while True:
+        try:
+            fcntl.flock(descriptor, mode | fcntl.LOCK_NB)
+            return
+        except BlockingIOError:
+            pass
+        if deadline is not None and time.monotonic() >= deadline:
+            holder = _lock_holder(descriptor) or holder
+            by = f" by pid {holder}" if holder else " by another process"
+            raise OutputError(f"{out} is still locked{by} (another evcat run writing it?) after waiting {timeout:g} s; "
+                              "nothing was written (--lock-timeout SECONDS waits longer)")
+        time.sleep(pause if deadline is None else max(0.0, min(pause, deadline - time.monotonic())))
+        pause = min(pause * 2, 0.25)
+
+
+def _lock_holder(descriptor: int) -> int | None:
+    """The pid holding a flock on the file open as ``descriptor``, from
+    Linux's /proc/locks (``1: FLOCK ADVISORY WRITE <pid> <major>:<minor>:<inode> ...``);
+    None where that is not known."""
+    try:
+        info = os.fstat(descriptor)
+        device = f"{os.major(info.st_dev):02x}:{os.minor(info.st_dev):02x}:{info.st_ino}"
+        with open("/proc/locks", encoding="ascii", errors="replace") as handle:
+            for line in handle:
+                fields = line.split()
+                if len(fields) >= 6 and fields[1] == "FLOCK" and fields[5] == device and fields[4].isdigit():
+                    pid = int(fields[4])
+                    if pid != os.getpid():
+                        return pid
+    except (OSError, ValueError):
+        pass
+    return None
+
+
+def check(out: Path, outputs: Mapping[str, Mapping[str, Content]], *, lock_timeout: float | None = LOCK_TIMEOUT) -> WriteReport:
     """``--check``: what ``write`` would do, read under a shared lock; an
     interrupted run (its journal still in OUT) makes OUT stale too."""
-    with locked(out, shared=True):
+    with locked(out, shared=True, timeout=lock_timeout):
         report = plan(out, outputs)
         if os.path.lexists(out / JOURNAL):
             report.written.append(JOURNAL)
         return report
 
 
-def write(out: Path, outputs: Mapping[str, Mapping[str, bytes]], version: str) -> WriteReport:
+def write(out: Path, outputs: Mapping[str, Mapping[str, Content]], version: str, *,
+          lock_timeout: float | None = LOCK_TIMEOUT) -> WriteReport:
     """Write ``outputs`` ({kind: {relative path: bytes}}) into ``out``, all or nothing.
 
     Under the lock on OUT: an earlier run's journal is finished first (see
@@ -178,89 +340,96 @@ def write(out: Path, outputs: Mapping[str, Mapping[str, bytes]], version: str) -
     its target (``O_CREAT|O_EXCL|O_NOFOLLOW``: never through a planted link),
     the journal records the renames about to happen, the renames run, and the
     journal goes. A run killed at any point leaves OUT as it was or with a
-    journal that the next run completes."""
+    journal that the next run completes. A lock held longer than
+    ``lock_timeout`` seconds by another run is an OutputError (nothing written)."""
     out.mkdir(parents=True, exist_ok=True)
-    with locked(out):
+    with locked(out, timeout=lock_timeout):
         recover(out)
         return _write(out, outputs, version)
 
 
-def _write(out: Path, outputs: Mapping[str, Mapping[str, bytes]], version: str) -> WriteReport:
-    report = plan(out, outputs)
+def _write(out: Path, outputs: Mapping[str, Mapping[str, Content]], version: str) -> WriteReport:
+    report, previous = _plan(out, outputs)
     root = str(out)
     contents = {relative: content for files in outputs.values() for relative, content in files.items()}
-    targets = [(_checked(root, relative), contents[relative]) for relative in report.written]
-    for target, _ in targets:  # before anything is created: a clean error, OUT untouched
+    # (path relative to OUT, content): relative names travel to the journal
+    # as they are (os.path.relpath would cost a quarter of a second at 5,000 files).
+    targets = list(zip(report.written, _materialized([contents[relative] for relative in report.written])))
+    for relative, _ in targets:  # before anything is created: a clean error, OUT untouched
+        target = _checked(root, relative)
         if os.path.isdir(target) and not os.path.islink(target):
-            shown = os.path.relpath(target, root)
-            raise OutputError(f"cannot write '{shown}': a directory is in the way in {out}; nothing was changed")
-    manifest = _manifest(out, outputs, version)
+            raise OutputError(f"cannot write '{relative}': a directory is in the way in {out}; nothing was changed")
+    manifest = _manifest(previous, outputs, version)
     try:
         manifest_same = _read(os.path.join(root, MANIFEST)) == manifest
     except OSError:
         manifest_same = False
     if not manifest_same:
-        targets.append((os.path.join(root, MANIFEST), manifest))
-    deleted = [_checked(root, relative) for relative in report.deleted]
-    if not targets and not deleted:
+        targets.append((MANIFEST, manifest))
+    if not targets and not report.deleted:
         return report
-    renames = [(_temporary_name(target), target) for target, _ in targets]
+    token = secrets.token_hex(8)  # one per run: each temporary is named after its own target
+    renames = [(_temporary_name(relative, token), relative) for relative, _ in targets]
     missing: list[str] = []
-    for directory in sorted({os.path.dirname(target) for target, _ in targets}):
-        while directory != root and directory not in missing and not os.path.isdir(directory):
+    for directory in sorted({posixpath.dirname(relative) for relative, _ in targets}):
+        while directory and directory not in missing and not os.path.isdir(os.path.join(root, directory)):
             missing.append(directory)
-            directory = os.path.dirname(directory)
+            directory = posixpath.dirname(directory)
     missing.sort(key=len)  # parents first
     # The intent: what a run killed from here until the commit point leaves
     # behind, so that the next run removes it.
-    _write_journal(out, "writing", renames, deleted, missing)
+    _write_journal(out, "writing", renames, report.deleted, missing, token)
     made: list[str] = []
     try:
         for directory in missing:
-            os.mkdir(directory)
+            os.mkdir(os.path.join(root, directory))
             made.append(directory)
         for (temporary, _), (_, content) in zip(renames, targets):
-            _create(temporary, content)
-        _write_journal(out, "committing", renames, deleted, [])  # the commit point
+            _create(os.path.join(root, temporary), content)
+        _write_journal(out, "committing", renames, report.deleted, [], token)  # the commit point
     except BaseException:
-        _roll_back(out, [temporary for temporary, _ in renames], made)
+        _roll_back(out, [os.path.join(root, temporary) for temporary, _ in renames], [os.path.join(root, d) for d in made])
         raise
     with interrupts_held():
         try:
-            _commit(out, renames, deleted)
+            _commit(out, [(os.path.join(root, t), os.path.join(root, p)) for t, p in renames],
+                    [os.path.join(root, relative) for relative in report.deleted])
         except OSError as error:  # past the commit point: the journal stays, the next run completes the update
             raise OutputError(f"cannot finish writing {out}: {error.strerror or error}; part of the update is in place: "
                               "run evcat generate again to complete it") from None
     return report
 
 
-def _temporary_name(target: str) -> str:
+def _temporary_name(target: str, token: str) -> str:
+    """The temporary beside ``target`` (a path relative to OUT, or absolute)."""
     directory, name = os.path.split(target)
-    return os.path.join(directory, f".{name}.evcat-tmp-{secrets.token_hex(8)}")
+    return os.path.join(directory, f".{name}.evcat-tmp-{token}")
 
 
 def _create(path: str, content: bytes) -> None:
     """A new file (never through a planted link) holding ``content``; removed again if writing fails."""
     descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW, 0o666)
     try:
-        with os.fdopen(descriptor, "wb") as handle:
-            handle.write(content)
+        try:
+            written = os.write(descriptor, content)
+            if written < len(content):  # a short write (a signal, a pipe-like file system): the rest
+                view = memoryview(content)
+                while written < len(content):
+                    written += os.write(descriptor, view[written:])
+        finally:
+            os.close(descriptor)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(path)
         raise
 
 
-def _write_journal(out: Path, state: str, renames: list[tuple[str, str]], deleted: list[str], directories: list[str]) -> None:
-    root = str(out)
-    document = {
-        "state": state,
-        "renames": [[os.path.relpath(t, root), os.path.relpath(p, root)] for t, p in renames],
-        "deleted": [os.path.relpath(p, root) for p in deleted],
-        "directories": [os.path.relpath(d, root) for d in directories],
-    }
-    target = os.path.join(root, JOURNAL)
-    temporary = _temporary_name(target)
+def _write_journal(out: Path, state: str, renames: list[tuple[str, str]], deleted: list[str], directories: list[str],
+                   token: str) -> None:
+    """The journal (paths relative to OUT), replaced whole."""
+    document = {"state": state, "renames": renames, "deleted": deleted, "directories": directories}
+    target = os.path.join(str(out), JOURNAL)
+    temporary = _temporary_name(target, token)
     _create(temporary, json.dumps(document).encode())
     os.replace(temporary, target)
 
@@ -335,8 +504,7 @@ def recover(out: Path) -> None:
         _roll_back(out, [t for t, _ in pairs], made)
 
 
-def _manifest(out: Path, outputs: Mapping[str, Mapping[str, bytes]], version: str) -> bytes:
-    previous = read_manifest(out)
+def _manifest(previous: Mapping[str, list[str]], outputs: Mapping[str, Mapping[str, Content]], version: str) -> bytes:
     files = {kind: sorted(paths) for kind, paths in previous.items()}
     for kind, produced in outputs.items():
         files[kind] = sorted(produced)

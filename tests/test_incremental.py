@@ -5,6 +5,7 @@ again, and Ctrl-C or a failure while rendering leaves OUT as it was."""
 from __future__ import annotations
 
 import io
+import json
 import os
 import shutil
 import signal
@@ -15,6 +16,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from generator import generate as generate_module
 from generator.cli import main
@@ -210,3 +213,24 @@ def test_render_cache_keys_do_not_depend_on_the_process(tmp_path: Path) -> None:
         assert run.returncode == 0, run.stderr
         keys.append(run.stdout)
     assert keys[0] == keys[1]
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers(min_value=-(2**70), max_value=2**70)
+    | st.floats(allow_nan=True, allow_infinity=True) | st.text(),
+    lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=8), children, max_size=4),
+    max_leaves=30,
+)
+
+
+@given(_JSON)
+@settings(max_examples=500, deadline=None)
+def test_dump_json_writes_what_the_standard_library_writes(value: Any) -> None:
+    """dump_json takes orjson's fast path only where it writes the same bytes."""
+    from generator.render import dump_json
+
+    try:
+        expected = (json.dumps(value, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate: no output either way
+        return
+    assert dump_json(value) == expected

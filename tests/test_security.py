@@ -78,6 +78,31 @@ def test_a_planted_template_bytecode_entry_runs_nothing(small: Path, tmp_path: P
         assert not marker.exists(), "code from the cache ran"
 
 
+def test_compiled_templates_in_the_cache_run_only_if_sealed(small: Path, tmp_path: Path) -> None:
+    """Compiled templates are kept (``cachefile.TemplateCode``) as marshal'd
+    code objects, sealed: an entry replaced by code that would create a file
+    is a miss, never executed; the output is what a cold run writes."""
+    cache = tmp_path / "cache"
+    out = tmp_path / "out"
+    assert run_evcat("generate", str(small), "-o", str(out), "--cache-dir", str(cache)).returncode == 0
+    entries = sorted((cache / "jinja").rglob("*.marshal"))
+    assert len(entries) >= 10, entries  # docs and python templates
+    marker = tmp_path / "executed"
+    planted = marshal.dumps(compile(f"open({str(marker)!r}, 'w').close()", "planted", "exec"))
+    head = len(b"evcat-cache-2\n") + 32
+    for number, entry in enumerate(entries):
+        data = entry.read_bytes()
+        entry.write_bytes(data[:head] + planted if number % 2 else planted)  # old seal kept, or none at all
+    _edit(small)  # something to render: templates are loaded
+    for arguments in (["-o", str(out)], ["-o", str(out), "--check"]):
+        result = run_evcat("generate", str(small), *arguments, "--cache-dir", str(cache))
+        assert result.returncode == 0, result.stderr
+        assert not marker.exists(), "code from the cache ran"
+    cold = tmp_path / "cold"
+    assert run_evcat("generate", str(small), "-o", str(cold), "--no-cache").returncode == 0
+    assert snapshot(out) == snapshot(cold)
+
+
 def _tamper(cache: Path) -> int:
     """Change every entry as an attacker who can write the cache would:
     the payload's strings and bytes edited, any header kept as it was."""
@@ -126,6 +151,32 @@ def test_tampered_cache_entries_are_misses(small: Path, tmp_path: Path) -> None:
     # and a lint through the tampered parse cache says what a cold lint says
     warm = run_evcat("lint", str(small), "--cache-dir", str(cache), "--format", "json")
     assert warm.stdout == run_evcat("lint", str(small), "--no-cache", "--format", "json").stdout
+
+
+def test_cached_bytes_count_only_when_they_match_their_sealed_digest(small: Path, tmp_path: Path) -> None:
+    """A rendered unit's entry seals the digests of its files; their bytes
+    are compared with OUT by digest and checked when read. An attacker who
+    edits those bytes in the cache and in OUT alike gets neither past
+    ``--check`` nor into the output."""
+    cache = tmp_path / "cache"
+    out = tmp_path / "out"
+    assert run_evcat("generate", str(small), "-o", str(out), "--cache-dir", str(cache)).returncode == 0
+    cold = snapshot(out)
+    old, new = b"Thing happened", b"Thing HACKED!!"  # the same length: offsets in the entries stay right
+    edited = 0
+    for path in [*(cache / "render").rglob("*.marshal"), *(p for p in out.rglob("*") if p.is_file())]:
+        data = path.read_bytes()
+        if old in data:
+            path.write_bytes(data.replace(old, new))
+            edited += 1
+    assert edited > 5
+    check = run_evcat("generate", str(small), "-o", str(out), "--cache-dir", str(cache), "--check")
+    assert check.returncode == 1 and "stale" in check.stderr, check.stderr
+    (out / "docs").rename(tmp_path / "docs-moved")  # some files must be written from the cache
+    result = run_evcat("generate", str(small), "-o", str(out), "--cache-dir", str(cache))
+    assert result.returncode == 0, result.stderr
+    assert snapshot(out) == cold
+    assert run_evcat("generate", str(small), "-o", str(out), "--cache-dir", str(cache), "--check").returncode == 0
 
 
 def test_a_symlink_inside_the_cache_is_not_written_through(small: Path, tmp_path: Path) -> None:
@@ -260,6 +311,85 @@ def test_a_run_killed_anywhere_is_finished_or_undone_by_the_next(wide: tuple[Pat
         assert main(["generate", str(other), "-o", str(out), "--no-cache", "--only", FAST_KINDS]) == 0
         assert snapshot(out) == cold_b, f"repetition {repetition}"
         assert not [p for p in out.rglob("*") if ".evcat-tmp" in p.name or p.name == ".evcat-journal"]
+
+
+def test_a_lock_held_too_long_is_a_clear_failure_that_writes_nothing(small: Path, tmp_path: Path) -> None:
+    """The lock on OUT has a timeout (--lock-timeout): past it, generate exits 1
+    naming the holder's pid and leaves OUT as it was. (AsyncAPI: an output
+    that carries the edited event title.)"""
+    import fcntl
+
+    out = tmp_path / "out"
+    assert run_evcat("generate", str(small), "-o", str(out), "--no-cache", "--only", "asyncapi").returncode == 0
+    _edit(small)
+    before = snapshot(out)
+    descriptor = os.open(out, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        fcntl.flock(descriptor, fcntl.LOCK_EX)  # another run writing OUT: this process
+        started = time.monotonic()
+        result = run_evcat("generate", str(small), "-o", str(out), "--no-cache", "--only", "asyncapi", "--lock-timeout", "1")
+        waited = time.monotonic() - started
+        check = run_evcat("generate", str(small), "-o", str(out), "--no-cache", "--only", "asyncapi", "--check",
+                          "--lock-timeout", "0")
+    finally:
+        os.close(descriptor)
+    assert result.returncode == 1, result.stderr
+    assert f"still locked by pid {os.getpid()}" in result.stderr and "nothing was written" in result.stderr, result.stderr
+    assert "Traceback" not in result.stderr and waited < 60
+    assert check.returncode == 1 and f"pid {os.getpid()}" in check.stderr, check.stderr
+    assert snapshot(out) == before
+    # released: the same command goes through
+    assert run_evcat("generate", str(small), "-o", str(out), "--no-cache", "--only", "asyncapi", "--lock-timeout", "1").returncode == 0
+    assert snapshot(out) != before
+
+
+def test_a_lock_timeout_must_be_a_number_of_seconds(small: Path, tmp_path: Path) -> None:
+    for value in ("-1", "soon", "nan", "inf"):
+        result = run_evcat("generate", str(small), "-o", str(tmp_path / "out"), "--lock-timeout", value)
+        assert result.returncode == 2 and "--lock-timeout" in result.stderr, (value, result.stderr)
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_planted_manifest_entry_is_ignored_with_one_warning(small: Path, tmp_path: Path) -> None:
+    """Entries of OUT's manifest that are no safe relative path inside OUT
+    (``../x``, an absolute path, a name under a symlinked directory, a
+    symlink) are ignored with a warning, once; nothing is deleted through
+    them and generate goes on."""
+    import json
+
+    out = tmp_path / "out"
+    assert run_evcat("generate", str(small), "-o", str(out), "--no-cache", "--only", "jsonschema,docs").returncode == 0
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    victims = [outside / name for name in ("x", "y", "z", "w")]
+    for victim in victims:
+        victim.write_text("mine\n")
+    (out / "linkdir").symlink_to(outside, target_is_directory=True)
+    (out / "docs" / "link").symlink_to(victims[2])
+    manifest = json.loads((out / ".evcat-manifest.json").read_text(encoding="utf-8"))
+    planted = ["../outside/x", str(victims[1]), "docs/link", "linkdir/w", "docs/../../outside/x", "a\u0000b", "docs\\x"]
+    manifest["files"]["docs"] += planted
+    manifest["files"]["python"] = ["../outside/x", "linkdir/w"]  # a kind this run does not produce
+    (out / ".evcat-manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
+    _edit(small)
+
+    check = run_evcat("generate", str(small), "-o", str(out), "--no-cache", "--only", "jsonschema,docs", "--check")
+    assert check.returncode == 1 and "warning" in check.stderr and "Traceback" not in check.stderr, check.stderr
+    result = run_evcat("generate", str(small), "-o", str(out), "--no-cache", "--only", "jsonschema,docs")
+    assert result.returncode == 0, result.stderr
+    assert "warning" in result.stderr and "'../outside/x'" in result.stderr and "\x00" not in result.stderr, result.stderr
+    assert all(victim.read_text() == "mine\n" for victim in victims)
+    assert (out / "docs" / "link").is_symlink() and (out / "linkdir").is_symlink()
+    listed = json.loads((out / ".evcat-manifest.json").read_text(encoding="utf-8"))["files"]
+    assert not set(planted) & {name for names in listed.values() for name in names}
+    assert "python" not in listed or listed["python"] == []
+    cold = tmp_path / "cold"
+    assert run_evcat("generate", str(small), "-o", str(cold), "--no-cache", "--only", "jsonschema,docs").returncode == 0
+    mine = {k: v for k, v in snapshot(out).items() if not k.startswith(("linkdir", "docs/link"))}
+    assert mine == snapshot(cold)
+    # reported once: the next run has nothing to say
+    again = run_evcat("generate", str(small), "-o", str(out), "--no-cache", "--only", "jsonschema,docs")
+    assert again.returncode == 0 and "warning" not in again.stderr, again.stderr
 
 
 # --- catalogs from git ------------------------------------------------------------------------

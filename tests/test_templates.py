@@ -20,6 +20,7 @@ from generator import renderers
 from generator.cli import main
 from generator.generate import RenderStats, generate, render, use_templates
 from generator.lint import UsageError, lint
+from generator.render import templatefiles
 from generator.render import templates as template_module
 
 from .conftest import run_evcat
@@ -213,7 +214,7 @@ def builtin_copy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A copy of the built-in templates standing in for them."""
     copy = tmp_path / "builtin"
     shutil.copytree(template_module.builtin_dir(), copy)
-    monkeypatch.setattr(template_module, "_SOURCE_TEMPLATES", copy)
+    monkeypatch.setattr(templatefiles, "_SOURCE_TEMPLATES", copy)
     renderers.forget()
     template_module._environment.cache_clear()
     yield copy

@@ -122,6 +122,49 @@ def test_json_format_reports_index_id_and_pointer(tmp_path: Path) -> None:
     assert (diagnostic["index"], diagnostic["id"], diagnostic["pointer"]) == (1, "e-2", "/subject")
 
 
+HOSTILE_ITEMS = {  # (text of the hostile item, rule, JSON pointer inside it)
+    "nested 3,000 deep": ('{"specversion": "1.0", "data": ' + "[" * 3000 + "]" * 3000 + "}", "CE-FORMAT", "/data" + "/0" * 127),
+    "objects 3,000 deep": ('{"id": "x", "data": ' + '{"a":' * 3000 + "1" + "}" * 3000 + "}", "CE-FORMAT", "/data" + "/a" * 127),
+    "nested 200 deep": ('{"data": ' + "[" * 200 + "]" * 200 + "}", "CE-FORMAT", "/data" + "/0" * 127),
+    "400-digit integer": ('{"id": "x", "data": {"n": [1, ' + "9" * 400 + "]}}", "CE-FORMAT", "/data/n/1"),
+    "lone surrogate": ('{"id": "x", "subject": "a\\ud800b"}', "CE-STRING-CHARS", "/subject"),
+    "lone surrogate in a key": ('{"id": "x", "data": {"\\udc00": 1}}', "CE-STRING-CHARS", "/data"),
+    "NaN": ('{"id": "x", "data": {"v": NaN}}', "CE-FORMAT", "/data/v"),
+    "-Infinity": ('{"id": "x", "data": {"v": -Infinity}}', "CE-FORMAT", "/data/v"),
+    "1e400": ('{"id": "x", "data": {"v": 1e400}}', "CE-FORMAT", "/data/v"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(HOSTILE_ITEMS))
+def test_one_hostile_item_of_a_batch_is_reported_alone(case: str, tmp_path: Path) -> None:
+    """A batch (one JSON array) with one item beyond what can be checked:
+    only that item is reported, with its index and JSON pointer; the other
+    items are checked (one of them is invalid and is reported too)."""
+    item, rule, pointer = HOSTILE_ITEMS[case]
+    bad = changed(READING, subject="")  # NORMO-SUBJECT
+    text = f"[{json.dumps(METER)},\n  {item},\n{json.dumps(bad)}, {json.dumps(REMOVED)}]"
+    (tmp_path / "batch.json").write_text(text, encoding="utf-8")
+    result = run_evcat("validate", str(CATALOGS["normo"]), str(tmp_path / "batch.json"), "--format", "json")
+    assert result.returncode == 1 and "Traceback" not in result.stderr, result.stderr
+    report = json.loads(result.stdout)
+    found = {(d["rule"], d.get("index"), d.get("pointer")) for d in report["diagnostics"]}
+    assert found == {(rule, 1, pointer), ("NORMO-SUBJECT", 2, "/subject")}, report
+    hostile = next(d for d in report["diagnostics"] if d.get("index") == 1)
+    assert hostile["message"].startswith("event 1: ")
+    text_result = run_evcat("validate", str(CATALOGS["normo"]), str(tmp_path / "batch.json"))
+    assert text_result.stdout.strip().endswith("2 of 4 events valid"), text_result.stdout
+    assert "batch.json:2:3: error" in text_result.stdout, text_result.stdout
+
+
+def test_a_batch_with_a_syntax_error_is_reported_whole(tmp_path: Path) -> None:
+    """An array that is not JSON at all (here after a NaN) stays one bad input, at its position."""
+    (tmp_path / "batch.json").write_text(f'[{json.dumps(METER)},\n {{"v": NaN}},\n {{"id": tru}}]', encoding="utf-8")
+    result = run_evcat("validate", str(CATALOGS["normo"]), str(tmp_path / "batch.json"))
+    assert result.returncode == 1
+    assert "batch.json:3:9: error CE-FORMAT not valid JSON" in result.stdout, result.stdout
+    assert result.stdout.strip().endswith("0 of 1 events valid"), result.stdout
+
+
 def test_malformed_json_does_not_stop_the_others(tmp_path: Path) -> None:
     (tmp_path / "a.json").write_text('{"specversion": "1.0",\n "id": }')
     (tmp_path / "b.json").write_text(json.dumps(METER))

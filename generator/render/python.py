@@ -231,8 +231,9 @@ def _with_facts(source: str, facts: PayloadFacts) -> str:
         source = re.sub(r"(from pydantic import [^\n]*?)JsonInt, |, JsonInt(?=[,\n])", r"\1", source)
         source = re.sub(r"from \._cloudevents import ([^\n]*)", lambda m: "from ._cloudevents import " + ", ".join(sorted({*m[1].split(", "), "JsonInt"})), source, count=1)
     lines = []
+    classes = set(re.findall(r"^class (.*?)\(", source, re.MULTILINE))  # one pass (a pattern per title cost a quarter second)
     for title in sorted(set(facts.not_null) | set(facts.defaults)):
-        if not re.search(rf"^class {re.escape(title)}\(", source, re.MULTILINE):
+        if title not in classes:
             continue
         if title in facts.not_null:
             names = ", ".join(repr(name) for name in sorted(facts.not_null[title]))
