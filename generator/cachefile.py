@@ -154,19 +154,8 @@ def _no_link_between(root: Path, path: Path) -> bool:
 def read_entry(root: Path, path: Path, key: str) -> Any:
     """The value stored at ``path`` (inside the cache directory ``root``)
     under ``key``, or None unless its seal proves this user's evcat wrote it."""
-    if not _no_link_between(root, path):
-        return None
-    try:
-        descriptor = os.open(path, os.O_RDONLY | _NOFOLLOW | getattr(os, "O_NONBLOCK", 0))
-    except OSError:
-        return None
-    try:
-        with os.fdopen(descriptor, "rb") as handle:
-            info = os.fstat(handle.fileno())
-            if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_ENTRY_BYTES:
-                return None
-            data = handle.read()
-    except OSError:
+    data = _read_regular(root, path)
+    if data is None:
         return None
     head = len(_MAGIC) + _SEAL
     if not data.startswith(_MAGIC) or len(data) < head:
