@@ -37,7 +37,7 @@ from .render import Unit
 from . import workers as workers_module
 from .workers import run as parallel
 from .workers import worker_count
-from .writer import LOCK_TIMEOUT, Unavailable, WriteReport, write
+from .writer import LOCK_TIMEOUT, Stamps, Unavailable, WriteReport, write
 from .writer import check as check_outputs
 
 def __getattr__(name: str) -> Any:
@@ -382,13 +382,34 @@ def generate(catalog: str, out: str, kinds: Sequence[str], *, check: bool = Fals
         if check:
             report = check_outputs(out_path, outputs, lock_timeout=lock_timeout)
         else:
-            report = write(out_path, outputs, __version__, lock_timeout=lock_timeout)
+            report = write(out_path, outputs, __version__, lock_timeout=lock_timeout,
+                           stamps=_StoredStamps(cache_dir, out_path) if cache_dir else None)
     except Unavailable:
         # A cache entry changed after its sealed header was read (its bytes no
         # longer match): nothing was written; render without the cache.
         return generate(catalog, out, kinds, check=check, cache_dir=None, progress=progress, formatter=formatter,
                         templates=templates, asyncapi_version=asyncapi_version, lock_timeout=lock_timeout)
     return GenerateResult(result, report, stats)
+
+
+class _StoredStamps(Stamps):
+    """The writer's stamps of OUT (``writer.Stamps``), one sealed entry of the
+    user's cache per OUT directory (its real path, device and inode)."""
+
+    def __init__(self, cache_dir: str, out: Path) -> None:
+        self.store = Store(cache_dir, "stamps")
+        try:
+            info = os.stat(out)
+            where = f"{os.path.realpath(out)}\0{info.st_dev}\0{info.st_ino}"
+        except OSError:
+            where = os.path.realpath(out)  # made by write, before the stamps are read: no entry matches it
+        self.key = hashlib.sha256(where.encode("utf-8", "surrogatepass")).hexdigest()
+
+    def get(self) -> object:
+        return self.store.get(self.key)
+
+    def put(self, stamps: dict[str, Any]) -> None:
+        self.store.put(self.key, stamps)
 
 
 # Nothing changed since the last run: every catalog file (and its name), evcat's

@@ -325,6 +325,11 @@ def search_fields(schema: Any, shared: Mapping[str, SharedSchema],
         if not isinstance(properties, dict):
             return
         for field_name, child in properties.items():
+            if isinstance(child, dict) and "$ref" not in child and "items" not in child:  # the common case, in short
+                into.append((field_name, child.get("description")))
+                if "properties" in child:
+                    walk_resolved(child, seen, into)
+                continue
             into.append((field_name, _description(child, shared)))
             if _target_name(child) in seen:
                 continue
@@ -506,15 +511,15 @@ def search_index(catalog_set: CatalogSet, types: list[TypeView], schemas: list[S
     entries = []
     for view in types:
         fields: dict[str, None] = {}
-        words: dict[str, None] = {}
+        texts: list[str] = []  # their words, in order, each once
         for version in view.versions:
             event = version.event
-            for text in (event.title, event.description or ""):
-                words.update(dict.fromkeys(text.lower().split()))
+            texts += (event.title, event.description or "")
             if event.payload is not None:
                 for name, description in search_fields(event.payload.schema, catalog_set.schemas, memo):
                     fields[name] = None
-                    words.update(dict.fromkeys((description or "").lower().split()))
+                    texts.append(description or "")
+        words = dict.fromkeys(" ".join(texts).lower().split())
         entries.append({
             "kind": "event", "title": view.latest.event.title, "name": view.type, "catalog": titles[view.catalog.id],
             "url": view.path, "versions": [v.event.dataversion or "no data" for v in view.versions],
