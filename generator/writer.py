@@ -160,9 +160,11 @@ class Stamps:
 
 # A file changed less than this long ago could change again within the same
 # tick of the file system's clock and keep all four values (git's "racy"
-# entries): it is not stamped, the next run compares its content. Nor is a
-# file whose times are whole milliseconds (a file system with coarse times).
-RACY_NS = 100_000_000
+# entries): it is not stamped, the next run compares its content. Linux
+# stamps files with its coarse clock (one tick: 10 ms at most); a file whose
+# times are whole milliseconds (a file system with coarse times) is never
+# stamped.
+RACY_NS = 20_000_000
 
 
 def _stamp(path: str, digest: bytes) -> Stamp | None:
