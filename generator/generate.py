@@ -398,18 +398,28 @@ class _StoredStamps(Stamps):
 
     def __init__(self, cache_dir: str, out: Path) -> None:
         self.store = Store(cache_dir, "stamps")
-        try:
-            info = os.stat(out)
-            where = f"{os.path.realpath(out)}\0{info.st_dev}\0{info.st_ino}"
-        except OSError:
-            where = os.path.realpath(out)  # made by write, before the stamps are read: no entry matches it
-        self.key = hashlib.sha256(where.encode("utf-8", "surrogatepass")).hexdigest()
+        self.out = out
+        self.key: str | None = None
+
+    def _key(self) -> str | None:
+        """Known once OUT exists (``write`` makes it before reading the stamps)."""
+        if self.key is None:
+            try:
+                info = os.stat(self.out)
+            except OSError:
+                return None
+            where = f"{os.path.realpath(self.out)}\0{info.st_dev}\0{info.st_ino}"
+            self.key = hashlib.sha256(where.encode("utf-8", "surrogatepass")).hexdigest()
+        return self.key
 
     def get(self) -> object:
-        return self.store.get(self.key)
+        key = self._key()
+        return self.store.get(key) if key is not None else None
 
     def put(self, stamps: dict[str, Any]) -> None:
-        self.store.put(self.key, stamps)
+        key = self._key()
+        if key is not None:
+            self.store.put(key, stamps)
 
 
 # Nothing changed since the last run: every catalog file (and its name), evcat's
