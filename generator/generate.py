@@ -37,7 +37,7 @@ from .render import Unit
 from . import workers as workers_module
 from .workers import run as parallel
 from .workers import worker_count
-from .writer import LOCK_TIMEOUT, Unavailable, WriteReport, write
+from .writer import LOCK_TIMEOUT, Stamps, Unavailable, WriteReport, write
 from .writer import check as check_outputs
 
 def __getattr__(name: str) -> Any:
@@ -197,6 +197,18 @@ def _render_task(task: Task) -> tuple[int, dict[str, bytes]]:
 HELPER_MAX_UNITS = 2
 
 
+def _payload_key(unit: Unit) -> str:
+    """What decides whether a Python unit runs datamodel-code-generator: its
+    catalog's payloads (with their event types) and the shared schemas, with
+    evcat's code and the tools. Only where the unit renders depends on it
+    (``render``: the helper, or a worker), never what it renders."""
+    catalog, schemas = unit.inputs[0], unit.inputs[1]
+    events = getattr(catalog, "events", ())
+    material = repr((tuple((event.type, event.dataversion, event.payload) for event in events), schemas))
+    salted = f"{_salt()}\0{renderers.kind_salt(unit.kind)}\0{material}"
+    return hashlib.sha256(salted.encode("utf-8", "surrogatepass")).hexdigest()
+
+
 def _module(kind: str) -> ModuleType:
     """The renderer module of ``kind``, imported on first use (from the
     registry): a run with nothing to render imports none, nor jinja2."""
@@ -263,9 +275,17 @@ def render(catalog_set: CatalogSet, kinds: Sequence[str], *, cache_dir: str | No
             if hit is not None:
                 results[index] = hit
     pending = sorted((i for i in range(len(units)) if i not in results), key=lambda i: (-renderers.RENDERERS[units[i].kind].cost, i))
-    to_helper = [i for i in pending if units[i].kind == "python"] if helper is not None else []
+    # The helper is for units that run datamodel-code-generator: whose payloads
+    # it has not seen (a title edited: the models come from the cache, and a
+    # worker renders the unit without waiting for the helper's warm-up).
+    payloads = Store(cache_dir, "payloads") if cache_dir and helper is not None else None
+    payload_keys = {i: _payload_key(units[i]) for i in pending if units[i].kind == "python"} if payloads else {}
+    to_helper = [i for i in pending if units[i].kind == "python"
+                 and (payloads is None or payloads.get(payload_keys[i]) is None)] if helper is not None else []
     if len(to_helper) > HELPER_MAX_UNITS:
         to_helper = []
+    if helper is not None and not to_helper:
+        workers_module.stop(helper)  # its warm-up would only take CPU from the units rendered now
 
     def tasks(indexes: list[int]) -> list[Task]:
         return [(i, units[i].render, units[i].inputs) for i in indexes]
@@ -291,6 +311,8 @@ def render(catalog_set: CatalogSet, kinds: Sequence[str], *, cache_dir: str | No
             results[index] = files
             if render_cache is not None and index in keys:
                 render_cache.put(keys[index], files)
+            if payloads is not None and index in payload_keys:
+                payloads.put(payload_keys[index], True)
             if bar is not None:
                 bar.step(f"{units[index].kind} {units[index].name}")
     finally:
@@ -330,10 +352,11 @@ def generate(catalog: str, out: str, kinds: Sequence[str], *, check: bool = Fals
         # as it allocates (measured: 270 MB per worker at 5,000 types). The
         # renderers are imported and warmed up first, so the workers share them too.
         _use_template_cache(cache_dir)
+        # With a cache, few catalogs usually changed: warm the helper while
+        # linting (started first: its warm-up is the longest).
+        helper = start_helper() if cache_dir and "python" in kinds else None
         _warm_up(kinds)
         pool = workers_module.pool(worker_count(1 << 16))
-        # With a cache, few catalogs usually changed: warm the helper while linting.
-        helper = start_helper() if cache_dir and "python" in kinds else None
         try:
             result = lint(catalog, cache_dir, exclude=[out])
             if result.has_errors:
@@ -359,13 +382,44 @@ def generate(catalog: str, out: str, kinds: Sequence[str], *, check: bool = Fals
         if check:
             report = check_outputs(out_path, outputs, lock_timeout=lock_timeout)
         else:
-            report = write(out_path, outputs, __version__, lock_timeout=lock_timeout)
+            report = write(out_path, outputs, __version__, lock_timeout=lock_timeout,
+                           stamps=_StoredStamps(cache_dir, out_path) if cache_dir else None)
     except Unavailable:
         # A cache entry changed after its sealed header was read (its bytes no
         # longer match): nothing was written; render without the cache.
         return generate(catalog, out, kinds, check=check, cache_dir=None, progress=progress, formatter=formatter,
                         templates=templates, asyncapi_version=asyncapi_version, lock_timeout=lock_timeout)
     return GenerateResult(result, report, stats)
+
+
+class _StoredStamps(Stamps):
+    """The writer's stamps of OUT (``writer.Stamps``), one sealed entry of the
+    user's cache per OUT directory (its real path, device and inode)."""
+
+    def __init__(self, cache_dir: str, out: Path) -> None:
+        self.store = Store(cache_dir, "stamps")
+        self.out = out
+        self.key: str | None = None
+
+    def _key(self) -> str | None:
+        """Known once OUT exists (``write`` makes it before reading the stamps)."""
+        if self.key is None:
+            try:
+                info = os.stat(self.out)
+            except OSError:
+                return None
+            where = f"{os.path.realpath(self.out)}\0{info.st_dev}\0{info.st_ino}"
+            self.key = hashlib.sha256(where.encode("utf-8", "surrogatepass")).hexdigest()
+        return self.key
+
+    def get(self) -> object:
+        key = self._key()
+        return self.store.get(key) if key is not None else None
+
+    def put(self, stamps: dict[str, Any]) -> None:
+        key = self._key()
+        if key is not None:
+            self.store.put(key, stamps)
 
 
 # Nothing changed since the last run: every catalog file (and its name), evcat's

@@ -138,8 +138,59 @@ def plan(out: Path, outputs: Mapping[str, Mapping[str, Content]]) -> WriteReport
     return _plan(out, outputs)[0]
 
 
-def _plan(out: Path, outputs: Mapping[str, Mapping[str, Content]]) -> tuple[WriteReport, dict[str, list[str]]]:
-    """``plan``, and the previous manifest it read."""
+# A file of OUT as evcat left it: (inode, size, mtime_ns, ctime_ns, SHA-256).
+Stamp = tuple[int, int, int, int, bytes]
+
+
+class Stamps:
+    """Where ``write`` keeps, for one OUT, the stamp of each file it wrote or
+    verified by content (``get``/``put`` of a {relative path: Stamp} dict:
+    e.g. a sealed entry in the user's cache, ``generate``). A file whose
+    inode, size, mtime and ctime still match its stamp holds the bytes the
+    stamp's digest names: the next ``write`` trusts it without reading it
+    (no write leaves all four unchanged; ctime cannot be set back).
+    ``--check`` never uses stamps: it compares content."""
+
+    def get(self) -> object:
+        return None
+
+    def put(self, stamps: dict[str, Stamp]) -> None:
+        pass
+
+
+# A file changed less than this long ago could change again within the same
+# tick of the file system's clock and keep all four values (git's "racy"
+# entries): it is not stamped, the next run compares its content. Linux
+# stamps files with its coarse clock (one tick: 10 ms at most); a file whose
+# times are whole milliseconds (a file system with coarse times) is never
+# stamped.
+RACY_NS = 20_000_000
+
+
+def _stamp(path: str, digest: bytes) -> Stamp | None:
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return None
+    if not stat.S_ISREG(info.st_mode) or time.time_ns() - info.st_ctime_ns < RACY_NS or info.st_ctime_ns % 1_000_000 == 0:
+        return None
+    return (info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns, digest)
+
+
+def _valid_stamps(value: object) -> dict[str, Stamp]:
+    if not isinstance(value, dict):
+        return {}
+    return {name: stamp for name, stamp in value.items()
+            if isinstance(name, str) and isinstance(stamp, tuple) and len(stamp) == 5
+            and all(type(number) is int for number in stamp[:4]) and isinstance(stamp[4], bytes)}
+
+
+def _plan(out: Path, outputs: Mapping[str, Mapping[str, Content]],
+          trusted: Mapping[str, Stamp] | None = None,
+          verified: dict[str, Stamp] | None = None) -> tuple[WriteReport, dict[str, list[str]]]:
+    """``plan``, and the previous manifest it read. ``trusted``: stamps
+    (``Stamps``) of files that need not be read; ``verified`` receives the
+    stamps of the files found unchanged."""
     report = WriteReport()
     _inside.cache_clear()  # directories are resolved afresh on every run
     previous = read_manifest(out, report.ignored)
@@ -154,7 +205,7 @@ def _plan(out: Path, outputs: Mapping[str, Mapping[str, Content]]) -> tuple[Writ
                 directories[parent] = os.path.isdir(os.path.join(root, parent))
             if directories[parent]:
                 compared.append((relative, target, content))
-    same = _compare(compared)
+    same = _compare(compared, trusted or {}, verified)
     for kind, files in outputs.items():
         for relative in sorted(files):
             (report.unchanged if relative in same else report.written).append(relative)
@@ -214,14 +265,34 @@ def _same(path: str, content: Content) -> bool:
     return _read(path, len(content)) == content
 
 
-def _compare(files: list[tuple[str, str, Content]]) -> set[str]:
-    """The relative names of ``files`` whose target holds their content.
+def _compare(files: list[tuple[str, str, Content]], trusted: Mapping[str, Stamp],
+             verified: dict[str, Stamp] | None = None) -> set[str]:
+    """The relative names of ``files`` whose target holds their content: by
+    its stamp in ``trusted`` where that still matches (not read), else by
+    content. ``verified`` (when given) receives the stamp of each one found.
     (Measured: two threads reading and hashing were slower, not faster.)"""
     found = set()
     for relative, target, content in files:
+        digest = content.digest if isinstance(content, CachedFile) else None
+        known = trusted.get(relative)
+        if known is not None and digest is not None and known[4] == digest:
+            try:
+                info = os.lstat(target)
+            except OSError:
+                continue
+            if (stat.S_ISREG(info.st_mode) and info.st_ino == known[0] and info.st_size == known[1]
+                    and info.st_mtime_ns == known[2] and info.st_ctime_ns == known[3]):
+                found.add(relative)
+                if verified is not None:
+                    verified[relative] = known
+                continue
         try:
             if _same(target, content):
                 found.add(relative)
+                if verified is not None:
+                    stamp = _stamp(target, digest if digest is not None else hashlib.sha256(content).digest())  # type: ignore[arg-type]
+                    if stamp is not None:
+                        verified[relative] = stamp
         except OSError:
             pass
     return found
@@ -332,7 +403,7 @@ def check(out: Path, outputs: Mapping[str, Mapping[str, Content]], *, lock_timeo
 
 
 def write(out: Path, outputs: Mapping[str, Mapping[str, Content]], version: str, *,
-          lock_timeout: float | None = LOCK_TIMEOUT) -> WriteReport:
+          lock_timeout: float | None = LOCK_TIMEOUT, stamps: Stamps | None = None) -> WriteReport:
     """Write ``outputs`` ({kind: {relative path: bytes}}) into ``out``, all or nothing.
 
     Under the lock on OUT: an earlier run's journal is finished first (see
@@ -341,15 +412,35 @@ def write(out: Path, outputs: Mapping[str, Mapping[str, Content]], version: str,
     the journal records the renames about to happen, the renames run, and the
     journal goes. A run killed at any point leaves OUT as it was or with a
     journal that the next run completes. A lock held longer than
-    ``lock_timeout`` seconds by another run is an OutputError (nothing written)."""
+    ``lock_timeout`` seconds by another run is an OutputError (nothing written).
+    ``stamps``: see ``Stamps`` (read and updated under the lock)."""
     out.mkdir(parents=True, exist_ok=True)
     with locked(out, timeout=lock_timeout):
         recover(out)
-        return _write(out, outputs, version)
+        return _write(out, outputs, version, stamps)
 
 
-def _write(out: Path, outputs: Mapping[str, Mapping[str, Content]], version: str) -> WriteReport:
-    report, previous = _plan(out, outputs)
+def _write(out: Path, outputs: Mapping[str, Mapping[str, Content]], version: str,
+           stamps: Stamps | None = None) -> WriteReport:
+    trusted = _valid_stamps(stamps.get()) if stamps is not None else {}
+    verified: dict[str, Stamp] = {}
+    report = _write_files(out, outputs, version, trusted, verified if stamps is not None else None)
+    if stamps is not None:
+        contents = {relative: content for files in outputs.values() for relative, content in files.items()}
+        for relative in report.written:  # in place now: stamped as written
+            content = contents[relative]
+            digest = content.digest if isinstance(content, CachedFile) else hashlib.sha256(content).digest()
+            stamp = _stamp(os.path.join(str(out), relative), digest)
+            if stamp is not None:
+                verified[relative] = stamp
+        if verified != trusted:
+            stamps.put(verified)
+    return report
+
+
+def _write_files(out: Path, outputs: Mapping[str, Mapping[str, Content]], version: str,
+                 trusted: Mapping[str, Stamp], verified: dict[str, Stamp] | None) -> WriteReport:
+    report, previous = _plan(out, outputs, trusted, verified)
     root = str(out)
     contents = {relative: content for files in outputs.values() for relative, content in files.items()}
     # (path relative to OUT, content): relative names travel to the journal

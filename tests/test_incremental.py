@@ -234,3 +234,45 @@ def test_dump_json_writes_what_the_standard_library_writes(value: Any) -> None:
     except UnicodeEncodeError:  # a lone surrogate: no output either way
         return
     assert dump_json(value) == expected
+
+
+def test_out_files_are_trusted_by_their_stamp_only_while_untouched(catalog: Path, tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """issue 16: a file of OUT whose inode, size, mtime and ctime match the stamp
+    sealed after the last verified write is not read again; any change to it
+    (even with its size and mtime put back), a tampered stamp entry, or
+    ``--check`` compares content."""
+    from generator import writer
+
+    cache, out = str(tmp_path / "cache"), tmp_path / "out"
+    generate(str(catalog), str(out), KINDS, cache_dir=cache)
+    time.sleep(writer.RACY_NS / 1e9 + 0.05)  # files written just now are not stamped (racy)
+    generate(str(catalog), str(out), KINDS, cache_dir=cache)  # compares content, stamps every file
+    expected = snapshot(out)
+    reads: list[str] = []
+    real_same = writer._same
+    monkeypatch.setattr(writer, "_same", lambda path, content: reads.append(path) or real_same(path, content))
+    quiet = generate(str(catalog), str(out), KINDS, cache_dir=cache)
+    assert quiet.report is not None and not quiet.report.written and quiet.report.unchanged
+    assert reads == []  # all trusted by their stamps
+
+    # Same size, same mtime, other bytes: the ctime gives it away.
+    victim = next(path for path in sorted(out.rglob("*.html")) if path.stat().st_size > 10)
+    before = victim.stat()
+    data = victim.read_bytes()
+    victim.write_bytes(data[:-2] + (b"XX" if data[-2:] != b"XX" else b"YY"))
+    os.utime(victim, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert victim.stat().st_size == before.st_size and victim.stat().st_mtime_ns == before.st_mtime_ns
+    check = generate(str(catalog), str(out), KINDS, cache_dir=cache, check=True)
+    assert check.report is not None and check.report.written == [victim.relative_to(out).as_posix()]
+    repaired = generate(str(catalog), str(out), KINDS, cache_dir=cache)
+    assert repaired.report is not None and repaired.report.written == [victim.relative_to(out).as_posix()]
+    assert str(victim) in reads and snapshot(out) == expected
+
+    # A damaged stamp entry is a miss: every file is compared by content again.
+    for entry in (Path(cache) / "stamps").rglob("*.marshal"):
+        entry.write_bytes(entry.read_bytes()[:-1] + b"\x00")
+    reads.clear()
+    again = generate(str(catalog), str(out), KINDS, cache_dir=cache)
+    assert again.report is not None and not again.report.written
+    assert len(reads) == len(again.report.unchanged) and snapshot(out) == expected

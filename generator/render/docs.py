@@ -280,6 +280,65 @@ def payload_rows(schema: Any, shared: Mapping[str, SharedSchema], *, details: bo
     return rows
 
 
+# Keywords next to a ``$ref`` that change which fields a walk finds: without
+# them the fields under a shared schema are the same wherever it is used.
+_WALKED = frozenset(("type", "items", "properties"))
+
+
+def search_fields(schema: Any, shared: Mapping[str, SharedSchema],
+                  memo: dict[tuple[str, frozenset[str]], list[tuple[str, Any]]]) -> list[tuple[str, Any]]:
+    """(name, description) of each row ``payload_rows`` lists for ``schema``,
+    in its order: what the search index reads. The fields under a shared
+    schema are found once per ``memo`` (an index walks every payload, and
+    payloads share their schemas)."""
+    found: list[tuple[str, Any]] = []
+
+    def walk(node: Any, seen: frozenset[str], into: list[tuple[str, Any]]) -> None:
+        ref = node.get("$ref") if isinstance(node, dict) else None
+        if isinstance(ref, str) and ref.startswith("#/$defs/") and ref[len("#/$defs/"):] in shared \
+                and _WALKED.isdisjoint(node):
+            name = ref[len("#/$defs/"):]
+            if name in seen:
+                return
+            key = (name, seen)
+            known = memo.get(key)
+            if known is None:
+                known = []
+                walk_resolved(shared[name].schema if isinstance(shared[name].schema, dict) else {}, seen | {name}, known)
+                memo[key] = known
+            into.extend(known)
+            return
+        node, name = _resolve(node, shared)
+        if name is not None:
+            if name in seen:
+                return
+            seen = seen | {name}
+        walk_resolved(node, seen, into)
+
+    def walk_resolved(node: Any, seen: frozenset[str], into: list[tuple[str, Any]]) -> None:
+        if not isinstance(node, dict):
+            return
+        if node.get("type") == "array" or "items" in node:
+            walk(node.get("items"), seen, into)
+            return
+        properties = node.get("properties")
+        if not isinstance(properties, dict):
+            return
+        for field_name, child in properties.items():
+            if isinstance(child, dict) and "$ref" not in child and "items" not in child:  # the common case, in short
+                into.append((field_name, child.get("description")))
+                if "properties" in child:
+                    walk_resolved(child, seen, into)
+                continue
+            into.append((field_name, _description(child, shared)))
+            if _target_name(child) in seen:
+                continue
+            walk(child, seen, into)
+
+    walk(schema, frozenset(), found)
+    return found
+
+
 def _target_name(node: Any) -> str | None:
     """The shared schema a property (or its array items) refers to."""
     while isinstance(node, dict):
@@ -448,18 +507,19 @@ def search_index(catalog_set: CatalogSet, types: list[TypeView], schemas: list[S
     query searches (types, titles, descriptions, field names and the words
     of field descriptions)."""
     titles = {catalog.id: catalog.title for catalog in catalog_set.catalogs}
+    memo: dict[tuple[str, frozenset[str]], list[tuple[str, Any]]] = {}
     entries = []
     for view in types:
         fields: dict[str, None] = {}
-        words: dict[str, None] = {}
+        texts: list[str] = []  # their words, in order, each once
         for version in view.versions:
             event = version.event
-            for text in (event.title, event.description or ""):
-                words.update(dict.fromkeys(text.lower().split()))
+            texts += (event.title, event.description or "")
             if event.payload is not None:
-                for row in payload_rows(event.payload.schema, catalog_set.schemas, details=False):
-                    fields[row.name] = None
-                    words.update(dict.fromkeys((row.description or "").lower().split()))
+                for name, description in search_fields(event.payload.schema, catalog_set.schemas, memo):
+                    fields[name] = None
+                    texts.append(description or "")
+        words = dict.fromkeys(" ".join(texts).lower().split())
         entries.append({
             "kind": "event", "title": view.latest.event.title, "name": view.type, "catalog": titles[view.catalog.id],
             "url": view.path, "versions": [v.event.dataversion or "no data" for v in view.versions],
