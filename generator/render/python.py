@@ -16,7 +16,6 @@
 
 from __future__ import annotations
 
-import copy
 import hashlib
 import json
 import os
@@ -585,4 +584,4 @@ def render(catalog_set: CatalogSet) -> dict[str, bytes]:
     return render_all(units(catalog_set))
 
 
-__all__ = ["render", "copy"]
+__all__ = ["FORMATTERS", "Settings", "format_sources", "render", "units", "warm_up"]

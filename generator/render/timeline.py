@@ -1,7 +1,7 @@
 """The picture on a catalog page: the producer, its event types and their
 dataversions on a version timeline, laid out at generation time.
 
-Only geometry lives here (numbers and labels); ``templates/docs/timeline.svg.jinja``
+Only geometry lives here (numbers and labels); ``templates/docs/timeline.html.jinja``
 prints it as an inline SVG, so the page needs no script and no network. The
 x axis has one column per dataversion that occurs in the catalog (semver
 order, notifications without data first); each type is a lane; each
