@@ -15,7 +15,7 @@ Sources: CloudEvents 1.0.2 §3 and the JSON format §2-3; contract §4.1, §5.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from . import vocabulary
@@ -74,14 +74,16 @@ def pinned(schema: Any) -> Any:
     return result
 
 
-def titled(schema: Any, title: str) -> Any:
+def titled(schema: Any, title: str, each: Callable[[dict[str, Any], dict[str, Any], str], None] | None = None) -> Any:
     """A copy of ``schema`` titled as the generated Python package names its
     classes (``naming``): the schema itself ``title`` when it is an object or
     an enum, its nested object and enum schemas by their path
     (``naming.child_class_name``); other titles removed. Code generators that
     name models by ``title`` (Modelina, json-schema-to-typescript) then give
     the names evcat's Python classes have, not ``AnonymousSchema_26``. An enum
-    is a ``Literal`` in Python: its title is the class it would be."""
+    is a ``Literal`` in Python: its title is the class it would be.
+    ``each(node, copy, title)``, when given, may change each schema's copy
+    (the Python renderer's own additions: one walk, one naming rule)."""
     if not isinstance(schema, dict):
         return schema
     result: dict[str, Any] = {}
@@ -91,16 +93,18 @@ def titled(schema: Any, title: str) -> Any:
         if keyword == "title":
             continue
         if keyword in MAP_OF_SCHEMAS and keyword != "$defs" and isinstance(value, dict):
-            result[keyword] = {name: titled(child, child_class_name(title, keyword, name)) for name, child in value.items()}
+            result[keyword] = {name: titled(child, child_class_name(title, keyword, name), each) for name, child in value.items()}
         elif keyword in ONE_SCHEMA:
             result[keyword] = (
-                [titled(child, child_class_name(title, keyword, i)) for i, child in enumerate(value)]
-                if isinstance(value, list) else titled(value, child_class_name(title, keyword))
+                [titled(child, child_class_name(title, keyword, i), each) for i, child in enumerate(value)]
+                if isinstance(value, list) else titled(value, child_class_name(title, keyword), each)
             )
         elif keyword in LIST_OF_SCHEMAS and isinstance(value, list):
-            result[keyword] = [titled(child, child_class_name(title, keyword, i)) for i, child in enumerate(value)]
+            result[keyword] = [titled(child, child_class_name(title, keyword, i), each) for i, child in enumerate(value)]
         else:
             result[keyword] = value
+    if each is not None:
+        each(schema, result, title)
     return result
 
 

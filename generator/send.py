@@ -12,7 +12,6 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import quote
 
 import httpx
 
@@ -21,6 +20,7 @@ from .model import CatalogSet, EventType
 from .runtime._delivery import DeliveryResult, Policy, prepare, run
 from .runtime._webhook import BATCH, STRUCTURED
 from .serve import CatalogJudge, size_limit
+from .vocabulary import header_value
 
 MODES = ("structured", "binary", "batch")
 
@@ -64,11 +64,6 @@ def read_events(arguments: list[str]) -> list[Candidate]:
 
 # -- turning a structured-mode event into an HTTP request ----------------------------
 
-# HTTP protocol binding §3.1.3.2: percent-encode space, '"', '%' and everything
-# outside printable ASCII in ce- header values.
-_HEADER_SAFE = "".join(chr(c) for c in range(0x21, 0x7F) if chr(c) not in '"%')
-
-
 def to_http(event: dict[str, Any], mode: str) -> tuple[dict[str, str], bytes]:
     if mode == "structured":
         return {"content-type": f"{STRUCTURED}; charset=utf-8"}, _json(event)
@@ -79,8 +74,7 @@ def to_http(event: dict[str, Any], mode: str) -> tuple[dict[str, str], bytes]:
         if name == "datacontenttype":
             headers["content-type"] = str(value)
             continue
-        text = ("true" if value else "false") if isinstance(value, bool) else str(value)
-        headers[f"ce-{name}"] = quote(text, safe=_HEADER_SAFE)
+        headers[f"ce-{name}"] = header_value(value)  # HTTP binding §3.1.3.2
     body = b""
     if "data" in event:
         headers.setdefault("content-type", "application/json")

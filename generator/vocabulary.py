@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import quote
 
 SPECVERSION = "1.0"
 
@@ -111,6 +112,15 @@ _UP_TO_2147483647 = (
 )
 INT32_STRING_SCHEMA_PATTERN = rf"^(?:\+?0*{_UP_TO_2147483647}|-0*(?:{_UP_TO_2147483647}|2147483648))$"
 
+
+# HTTP protocol binding §3.1.3.2: a ce- header value is the attribute's string
+# form (§3.1.3.3: booleans as true/false), with space, '"', '%' and everything
+# outside printable ASCII percent-encoded. (The runtime has its own copy.)
+_HEADER_SAFE = "".join(chr(code) for code in range(0x21, 0x7F) if chr(code) not in '"%')
+
+
+def header_value(value: Any) -> str:
+    return quote(("true" if value else "false") if isinstance(value, bool) else str(value), safe=_HEADER_SAFE)
 
 @dataclass(frozen=True)
 class CEType:

@@ -257,6 +257,8 @@ def test_the_vocabulary_grammars_agree_with_the_runtime() -> None:
     assert runtime.MAX_DEPTH == vocabulary.MAX_DEPTH
     for value in ["ok", "a\x7f", "\ufffe", "\x00", "é", "\u0085"]:
         assert bool(runtime._BAD_CHARS.search(value)) == vocabulary.has_bad_chars(value), repr(value)
+    for header in ['a "b" 100% é', "urn:x", True, 5, "\t~", "2024-01-01T00:00:00Z"]:
+        assert runtime._header_value(header) == vocabulary.header_value(header), repr(header)
 
 
 def test_every_profile_is_one_value() -> None:

@@ -21,14 +21,13 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import quote
 
 import yaml
 
 from ..envelope import envelope_schema, shared_titled, titled
 from ..model import Catalog, CatalogSet, EventType, SharedSchema
 from ..naming import envelope_class_names, payload_class_name, safe_file_name
-from ..vocabulary import TYPES
+from ..vocabulary import TYPES, header_value
 from . import Unit, catalog_inputs, event_order, partial_set, render_all
 
 VERSIONS = ("3.0.0", "3.1.0")  # the first is the default
@@ -118,16 +117,6 @@ def _message(event: EventType, class_name: str, shared_names: dict[str, str]) ->
     if event.dataversion:
         message["x-eventcatalog-message-version"] = event.dataversion
     return message
-
-
-# HTTP protocol binding §3.1.3.2: a ce- header value is the attribute's string
-# form (§3.1.3.3 for booleans, integers and timestamps), with space, '"', '%'
-# and everything outside printable ASCII percent-encoded.
-_HEADER_SAFE = "".join(chr(code) for code in range(0x21, 0x7F) if chr(code) not in '"%')
-
-
-def header_value(value: Any) -> str:
-    return quote(("true" if value else "false") if isinstance(value, bool) else str(value), safe=_HEADER_SAFE)
 
 
 def binary_headers(event: EventType, full: dict[str, Any]) -> dict[str, str]:

@@ -35,15 +35,14 @@ from ..cachefile import Store
 from ..model import Catalog, CatalogSet, ContextAttribute, EventType
 from ..patterns import python_patterns
 from ..naming import (
-    child_class_name,
     envelope_class_names,
     payload_class_name,
     python_field_name,
     python_package_name,
     schema_class_name,
 )
+from ..envelope import titled
 from ..runtime import EXTRAS, REQUIRES, runtime_files
-from ..schemawalk import LIST_OF_SCHEMAS, MAP_OF_SCHEMAS, ONE_SCHEMA
 from . import Unit, catalog_inputs, event_order, partial_set, render_all
 from .templates import environment
 
@@ -136,43 +135,30 @@ def _nullable(schema: Any, facts: PayloadFacts, seen: frozenset[str] = frozenset
     return True
 
 
-def _titled(schema: Any, title: str, facts: PayloadFacts | None = None) -> Any:
-    """A copy of ``schema`` whose object schemas are titled by their path
-    (class names for datamodel-code-generator); other titles removed. Into
-    ``facts`` go the optional properties that may not be null and the
-    ``default``s (taken out: they apply only when a program constructs a
-    model); payload formats map to the runtime's text-keeping types."""
-    facts = facts if facts is not None else PayloadFacts()
-    if not isinstance(schema, dict):
-        return schema
-    result = {key: value for key, value in schema.items() if key not in ("title", "default")}
-    if isinstance(schema.get("format"), str) and schema["format"] in _FORMAT_TYPES and schema.get("type") in ("string", None):
-        result["customTypePath"] = f"{_RUNTIME_PATH}.{_FORMAT_TYPES[schema['format']]}"
-    if schema.get("type") == "object" or "properties" in schema:
-        result["title"] = title
-        properties = schema.get("properties") if isinstance(schema.get("properties"), dict) else {}
-        required = set(schema.get("required") or []) if isinstance(schema.get("required"), list) else set()
-        for name, child in properties.items():
-            if name not in required and not _nullable(child, facts):
-                facts.not_null.setdefault(title, set()).add(name)
-            if isinstance(child, dict) and "default" in child:
-                facts.defaults.setdefault(title, {})[name] = child["default"]
-    for keyword in MAP_OF_SCHEMAS:
-        if isinstance(schema.get(keyword), dict) and keyword != "$defs":
-            result[keyword] = {
-                name: _titled(child, child_class_name(title, keyword, name), facts) for name, child in schema[keyword].items()
-            }
-    for keyword in ONE_SCHEMA:
-        if keyword in schema:
-            value = schema[keyword]
-            if isinstance(value, list):
-                result[keyword] = [_titled(child, child_class_name(title, keyword, i), facts) for i, child in enumerate(value)]
-            else:
-                result[keyword] = _titled(value, child_class_name(title, keyword), facts)
-    for keyword in LIST_OF_SCHEMAS:
-        if isinstance(schema.get(keyword), list):
-            result[keyword] = [_titled(child, child_class_name(title, keyword, i), facts) for i, child in enumerate(schema[keyword])]
-    return result
+def _titled(schema: Any, title: str, facts: PayloadFacts) -> Any:
+    """``schema`` titled as ``envelope.titled`` titles it (the classes' names),
+    as datamodel-code-generator needs it: object schemas titled (an enum is a
+    ``Literal``, no class), ``default``s taken out (they apply only when a
+    program constructs a model) and kept in ``facts`` with the optional
+    properties that may not be null; payload formats map to the runtime's
+    text-keeping types."""
+
+    def each(node: dict[str, Any], result: dict[str, Any], node_title: str) -> None:
+        result.pop("default", None)
+        if not (node.get("type") == "object" or "properties" in node):
+            result.pop("title", None)
+        else:
+            properties = node.get("properties") if isinstance(node.get("properties"), dict) else {}
+            required = set(node.get("required") or []) if isinstance(node.get("required"), list) else set()
+            for name, child in properties.items():
+                if name not in required and not _nullable(child, facts):
+                    facts.not_null.setdefault(node_title, set()).add(name)
+                if isinstance(child, dict) and "default" in child:
+                    facts.defaults.setdefault(node_title, {})[name] = child["default"]
+        if isinstance(node.get("format"), str) and node["format"] in _FORMAT_TYPES and node.get("type") in ("string", None):
+            result["customTypePath"] = f"{_RUNTIME_PATH}.{_FORMAT_TYPES[node['format']]}"
+
+    return titled(schema, title, each)
 
 
 def models_source(catalog: Catalog, catalog_set: CatalogSet, data_names: dict[tuple[str, str | None], str],
