@@ -235,6 +235,11 @@ def _warm_up(kinds: Sequence[str]) -> None:
             warm()
 
 
+def _payloads_recorded(cache_dir: str) -> bool:
+    """Whether an earlier run recorded the payloads it rendered (``render``)."""
+    return os.path.isdir(os.path.join(cache_dir, "payloads"))
+
+
 def start_helper() -> Any:
     """The warm helper (one process that loads datamodel-code-generator now), or None where fork is not available."""
     return workers_module.helper(_module("python").warm_up)
@@ -278,7 +283,7 @@ def render(catalog_set: CatalogSet, kinds: Sequence[str], *, cache_dir: str | No
     # The helper is for units that run datamodel-code-generator: whose payloads
     # it has not seen (a title edited: the models come from the cache, and a
     # worker renders the unit without waiting for the helper's warm-up).
-    payloads = Store(cache_dir, "payloads") if cache_dir and helper is not None else None
+    payloads = Store(cache_dir, "payloads") if cache_dir else None  # (recorded without a helper too: the next run's)
     payload_keys = {i: _payload_key(units[i]) for i in pending if units[i].kind == "python"} if payloads else {}
     to_helper = [i for i in pending if units[i].kind == "python"
                  and (payloads is None or payloads.get(payload_keys[i]) is None)] if helper is not None else []
@@ -353,8 +358,10 @@ def generate(catalog: str, out: str, kinds: Sequence[str], *, check: bool = Fals
         # renderers are imported and warmed up first, so the workers share them too.
         _use_template_cache(cache_dir)
         # With a cache, few catalogs usually changed: warm the helper while
-        # linting (started first: its warm-up is the longest).
-        helper = start_helper() if cache_dir and "python" in kinds else None
+        # linting (started first: its warm-up is the longest). Not on a cold
+        # cache (no payloads recorded: every catalog is new, the workers render
+        # them), where it would only take a core from lint.
+        helper = start_helper() if cache_dir and "python" in kinds and _payloads_recorded(cache_dir) else None
         _warm_up(kinds)
         pool = workers_module.pool(worker_count(1 << 16))
         try:

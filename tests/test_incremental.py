@@ -276,3 +276,30 @@ def test_out_files_are_trusted_by_their_stamp_only_while_untouched(catalog: Path
     again = generate(str(catalog), str(out), KINDS, cache_dir=cache)
     assert again.report is not None and not again.report.written
     assert len(reads) == len(again.report.unchanged) and snapshot(out) == expected
+
+
+def test_the_warm_helper_starts_only_when_an_earlier_run_recorded_payloads(
+    catalog: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The helper that loads datamodel-code-generator while lint runs pays
+    for a few changed payloads; on a cold cache every catalog is new and
+    the workers render them, so it is not started (it would take a core
+    from lint). The next run with a changed payload has it, and renders it."""
+    started: list[bool] = []
+    real = generate_module.start_helper
+
+    def noted() -> Any:
+        helper = real()
+        started.append(helper is not None)
+        return helper
+
+    monkeypatch.setattr(generate_module, "start_helper", noted)
+    cache = str(tmp_path / "cache")
+    generate(str(catalog), str(tmp_path / "warm"), KINDS, cache_dir=cache)
+    assert started == []
+    edit(catalog / "normo" / "meter-data.yaml", "Meter number as printed", "Meter number as engraved")
+    changed = generate(str(catalog), str(tmp_path / "warm"), KINDS, cache_dir=cache)
+    assert started == [True]
+    assert changed.stats is not None and changed.stats.rendered
+    generate(str(catalog), str(tmp_path / "cold"), KINDS, cache_dir=None)
+    assert snapshot(tmp_path / "warm") == snapshot(tmp_path / "cold")

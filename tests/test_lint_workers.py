@@ -92,3 +92,38 @@ def test_positions_found_on_demand_are_the_recorded_ones() -> None:
         assert lazy.diagnostics == eager.diagnostics
         assert (lazy.locations, lazy.key_locations) == (eager.locations, eager.key_locations)
         assert eager.locations or eager.value is None, name  # tests/catalogs/bad holds files that do not parse
+
+
+def test_payload_part_findings_are_kept_per_file_across_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The per-schema payload checks (PAY-CAMELCASE, PAY-REQUIRED, PAY-FORMAT,
+    CAT-UNKNOWN-KEY) are remembered by the content of their file: a warm run
+    checks only the schemas of the file that changed, with the same findings."""
+    from generator.rules import payload as payload_rules
+
+    directory = tmp_path / "catalog"
+    directory.mkdir()
+    bad = EVENT.format(name="bad", schema="type: string, format: emial, Nope: 1", example="abc").replace("code:", "Code:")
+    for name in ("one", "two"):
+        events = bad.replace("nl.test.bad", f"nl.test.{name}-bad") + EVENT.format(name=f"{name}-fine", schema="type: string", example="abc")
+        (directory / f"{name}.yaml").write_text(catalog_text(catalog_id=name, events=events), encoding="utf-8")
+    monkeypatch.setenv("EVCAT_JOBS", "1")
+    cache = str(tmp_path / "cache")
+    first = lint(str(directory), cache).diagnostics
+    assert {d.rule for d in first} >= {"PAY-CAMELCASE", "PAY-FORMAT", "CAT-UNKNOWN-KEY"}
+
+    seen: list[str] = []
+    checks = payload_rules._camel_case
+
+    def noted(context: Any, part: Any) -> Any:
+        seen.append(part.file)
+        return checks(context, part)
+
+    monkeypatch.setattr(payload_rules, "_camel_case", noted)
+    assert lint(str(directory), cache).diagnostics == first and seen == []
+    two = directory / "two.yaml"
+    two.write_text("# an edit that moves every line\n" + two.read_text(encoding="utf-8"), encoding="utf-8")
+    moved = lint(str(directory), cache).diagnostics
+    assert seen and all(file.endswith("two.yaml") for file in seen)
+    assert moved == lint(str(directory), None).diagnostics  # the same as a run without any memo
+    assert [d.location.line for d in moved if d.location.file.endswith("two.yaml")] == [
+        d.location.line + 1 for d in first if d.location.file.endswith("two.yaml")]

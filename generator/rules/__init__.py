@@ -65,7 +65,13 @@ class Context:
         """``compute()`` for ``event``: its diagnostics and a state the rule
         needs on a memo hit too (plain data), reused while its file and the
         files of the shared schemas it uses are unchanged."""
-        key = self.memo_key(rule_id, event)
+        return self.remembered(self.memo_key(rule_id, event), compute)
+
+    def remembered(
+        self, key: str | None, compute: Callable[[], tuple[Iterable[Diagnostic], Any]]
+    ) -> tuple[list[Diagnostic], Any]:
+        """``compute()`` (diagnostics and a plain-data state), kept in the
+        memo under ``key``, a fingerprint of everything it reads (None: not kept)."""
         if key is None:
             diagnostics, state = compute()
             return list(diagnostics), state
@@ -348,12 +354,17 @@ def part_findings(
 ) -> list[Diagnostic]:
     """``compute()``: the findings of a check that reads nothing but ``part``
     (cached by the part's schema object, which ``build`` hands back unchanged
-    to a long-running caller for an unchanged file; see ``lint.Cache.keep``)."""
+    to a long-running caller for an unchanged file, see ``lint.Cache.keep``;
+    and in the memo of checks by the content of the part's file)."""
     cache = context.cache.setdefault("part-findings", {})
     key = (rule_id, part.file, part.path)
     known = cache.get(key)
     if known is None or known[0] is not part.schema:
-        known = cache[key] = (part.schema, list(compute()))
+        # Across runs: by the content of the part's file (its findings' locations are in it).
+        digest = context.documents[part.file].digest
+        fingerprint = hashlib.sha256(repr((rule_id, part.path, digest)).encode()).hexdigest() if digest else None
+        findings, _ = context.remembered(fingerprint, lambda: (compute(), None))
+        known = cache[key] = (part.schema, findings)
     findings: list[Diagnostic] = known[1]
     return findings
 
