@@ -147,32 +147,41 @@ def _known_formats(context: Context, part: PayloadPart) -> Iterator[Diagnostic]:
             )
 
 
-def _patterns(context: Context) -> Iterator[tuple[str, str, Path]]:
-    """(file, pattern, path of the pattern's key) of every payload ``pattern`` and ``patternProperties`` key."""
-    for part in payload_parts(context):
-        for path, subschema in schema_nodes(context, part):
-            if isinstance(subschema.get("pattern"), str):
-                yield part.file, subschema["pattern"], path + ("pattern",)
-            if isinstance(subschema.get("patternProperties"), dict):
-                for key in subschema["patternProperties"]:
-                    if isinstance(key, str):
-                        yield part.file, key, path + ("patternProperties", key)
+def _patterns(context: Context, part: PayloadPart) -> Iterator[tuple[str, Path]]:
+    """(pattern, path of the pattern's key) of every ``pattern`` and ``patternProperties`` key of ``part``."""
+    for path, subschema in schema_nodes(context, part):
+        if isinstance(subschema.get("pattern"), str):
+            yield subschema["pattern"], path + ("pattern",)
+        if isinstance(subschema.get("patternProperties"), dict):
+            for key in subschema["patternProperties"]:
+                if isinstance(key, str):
+                    yield key, path + ("patternProperties", key)
 
 
 @set_rule("PAY-PATTERN-PORTABLE", W, "Payload patterns keep to I-Regexp (RFC 9485), which every judge reads alike.", profiles=ALL)
 def portable_patterns(context: Context) -> Iterator[Diagnostic]:
+    for part in payload_parts(context):
+        yield from part_findings(context, "PAY-PATTERN-PORTABLE", part, lambda part=part: _portable(context, part))
+
+
+def _portable(context: Context, part: PayloadPart) -> Iterator[Diagnostic]:
     from ..patterns import portability
 
-    for file, pattern, path in _patterns(context):
+    for pattern, path in _patterns(context, part):
         for reason in portability(pattern)[:3]:
-            yield context.report("PAY-PATTERN-PORTABLE", f"pattern {pattern[:80]!r}: {reason}", context.loc(file, path))
+            yield context.report("PAY-PATTERN-PORTABLE", f"pattern {pattern[:80]!r}: {reason}", context.loc(part.file, path))
 
 
 @set_rule("PAY-PATTERN-BACKTRACK", E, "Payload patterns cannot backtrack catastrophically (nested or overlapping quantifiers).",
           profiles=ALL, fixed=True)
 def backtracking_patterns(context: Context) -> Iterator[Diagnostic]:
+    for part in payload_parts(context):
+        yield from part_findings(context, "PAY-PATTERN-BACKTRACK", part, lambda part=part: _backtracking(context, part))
+
+
+def _backtracking(context: Context, part: PayloadPart) -> Iterator[Diagnostic]:
     from ..patterns import backtracking
 
-    for file, pattern, path in _patterns(context):
+    for pattern, path in _patterns(context, part):
         for reason in backtracking(pattern)[:2]:
-            yield context.report("PAY-PATTERN-BACKTRACK", f"pattern {pattern[:80]!r}: {reason}", context.loc(file, path))
+            yield context.report("PAY-PATTERN-BACKTRACK", f"pattern {pattern[:80]!r}: {reason}", context.loc(part.file, path))
