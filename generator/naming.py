@@ -14,7 +14,7 @@ import unicodedata
 import sys
 from collections.abc import Iterable
 from contextlib import suppress
-from functools import cache
+from functools import cache, lru_cache
 from pathlib import Path
 
 CAMEL_CASE = re.compile(r"^[a-z][a-zA-Z0-9]*$")
@@ -46,6 +46,13 @@ def to_camel(name: str) -> str:
     return camel
 
 
+# Names repeat (every event's ``id``, ``source``, a payload's ``meterId``): the
+# conversions of the class names are memoised, bounded, as catalog text is
+# untrusted. They return str, which no caller can change.
+_NAME_CACHE = 16384
+
+
+@lru_cache(maxsize=_NAME_CACHE)
 def to_pascal(name: str) -> str:
     parts = [part.lower() for part in words(name)]
     pascal = "".join(part.capitalize() for part in parts)
