@@ -211,6 +211,7 @@ def past_tense(verb: str) -> str:
 _UNSAFE_FILE_CHARS = re.compile(r"[^A-Za-z0-9._-]+")
 
 
+@lru_cache(maxsize=_NAME_CACHE)
 def safe_file_name(name: str) -> str:
     """The one way a catalog name becomes part of a file name.
 
