@@ -23,7 +23,13 @@ from hypothesis import strategies as st
 
 from generator import envelope, naming, vocabulary
 from generator.envelope import (
-    attribute_schema, envelope_schema, event_schemas, payload_schema, pinned, shared_titled, titled,
+    attribute_schema,
+    envelope_schema,
+    event_schemas,
+    payload_schema,
+    pinned,
+    shared_titled,
+    titled,
 )
 from generator.lint import lint
 from generator.model import ContextAttribute, Payload, SharedSchema
@@ -293,8 +299,9 @@ def test_generated_json_schemas_are_byte_identical_to_the_plain_builders(events:
 @given(st.text(max_size=30))
 @settings(max_examples=300, deadline=None)
 def test_memoised_names_are_the_names(name: str) -> None:
-    assert naming.to_pascal(name) == naming.to_pascal.__wrapped__(name)
-    assert naming.to_pascal.cache_info().maxsize is not None  # bounded: names come from catalogs
+    for function in (naming.to_pascal, naming.safe_file_name):
+        assert function(name) == function.__wrapped__(name)
+        assert function.cache_info().maxsize is not None  # bounded: names come from catalogs
 
 
 class _Colour(enum.IntEnum):
