@@ -318,3 +318,21 @@ class _Text(str):
 ])
 def test_dump_json_odd_values_are_written_as_the_standard_library_writes_them(value: Any) -> None:
     assert dump_json(value) == (json.dumps(value, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
+
+
+def test_the_runtime_names_are_told_without_parsing_exactly_as_with_parsing() -> None:
+    """``is_generated_module_name`` parses the runtime only for a word its
+    source spells: every name parsing finds is such a word (or needs no parsing)."""
+    names = naming.generated_module_names()
+    words = naming._runtime_words()
+    assert words is not None
+    assert names - naming._fixed_names() <= words
+    assert {"EventError", "CloudEvent", "Field", "str", "kafka"} <= names
+    for name in [*names, "MeterUpdatedV1_0_0", "Register", "Event", "Ｅｖｅｎｔ", "Eventé", "validate_event"]:
+        assert naming.is_generated_module_name(name) == (name in names), name
+
+
+@given(st.text(max_size=12) | st.sampled_from(sorted(naming.generated_module_names())))
+@settings(max_examples=300, deadline=None)
+def test_is_generated_module_name_is_membership(name: str) -> None:
+    assert naming.is_generated_module_name(name) == (name in naming.generated_module_names())
