@@ -49,6 +49,11 @@ _FORMAT_GRAMMARS = {
 }
 
 
+# Where the subschemas of a keyword are (``schemawalk``), for one dict look-up a keyword.
+_MAP, _ONE, _LIST = 1, 2, 3
+_SUBSCHEMAS = {**dict.fromkeys(MAP_OF_SCHEMAS, _MAP), **dict.fromkeys(ONE_SCHEMA, _ONE), **dict.fromkeys(LIST_OF_SCHEMAS, _LIST)}
+
+
 def pinned(schema: Any) -> Any:
     """A payload schema every JSON Schema validator reads alike: patterns end
     where ECMA-262 ends them (``$`` is the end of the input, not also before
@@ -58,23 +63,30 @@ def pinned(schema: Any) -> Any:
         return schema
     result: dict[str, Any] = {}
     for keyword, value in schema.items():
-        if keyword in MAP_OF_SCHEMAS and isinstance(value, dict):
-            result[keyword] = {name: pinned(child) for name, child in value.items()}
-        elif keyword in ONE_SCHEMA:
+        walk = _SUBSCHEMAS.get(keyword)
+        if walk is None:
+            result[keyword] = schema_pattern(value) if keyword == "pattern" and isinstance(value, str) else value
+        elif walk is _MAP:
+            result[keyword] = {name: pinned(child) for name, child in value.items()} if isinstance(value, dict) else value
+        elif walk is _ONE:
             result[keyword] = [pinned(child) for child in value] if isinstance(value, list) else pinned(value)
-        elif keyword in LIST_OF_SCHEMAS and isinstance(value, list):
-            result[keyword] = [pinned(child) for child in value]
-        elif keyword == "pattern" and isinstance(value, str):
-            result[keyword] = schema_pattern(value)
         else:
-            result[keyword] = value
-    grammar = _FORMAT_GRAMMARS.get(schema.get("format")) if isinstance(schema.get("format"), str) else None
+            result[keyword] = [pinned(child) for child in value] if isinstance(value, list) else value
+    grammar = _format_grammar(schema)
     if grammar is not None:
-        result["allOf"] = [*result.get("allOf", []), {"pattern": schema_pattern(grammar)}]
+        result["allOf"] = [*result.get("allOf", []), grammar]
     return result
 
 
-def titled(schema: Any, title: str, each: Callable[[dict[str, Any], dict[str, Any], str], None] | None = None) -> Any:
+def _format_grammar(schema: dict[str, Any]) -> dict[str, Any] | None:
+    """The pattern ``pinned`` adds to a schema of a payload format, if any."""
+    format_ = schema.get("format")
+    grammar = _FORMAT_GRAMMARS.get(format_) if isinstance(format_, str) else None
+    return None if grammar is None else {"pattern": schema_pattern(grammar)}
+
+
+def titled(schema: Any, title: str, each: Callable[[dict[str, Any], dict[str, Any], str], None] | None = None,
+           *, pin: bool = False) -> Any:
     """A copy of ``schema`` titled as the generated Python package names its
     classes (``naming``): the schema itself ``title`` when it is an object or
     an enum, its nested object and enum schemas by their path
@@ -83,35 +95,53 @@ def titled(schema: Any, title: str, each: Callable[[dict[str, Any], dict[str, An
     the names evcat's Python classes have, not ``AnonymousSchema_26``. An enum
     is a ``Literal`` in Python: its title is the class it would be.
     ``each(node, copy, title)``, when given, may change each schema's copy
-    (the Python renderer's own additions: one walk, one naming rule)."""
+    (the Python renderer's own additions: one walk, one naming rule).
+    ``pin``: ``titled(pinned(schema), ...)`` in one walk (``each`` is handed
+    the node as it was before pinning)."""
     if not isinstance(schema, dict):
         return schema
     result: dict[str, Any] = {}
     if schema.get("type") == "object" or "properties" in schema or "enum" in schema:
         result["title"] = title
     for keyword, value in schema.items():
-        if keyword == "title":
-            continue
-        if keyword in MAP_OF_SCHEMAS and keyword != "$defs" and isinstance(value, dict):
-            result[keyword] = {name: titled(child, child_class_name(title, keyword, name), each) for name, child in value.items()}
-        elif keyword in ONE_SCHEMA:
+        walk = _SUBSCHEMAS.get(keyword)
+        if walk is None:
+            if keyword == "title":
+                continue
+            result[keyword] = schema_pattern(value) if pin and keyword == "pattern" and isinstance(value, str) else value
+        elif walk is _MAP:
+            if not isinstance(value, dict):
+                result[keyword] = value
+            elif keyword == "$defs":  # named, not nested: titled by the one who uses them
+                result[keyword] = {name: pinned(child) for name, child in value.items()} if pin else value
+            else:
+                result[keyword] = {name: titled(child, child_class_name(title, keyword, name), each, pin=pin)
+                                   for name, child in value.items()}
+        elif walk is _ONE:
             result[keyword] = (
-                [titled(child, child_class_name(title, keyword, i), each) for i, child in enumerate(value)]
-                if isinstance(value, list) else titled(value, child_class_name(title, keyword), each)
+                [titled(child, child_class_name(title, keyword, i), each, pin=pin) for i, child in enumerate(value)]
+                if isinstance(value, list) else titled(value, child_class_name(title, keyword), each, pin=pin)
             )
-        elif keyword in LIST_OF_SCHEMAS and isinstance(value, list):
-            result[keyword] = [titled(child, child_class_name(title, keyword, i), each) for i, child in enumerate(value)]
         else:
-            result[keyword] = value
+            result[keyword] = (
+                [titled(child, child_class_name(title, keyword, i), each, pin=pin) for i, child in enumerate(value)]
+                if isinstance(value, list) else value
+            )
+    if pin:
+        grammar = _format_grammar(schema)
+        if grammar is not None:
+            branches = [*result.get("allOf", [])]
+            result["allOf"] = [*branches, titled(grammar, child_class_name(title, "allOf", len(branches)), each)]
     if each is not None:
         each(schema, result, title)
     return result
 
 
-def shared_titled(name: str, schema: Any) -> Any:
+def shared_titled(name: str, schema: Any, *, pin: bool = False) -> Any:
     """A shared schema, titled by its name in the generated package
-    (``naming.schema_class_name``), whatever its type; its children by path."""
-    result = titled(schema, schema_class_name(name))
+    (``naming.schema_class_name``), whatever its type; its children by path.
+    ``pin``: the shared schema ``pinned`` too (one walk)."""
+    result = titled(schema, schema_class_name(name), pin=pin)
     return {"title": schema_class_name(name), **result} if isinstance(result, dict) else result
 
 
@@ -119,23 +149,98 @@ def payload_schema(event: EventType, shared: Mapping[str, SharedSchema], class_n
     """data.schema.json: the payload on its own, shared schemas under ``$defs``.
     ``class_name``: the event's envelope class (``naming.envelope_class_names``):
     the payload and its shared schemas are titled as their Python classes."""
-    assert event.payload is not None
-    bundled = pinned(event.payload.bundled(shared))
-    schema: dict[str, Any] = {"$schema": DRAFT, "$id": payload_id(event)}
-    if isinstance(bundled, dict):
-        if class_name is not None:
-            bundled = titled(bundled, payload_class_name(class_name))
-            bundled["title"] = payload_class_name(class_name)
-            if isinstance(bundled.get("$defs"), dict):
-                bundled["$defs"] = {
-                    name: shared_titled(name, child) if name in event.payload.uses else child
-                    for name, child in bundled["$defs"].items()
-                }
-        schema.setdefault("title", f"{event.title} ({event.dataversion}) data")
-        schema.update({key: value for key, value in bundled.items() if key not in ("$schema", "$id")})
-    else:  # a boolean schema
-        schema["allOf"] = [bundled]
-    return schema
+    return _Payload(event, shared, class_name).document()
+
+
+class _Payload:
+    """What an event's data.schema.json and the ``$defs`` of its
+    event.schema.json are made of, each pinned and titled once: the root
+    (``titled(pinned(...))`` without ``$schema``, ``$id`` and ``$defs``), the
+    payload's own ``$defs`` (pinned) and the shared schemas it uses (pinned
+    and titled as their classes; once per ``memo``, which a renderer keeps
+    for one catalog). The two documents share these values: they are written
+    out, not changed."""
+
+    def __init__(self, event: EventType, shared: Mapping[str, SharedSchema], class_name: str | None = None,
+                 memo: dict[tuple[str, bool], Any] | None = None) -> None:
+        assert event.payload is not None
+        self.event, self.payload, self.shared, self.memo = event, event.payload, shared, memo
+        self.title = payload_class_name(class_name) if class_name is not None else None
+        schema = self.payload.schema
+        # Not a dict: a boolean schema, which the envelope (and a bundle with $defs) wraps.
+        self.schema: dict[str, Any] = schema if isinstance(schema, dict) else {"allOf": [schema]}
+        root = {key: value for key, value in self.schema.items() if key not in ("$schema", "$id", "$defs")}
+        self.root: dict[str, Any] = titled(root, self.title, pin=True) if self.title is not None else pinned(root)
+        own = self.schema.get("$defs")
+        self.own: dict[str, Any] = {name: pinned(child) for name, child in own.items()} if isinstance(own, dict) else {}
+
+    def shared_schema(self, name: str) -> Any:
+        """A shared schema the payload uses, as ``$defs`` holds it."""
+        key = (name, self.title is not None)
+        if self.memo is not None and key in self.memo:
+            return self.memo[key]
+        schema = self.shared[name].schema
+        value = shared_titled(name, schema, pin=True) if self.title is not None else pinned(schema)
+        if self.memo is not None:
+            self.memo[key] = value
+        return value
+
+    def document(self) -> dict[str, Any]:
+        """data.schema.json: ``payload_schema``."""
+        event, uses, schema = self.event, self.payload.uses, self.schema
+        document: dict[str, Any] = {"$schema": DRAFT, "$id": payload_id(event)}
+        if not isinstance(self.payload.schema, dict) and not uses:  # a boolean schema
+            document["allOf"] = [self.payload.schema]
+            return document
+        document["title"] = self.title if self.title is not None else schema.get("title", f"{event.title} ({event.dataversion}) data")
+        defs: Any = None
+        if uses:  # Payload.bundled: the payload's $defs and the shared schemas
+            own = schema.get("$defs", {})
+            defs = dict(self.own) if isinstance(own, dict) else {name: pinned(child) for name, child in dict(own).items()}
+            for name in uses:
+                defs[name] = self.shared_schema(name)
+        elif "$defs" in schema:
+            defs = self.own if isinstance(schema["$defs"], dict) else schema["$defs"]
+        for key in schema:
+            if key == "$defs":
+                document[key] = defs
+            elif key not in ("$schema", "$id", "title"):
+                document[key] = self.root[key]
+        if defs is not None and "$defs" not in schema:
+            document["$defs"] = defs
+        for key, value in self.root.items():  # the grammar of a format (pinned)
+            if key not in document:
+                document[key] = value
+        return document
+
+    def defs(self) -> tuple[dict[str, Any], str]:
+        """The payload under ``$defs/data`` and the shared schemas it uses beside it,
+        so its ``#/$defs/<Name>`` references resolve inside the envelope document."""
+        root = dict(self.root)
+        if self.title is not None:
+            root["title"] = self.title
+        root.setdefault("title", f"{self.event.title} ({self.event.dataversion}) data")
+        defs = dict(self.own)
+        for name in self.payload.uses:
+            defs[name] = self.shared_schema(name)
+        key = PAYLOAD_DEF
+        while key in defs:  # a shared schema of that name: the payload gets another
+            key += "_"
+        defs[key] = root
+        return dict(sorted(defs.items())), key
+
+
+def event_schemas(event: EventType, shared: Mapping[str, SharedSchema], class_name: str | None = None,
+                  memo: dict[tuple[str, bool], Any] | None = None) -> tuple[dict[str, Any] | None, dict[str, Any]]:
+    """data.schema.json (None without a payload) and event.schema.json of
+    ``event``: ``payload_schema`` and ``envelope_schema``, the payload pinned
+    and titled once for both, a shared schema once per ``memo`` (one dict for
+    one catalog's events). The documents share parts: write them, do not
+    change them."""
+    if event.payload is None:
+        return None, envelope_schema(event, shared, class_name=class_name)
+    parts = _Payload(event, shared, class_name, memo)
+    return parts.document(), envelope_schema(event, shared, class_name=class_name, parts=parts)
 
 
 def attribute_schema(attribute: ContextAttribute) -> dict[str, Any]:
@@ -210,7 +315,7 @@ ATTRIBUTE_NAMES: dict[str, Any] = {
 
 
 def envelope_schema(event: EventType, shared: Mapping[str, SharedSchema] | None = None, *, payload: bool = True,
-                    class_name: str | None = None) -> dict[str, Any]:
+                    class_name: str | None = None, parts: _Payload | None = None) -> dict[str, Any]:
     """event.schema.json: the whole structured-mode event, self-contained
     (the payload and the shared schemas it uses under ``$defs``). With
     ``payload=False`` the ``data`` member is left to a separate validator
@@ -222,7 +327,10 @@ def envelope_schema(event: EventType, shared: Mapping[str, SharedSchema] | None 
     required: list[str] = []
     for attribute in event.attributes:
         properties[attribute.name] = attribute_schema(attribute)
-        if class_name is not None:  # an optional fixed attribute is an enum: titled as its class would be
+        # An optional fixed attribute is an enum: titled as its class would be.
+        # No attribute schema holds an object, a title or an enum below its
+        # top, so the others are as ``titled`` would leave them (a test checks).
+        if class_name is not None and "enum" in properties[attribute.name]:
             properties[attribute.name] = titled(properties[attribute.name], child_class_name(class_name, "properties", attribute.name))
         if attribute.required:
             required.append(attribute.name)
@@ -241,7 +349,7 @@ def envelope_schema(event: EventType, shared: Mapping[str, SharedSchema] | None 
     if event.payload is not None:
         # Contract §5: data the catalog defines travels as JSON in `data`, never as `data_base64`.
         if payload:
-            defs, key = _payload_defs(event, shared or {}, class_name)
+            defs, key = (parts or _Payload(event, shared or {}, class_name)).defs()
             properties["data"] = {"$ref": f"#/$defs/{key}"}
             envelope["$defs"] = defs
         else:
@@ -257,27 +365,3 @@ def envelope_schema(event: EventType, shared: Mapping[str, SharedSchema] | None 
     if event.deprecated:
         envelope["deprecated"] = True
     return envelope
-
-
-def _payload_defs(event: EventType, shared: Mapping[str, SharedSchema], class_name: str | None = None) -> tuple[dict[str, Any], str]:
-    """The payload under ``$defs/data`` and the shared schemas it uses beside it,
-    so its ``#/$defs/<Name>`` references resolve inside the envelope document."""
-    assert event.payload is not None
-    schema = pinned(event.payload.schema)
-    defs: dict[str, Any] = {}
-    if isinstance(schema, dict):
-        root = {key: value for key, value in schema.items() if key not in ("$schema", "$id", "$defs")}
-        defs.update(schema.get("$defs", {}) if isinstance(schema.get("$defs"), dict) else {})
-    else:
-        root = {"allOf": [schema]}
-    if class_name is not None:
-        root = titled(root, payload_class_name(class_name))
-        root["title"] = payload_class_name(class_name)
-    root.setdefault("title", f"{event.title} ({event.dataversion}) data")
-    for name in event.payload.uses:
-        defs[name] = pinned(shared[name].schema) if class_name is None else shared_titled(name, pinned(shared[name].schema))
-    key = PAYLOAD_DEF
-    while key in defs:  # a shared schema of that name: the payload gets another
-        key += "_"
-    defs[key] = root
-    return dict(sorted(defs.items())), key

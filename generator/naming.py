@@ -14,7 +14,7 @@ import unicodedata
 import sys
 from collections.abc import Iterable
 from contextlib import suppress
-from functools import cache
+from functools import cache, lru_cache
 from pathlib import Path
 
 CAMEL_CASE = re.compile(r"^[a-z][a-zA-Z0-9]*$")
@@ -46,6 +46,13 @@ def to_camel(name: str) -> str:
     return camel
 
 
+# Names repeat (every event's ``id``, ``source``, a payload's ``meterId``): the
+# conversions of the class names are memoised, bounded, as catalog text is
+# untrusted. They return str, which no caller can change.
+_NAME_CACHE = 16384
+
+
+@lru_cache(maxsize=_NAME_CACHE)
 def to_pascal(name: str) -> str:
     parts = [part.lower() for part in words(name)]
     pascal = "".join(part.capitalize() for part in parts)
@@ -204,6 +211,7 @@ def past_tense(verb: str) -> str:
 _UNSAFE_FILE_CHARS = re.compile(r"[^A-Za-z0-9._-]+")
 
 
+@lru_cache(maxsize=_NAME_CACHE)
 def safe_file_name(name: str) -> str:
     """The one way a catalog name becomes part of a file name.
 
@@ -263,12 +271,9 @@ def generated_module_names() -> frozenset[str]:
     their source, so a runtime change is followed), what the templates import,
     and the builtins. An event class must not take one of them."""
     import ast
-    import builtins
 
-    names = set(dir(builtins)) | {"annotations", "models", "events", "EVENTS", "Field", "ClassVar", "Literal", "Any",
-                                  "Iterable", "Mapping", "Annotated", "BaseModel", "ConfigDict", "RootModel"}
-    for source in sorted(_RUNTIME.glob("*.py")):
-        names.add(source.stem)
+    names = set(_fixed_names())
+    for source in _runtime_sources():
         try:
             tree = ast.parse(source.read_text(encoding="utf-8"))
         except (OSError, SyntaxError, ValueError):
@@ -281,10 +286,53 @@ def generated_module_names() -> frozenset[str]:
             elif isinstance(node, (ast.Assign, ast.AnnAssign)):
                 targets = node.targets if isinstance(node, ast.Assign) else [node.target]
                 names.update(target.id for target in targets if isinstance(target, ast.Name))
+    return frozenset(names)
+
+
+def _runtime_sources() -> list[Path]:
+    return sorted(_RUNTIME.glob("*.py"))
+
+
+@cache
+def _fixed_names() -> frozenset[str]:
+    """The names of ``generated_module_names`` that need no parsing: the
+    builtins, the templates' imports and the runtime's module names."""
+    import builtins
+
+    names = set(dir(builtins)) | {"annotations", "models", "events", "EVENTS", "Field", "ClassVar", "Literal", "Any",
+                                  "Iterable", "Mapping", "Annotated", "BaseModel", "ConfigDict", "RootModel"}
+    names.update(source.stem for source in _runtime_sources())
     for template in sorted(_TEMPLATES.glob("*.jinja")) if _TEMPLATES.is_dir() else ():
         with suppress(OSError):
             names.update(re.findall(r"^from [.\w]+ import ([A-Z]\w*)", template.read_text(encoding="utf-8"), re.MULTILINE))
     return frozenset(names)
+
+
+_IDENTIFIER = re.compile(r"[^\W\d]\w*")
+
+
+@cache
+def _runtime_words() -> frozenset[str] | None:
+    """Every identifier the runtime's source spells (NFKC, as Python reads
+    identifiers): a name bound at the top of a runtime module is one of them.
+    Read in a millisecond, where parsing takes some 30 ms a process; None
+    when a file cannot be read (then only parsing tells)."""
+    words: set[str] = set()
+    try:
+        for source in _runtime_sources():
+            words.update(_IDENTIFIER.findall(source.read_text(encoding="utf-8")))
+    except (OSError, ValueError):
+        return None
+    return frozenset(unicodedata.normalize("NFKC", word) if not word.isascii() else word for word in words)
+
+
+def is_generated_module_name(name: str) -> bool:
+    """``name in generated_module_names()``, parsing the runtime only for a
+    name its source spells (a class name almost never is)."""
+    if name in _fixed_names():
+        return True
+    words = _runtime_words() if name.isascii() else None  # (an exotic identifier: parse)
+    return (words is None or name in words) and name in generated_module_names()
 
 
 def python_class_name(*parts: str, suffix: str = "Event") -> str:
@@ -293,7 +341,7 @@ def python_class_name(*parts: str, suffix: str = "Event") -> str:
     ``CloudEvent``, a builtin): such a name gets ``suffix`` appended."""
     name = "".join(to_pascal(part) for part in parts if part)
     name = name if name.isidentifier() and not keyword.iskeyword(name) else "N" + name
-    while name in generated_module_names():
+    while is_generated_module_name(name):
         name += suffix
     return name
 
@@ -389,7 +437,7 @@ def schema_class_name(name: str) -> str:
     ``LiteralModel``, as datamodel-code-generator spells such names)."""
     if name.isidentifier() and name[:1].isupper() and not keyword.iskeyword(name):
         candidate = name
-        while candidate in generated_module_names():
+        while is_generated_module_name(candidate):
             candidate += "Model"
         return candidate
     return python_class_name(name, suffix="Model")

@@ -64,31 +64,37 @@ def dump_json(value: Any) -> bytes:
     of dicts with str keys, lists, str, bool, None, 64-bit ints and the
     floats whose repr has no exponent (the two write exponents differently,
     and orjson writes NaN as null), so those go to orjson and any other
-    value to the standard library."""
+    value to the standard library. orjson itself refuses what it cannot
+    write alike (a key that is not a str, a lone surrogate, an int beyond
+    64 bits, nesting deeper than 255: ``TypeError``); the walk looks for
+    the rest (floats, other types)."""
     if _orjson_writes_the_same(value):
         try:
             return orjson.dumps(value, option=orjson.OPT_INDENT_2) + b"\n"
-        except TypeError:  # a key that is not a str, a lone surrogate
+        except TypeError:
             pass
     return (json.dumps(value, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
 
 
 def _orjson_writes_the_same(value: Any) -> bool:
+    """No float orjson writes otherwise, nothing but JSON's types (ints:
+    orjson checks their range)."""
     stack = [value]
+    pop, push = stack.pop, stack.extend
     while stack:
-        item = stack.pop()
+        item = pop()
         kind = type(item)
+        if kind is str or kind is bool or item is None or kind is int:
+            continue
         if kind is dict:
-            stack.extend(item.values())
+            push(item.values())
         elif kind is list:
-            stack.extend(item)
+            push(item)
         elif kind is float:
-            if item != item or "e" in repr(item) or "n" in repr(item):  # NaN, inf, exponents
+            text = repr(item)
+            if "e" in text or "n" in text:  # an exponent, nan, inf
                 return False
-        elif kind is int:
-            if not -(2**63) <= item < 2**64:
-                return False
-        elif kind is not str and kind is not bool and item is not None:
+        else:
             return False
     return True
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..envelope import envelope_schema, payload_schema
+from ..envelope import event_schemas
 from ..model import CatalogSet
 from ..naming import envelope_class_names
 from . import Unit, catalog_inputs, dump_json, event_dir, partial_set, render_all, sorted_events
@@ -28,12 +28,13 @@ def _render_catalog(inputs: tuple[Any, ...]) -> dict[str, bytes]:
     catalog_set = partial_set((catalog,), schemas)
     files: dict[str, bytes] = {}
     names = envelope_class_names(event.key for event in catalog.events)  # titles: the Python class names
+    memo: dict[tuple[str, bool], Any] = {}  # each shared schema titled once for the catalog
     for event in catalog.events:
         folder = event_dir(event)
-        name = names[event.key]
-        if event.payload is not None:
-            files[f"jsonschema/{folder}/data.schema.json"] = dump_json(payload_schema(event, catalog_set.schemas, name))
-        files[f"jsonschema/{folder}/event.schema.json"] = dump_json(envelope_schema(event, catalog_set.schemas, class_name=name))
+        data, envelope = event_schemas(event, catalog_set.schemas, names[event.key], memo)
+        if data is not None:
+            files[f"jsonschema/{folder}/data.schema.json"] = dump_json(data)
+        files[f"jsonschema/{folder}/event.schema.json"] = dump_json(envelope)
     return files
 
 
