@@ -57,15 +57,23 @@ def message_id(event: EventType) -> str:
     return component_id(f"{event.type}.{event.dataversion or 'notification'}")
 
 
+_DROPPED = frozenset(("$schema", "$id", "$defs", "$anchor", "$dynamicAnchor", "$comment"))
+_SPECIAL = frozenset(("$ref", "prefixItems", "items", "dependentRequired", "dependentSchemas",
+                      "properties", "patternProperties", "definitions", "enum", "const", "default", "examples"))
+
+
 def to_draft07(schema: Any, shared_names: dict[str, str]) -> Any:
-    """A 2020-12 schema as an AsyncAPI Schema object (draft-07 vocabulary)."""
+    """A 2020-12 schema as an AsyncAPI Schema object (draft-07 vocabulary).
+    (Scalars are taken as they are without a call: most values are.)"""
     if isinstance(schema, list):
-        return [to_draft07(item, shared_names) for item in schema]
+        return [to_draft07(item, shared_names) if isinstance(item, (dict, list)) else item for item in schema]
     if not isinstance(schema, dict):
         return schema
     result: dict[str, Any] = {}
     for keyword, value in schema.items():
-        if keyword in ("$schema", "$id", "$defs", "$anchor", "$dynamicAnchor", "$comment"):
+        if keyword not in _SPECIAL:
+            if keyword not in _DROPPED:
+                result[keyword] = to_draft07(value, shared_names) if isinstance(value, (dict, list)) else value
             continue
         if keyword == "$ref" and isinstance(value, str) and value.startswith("#/$defs/"):
             result["$ref"] = f"#/components/schemas/{shared_names[value[len('#/$defs/'):]]}"
