@@ -15,6 +15,7 @@ packages of several catalogs pass ``--select I,F401``.
 from __future__ import annotations
 
 import ast
+import re
 import symtable
 
 # isort sections (ruff's default: future, standard library, third party, local
@@ -32,6 +33,7 @@ IMPORTS: tuple[tuple[tuple[str, tuple[str, ...]], ...], ...] = (
 )
 
 _KNOWN = {module: frozenset(names) for section in IMPORTS for module, names in section}
+_ANOTHER_IMPORT = re.compile(r"^[ \t]*(?:from|import)[ \t]", re.MULTILINE)
 _LINE_LENGTH = 88  # the generated packages' width (ruff and black)
 
 
@@ -91,8 +93,8 @@ def sorted_imports(source: str) -> str | None:
         return None
     names = {name for taken in imported.values() for name in taken}
     head, tail = "".join(line + "\n" for line in lines[:first]), "\n".join(lines[last:])
-    if "\nfrom " in tail or "\nimport " in tail:
-        return None  # another import, or text that looks like one: ruff's call
+    if _ANOTHER_IMPORT.search(tail):
+        return None  # another import (F401 judges it too), or text that looks like one: ruff's call
     future = [index for index in range(first, last) if lines[index] == "from __future__ import annotations"]
     evaluated = "\n".join("" if index in future else line for index, line in enumerate(lines))
     try:
@@ -103,15 +105,12 @@ def sorted_imports(source: str) -> str | None:
     tables = [module_table]
     while tables:
         table = tables.pop()
-        for symbol in table.get_symbols():
-            name = symbol.get_name()
-            if symbol.is_imported() and (table is not module_table or name not in names):
-                return None  # an import after the block
-            if name in names:
-                if symbol.is_assigned():
-                    return None  # bound again: which one a use means is ruff's call
-                if symbol.is_referenced():
-                    used.add(name)
+        for name in names.intersection(table.get_identifiers()):
+            symbol = table.lookup(name)
+            if symbol.is_assigned() or (symbol.is_imported() and table is not module_table):
+                return None  # bound again: which one a use means is ruff's call
+            if symbol.is_referenced():
+                used.add(name)
         tables.extend(table.get_children())
     if any(name in head or name in tail for name in names - used):
         return None  # mentioned where the compiler sees no use (a string annotation, __all__): ruff's call
