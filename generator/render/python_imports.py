@@ -93,12 +93,11 @@ def sorted_imports(source: str) -> str | None:
         return None
     names = {name for taken in imported.values() for name in taken}
     head, tail = "".join(line + "\n" for line in lines[:first]), "\n".join(lines[last:])
-    if _ANOTHER_IMPORT.search(tail):
+    if "import" in tail and _ANOTHER_IMPORT.search(tail):
         return None  # another import (F401 judges it too), or text that looks like one: ruff's call
-    future = [index for index in range(first, last) if lines[index] == "from __future__ import annotations"]
-    evaluated = "\n".join("" if index in future else line for index, line in enumerate(lines))
+    block = "\n".join("" if line == "from __future__ import annotations" else line for line in lines[first:last])
     try:
-        module_table = symtable.symtable(evaluated, "models.py", "exec")
+        module_table = symtable.symtable(head + block + "\n" + tail, "models.py", "exec")
     except (SyntaxError, ValueError):
         return None
     used = set(imported.get("__future__", ()))  # a compiler directive, never unused
@@ -114,18 +113,13 @@ def sorted_imports(source: str) -> str | None:
         tables.extend(table.get_children())
     if any(name in head or name in tail for name in names - used):
         return None  # mentioned where the compiler sees no use (a string annotation, __all__): ruff's call
-    following = [line for line in lines[last:] if line.strip() and not line.startswith("#")]
-    if not following:
+    start = next((index for index in range(last, len(lines)) if lines[index].strip()), None)
+    following = next((line for line in lines[last:] if line.strip() and not line.startswith("#")), None)
+    if start is None or following is None:
         return None  # nothing after the imports
-    rest = lines[last:]
-    while not rest[0].strip():
-        rest = rest[1:]
     # Blank lines after the block as ruff's isort sets them (lines-after-imports
     # unset): two before a class or function, else one.
-    tail = "\n" * (2 if following[0].startswith(("class ", "def ", "async def ", "@")) else 1) + "\n".join(rest)
-    # ruff sorts first (I001 starts before any F401 fix), deciding each
-    # import's wrapping with every name, then drops the unused names, which
-    # leaves a wrapped import wrapped (its trailing comma).
+    tail = "\n" * (2 if following.startswith(("class ", "def ", "async def ", "@")) else 1) + "\n".join(lines[start:])
     sections = []
     for section in IMPORTS:
         text = ""
