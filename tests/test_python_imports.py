@@ -268,6 +268,9 @@ def test_sorted_imports_answers_for_plain_modules() -> None:
         assert sorted_imports(source.replace("\n\n\nclass", "\n" + uncertain + "\n\nclass")) is None
     assert sorted_imports(source + "\nField = 1\n") is None  # bound again
     assert sorted_imports(source + '\n__all__ = ["ConfigDict"]\n') is None  # mentioned: ruff decides
+    # What the compiler refuses (nested too deep, a null byte) is ruff's call too, never an exception.
+    assert sorted_imports(source + "\nB = " + "list[" * 5000 + "int" + "]" * 5000 + "\n") is None
+    assert sorted_imports(source + "\nB = 1\0\n") is None
 
 
 def test_random_catalogs_render_as_on_the_slow_path() -> None:

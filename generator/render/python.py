@@ -496,9 +496,10 @@ def render_catalog(catalog: Catalog, catalog_set: CatalogSet, settings: Settings
     if not surely_in_ruffs_order(["AnyEvent", *(view.class_name for view in views)]):
         check.add("__init__.py")  # it imports the envelope classes in the events' order
     models = models_source(catalog, catalog_set, data_names, settings.model_cache)
-    sources["models.py"] = sorted_imports(models) or models
-    if sources["models.py"] is models and "import" in models:
+    sorted_models = sorted_imports(models)
+    if sorted_models is None:
         check.add("models.py")
+    sources["models.py"] = models if sorted_models is None else sorted_models
     formatted = format_sources(sources, settings.formatter, check)
     formatted.update(runtime_files())
     formatted["pyproject.toml"] = env.get_template("python/pyproject.toml.jinja").render(
