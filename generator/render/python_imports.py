@@ -77,11 +77,11 @@ def sorted_imports(source: str) -> str | None:
         while last < len(lines) and not lines[last].strip() and last + 1 < len(lines) and lines[last + 1].startswith(("from ", "import ")):
             last += 1  # a blank line between sections
     try:
-        block = ast.parse("\n".join(lines[first:last])).body
+        statements = ast.parse("\n".join(lines[first:last])).body
     except (SyntaxError, ValueError, RecursionError, MemoryError):  # ruff's call, as before
         return None
     imported: dict[str, set[str]] = {}
-    for statement in block:
+    for statement in statements:
         if not isinstance(statement, ast.ImportFrom):
             return None
         module = "." * statement.level + (statement.module or "")
@@ -98,9 +98,9 @@ def sorted_imports(source: str) -> str | None:
     head, tail = "".join(line + "\n" for line in lines[:first]), "\n".join(lines[last:])
     if "import" in tail and _ANOTHER_IMPORT.search(tail):
         return None  # another import (F401 judges it too), or text that looks like one: ruff's call
-    block = "\n".join("" if line == "from __future__ import annotations" else line for line in lines[first:last])
+    evaluated = "\n".join("" if line == "from __future__ import annotations" else line for line in lines[first:last])
     try:
-        module_table = symtable.symtable(head + block + "\n" + tail, "models.py", "exec")
+        module_table = symtable.symtable(head + evaluated + "\n" + tail, "models.py", "exec")
     except (SyntaxError, ValueError, RecursionError, MemoryError):  # ruff's call, as before
         return None
     used = set(imported.get("__future__", ()))  # a compiler directive, never unused
@@ -147,10 +147,10 @@ def surely_in_ruffs_order(names: list[str]) -> bool:
     for name in names:
         if not (name.isascii() and name.isidentifier() and name[0].isupper()) or name.upper() == name:
             return False
-    for before, after in zip(lowered, lowered[1:]):
+    for before, after in zip(lowered, lowered[1:], strict=False):
         if before >= after:
             return False
-        index = next((index for index, (one, other) in enumerate(zip(before, after)) if one != other), None)
+        index = next((index for index, (one, other) in enumerate(zip(before, after, strict=False)) if one != other), None)
         if index is not None and (before[index].isdigit() or after[index].isdigit()):
             return False
     return True
