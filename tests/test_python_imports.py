@@ -228,6 +228,11 @@ _WORDS = ["Event", "Zaak", "Gewijzigd", "Meter", "Nx", "X", "b"]
 _CLASS_NAMES = st.lists(st.sampled_from([*_WORDS, "Any", "Adres", "V", "V1", "V2", "V10", "_0", "_1", "_10", "A", "ZAAK"]),
                         min_size=1, max_size=4).map("".join)
 _PLAIN_NAMES = st.lists(st.sampled_from(_WORDS), min_size=1, max_size=4).map("".join).filter(lambda name: name[0].isupper())
+# Envelope classes of versioned events (ZaakGewijzigdV2_10_0), in the events' order: by version as numbers.
+_VERSIONED = st.lists(st.tuples(st.sampled_from(["Zaak", "ZaakGewijzigd", "Meter"]),
+                                st.tuples(st.integers(0, 12), st.integers(0, 12), st.integers(0, 12))),
+                      min_size=1, max_size=5, unique=True).map(
+    lambda events: [f"{word}V{major}_{minor}_{patch}" for word, (major, minor, patch) in sorted(events)])
 
 
 def test_surely_in_ruffs_order_is_sure() -> None:
@@ -241,9 +246,10 @@ def test_surely_in_ruffs_order_is_sure() -> None:
 
 @settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck), database=None)
 @given(batches=st.lists(st.lists(_CLASS_NAMES, min_size=1, max_size=4, unique=True), min_size=2, max_size=2),
-       plain=st.lists(st.lists(_PLAIN_NAMES, min_size=1, max_size=4, unique=True), min_size=2, max_size=2))
-def _check_orders(batches: list[list[str]], plain: list[list[str]]) -> None:
-    candidates = [*batches, *(sorted(names, key=str.lower) for names in plain)]
+       plain=st.lists(st.lists(_PLAIN_NAMES, min_size=1, max_size=4, unique=True), min_size=2, max_size=2),
+       versioned=_VERSIONED)
+def _check_orders(batches: list[list[str]], plain: list[list[str]], versioned: list[str]) -> None:
+    candidates = [*batches, *(sorted(names, key=str.lower) for names in plain), versioned]
     sure = [["AnyEvent", *names] for names in candidates if surely_in_ruffs_order(["AnyEvent", *names])]
     COUNTS["sure"] += len(sure)
     COUNTS["unsure"] += len(candidates) - len(sure)

@@ -140,20 +140,42 @@ def surely_in_ruffs_order(names: list[str]) -> bool:
     """True only where ``names``, imported from one module in this order, are
     surely in the order ruff's isort rules want: all class-like names (ruff's
     order-by-type puts CONSTANTS first), distinct when lowercased (ruff
-    compares them so, case-insensitively), each before the next in plain
-    order where the two first differ in characters that are not digits (ruff
-    compares runs of digits as numbers: V10 after V2). False: let ruff sort them."""
-    lowered = [name.lower() for name in names]
+    compares them so, case-insensitively), each before the next where the
+    two first differ: two other characters in plain order, or two runs of
+    digits (no leading zeros) as numbers (ruff's natural order: V2 before
+    V10). Anything else (a digit against another character): False, and
+    ruff sorts them."""
     for name in names:
         if not (name.isascii() and name.isidentifier() and name[0].isupper()) or name.upper() == name:
             return False
+    lowered = [name.lower() for name in names]
     for before, after in zip(lowered, lowered[1:], strict=False):
-        if before >= after:
-            return False
         index = next((index for index, (one, other) in enumerate(zip(before, after, strict=False)) if one != other), None)
-        if index is not None and (before[index].isdigit() or after[index].isdigit()):
+        if index is None:
+            if len(before) >= len(after):
+                return False  # the same, or the longer first
+            continue
+        one, other = before[index], after[index]
+        if not one.isdigit() and not other.isdigit():
+            if one > other:
+                return False
+            continue
+        if not (one.isdigit() and other.isdigit()):
+            return False
+        start = index
+        while start and before[start - 1].isdigit():
+            start -= 1
+        runs = [_digits(before, start), _digits(after, start)]
+        if any(len(run) > 1 and run.startswith("0") for run in runs) or int(runs[0]) >= int(runs[1]):
             return False
     return True
+
+
+def _digits(text: str, start: int) -> str:
+    end = start
+    while end < len(text) and text[end].isdigit():
+        end += 1
+    return text[start:end]
 
 
 __all__ = ["IMPORTS", "import_line", "sorted_imports", "surely_in_ruffs_order"]
