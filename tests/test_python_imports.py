@@ -128,12 +128,18 @@ def test_rendered_packages_need_no_import_fixes_and_equal_the_slow_path(tmp_path
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_bytes(content)
     assert _findings(tmp_path / "out") == ""
-    # Every models.py with imports took the fast path (no fallback on these catalogs).
-    taken = []
-    original = python.sorted_imports
-    monkeypatch.setattr(python, "sorted_imports", lambda source: taken.append(original(source) is not None) or original(source))
-    _render(sets["synthetic"])
-    assert taken and all(taken)
+    # Every package took the normal path: one ruff process, no module through ruff's import rules.
+    checked: list[set[str]] = []
+    format_sources = python.format_sources
+
+    def recording(sources: dict[str, str], formatter: str = "ruff", check: Any = None) -> dict[str, str]:
+        checked.append(set(check))
+        return format_sources(sources, formatter, check)
+
+    monkeypatch.setattr(python, "format_sources", recording)
+    for catalog_set in sets.values():
+        _render(catalog_set)
+    assert len(checked) >= 8 and not any(checked), checked
     monkeypatch.undo()
     _use_slow_path(monkeypatch)
     for name, catalog_set in sets.items():
