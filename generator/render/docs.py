@@ -30,6 +30,7 @@ from .timeline import TypeVersions, layout
 
 PROFILE_NAMES = {profile: profile.title for profile in PROFILES.values()}
 _HEADER_SAFE = "".join(chr(c) for c in range(0x21, 0x7F) if chr(c) not in '"%')
+_HEADER_PLAIN = re.compile(r'[!#$&-~]*')  # only _HEADER_SAFE's characters: ``quote`` leaves the text as it is
 
 
 def markdown(text: str | None) -> Markup:
@@ -161,10 +162,14 @@ def _json_block(value: Any) -> str:
     return dump_json(value).decode("utf-8")[:-1]
 
 
+# ``json.dumps(value, ensure_ascii=False)`` makes this encoder anew on each call.
+_encode_text = json.JSONEncoder(ensure_ascii=False).encode
+
+
 def _json_text(value: Any) -> str:
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         return str(value)
-    return json.dumps(value, ensure_ascii=False)
+    return _encode_text(value)
 
 
 def _nullable(schema: Any) -> bool:
@@ -379,7 +384,7 @@ def http_request(wire: dict[str, Any], path: str) -> str:
         if name in ("data", "datacontenttype"):
             continue
         text = ("true" if value else "false") if isinstance(value, bool) else str(value)
-        lines.append(f"ce-{name}: {quote(text, safe=_HEADER_SAFE)}")
+        lines.append(f"ce-{name}: {text if _HEADER_PLAIN.fullmatch(text) else quote(text, safe=_HEADER_SAFE)}")
     if "data" in wire:
         lines.append(f"content-type: {wire.get('datacontenttype', 'application/json')}")
         return "\n".join(lines) + "\n\n" + _json_block(wire["data"])

@@ -150,6 +150,8 @@ def md_text(text: str | None) -> str:
     raw HTML), and a link whose scheme is not http, https, mailto or relative
     is shown as text, not made a link."""
     escaped = (text or "").replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    if "]" not in escaped:  # both link forms need one: most text has none
+        return escaped
     escaped = _INLINE_LINK.sub(lambda m: m.group() if safe_link(m.group(1)) else "]\\(" + m.group(1), escaped)
     return _REFERENCE.sub(lambda m: m.group() if safe_link(m.group(3)) else f"{m.group(1)}\\[{m.group(2)}]: {m.group(3)}", escaped)
 
@@ -165,7 +167,7 @@ def md_code(text: str | None) -> str:
     6.1), line breaks become spaces, and ``|`` is escaped for table cells.
     Inside a code span Markdown shows ``<`` and ``&`` as text."""
     body = " ".join((text or "").splitlines()).replace("|", "\\|")
-    longest = max((len(run) for run in re.findall("`+", body)), default=0)
+    longest = max(len(run) for run in re.findall("`+", body)) if "`" in body else 0
     fence = "`" * (longest + 1)
     if body.startswith("`") or body.endswith("`") or (body.startswith(" ") and body.endswith(" ") and body.strip()):
         body = f" {body} "
