@@ -2,7 +2,7 @@
 
 Each fast path skips work for the common input (no backtick in a code span,
 no ``]`` in Markdown text, a header value ``quote`` leaves alone, a constraint
-value encoded by a reused encoder); the slow paths are kept here as written
+value encoded by a reused encoder, a table cell rendered before); the slow paths are kept here as written
 before, and hypothesis varies the input, weighted towards the characters that
 switch between the two.
 """
@@ -16,9 +16,10 @@ from urllib.parse import quote
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from markupsafe import Markup
 
 from generator.render import docs
-from generator.render.templates import _INLINE_LINK, _REFERENCE, md_code, md_text, safe_link
+from generator.render.templates import _INLINE_LINK, _REFERENCE, md_cell, md_code, md_text, safe_link
 
 SETTINGS = settings(max_examples=400, deadline=None, suppress_health_check=list(HealthCheck), database=None)
 # Text made mostly of the characters the fast paths look at.
@@ -45,6 +46,8 @@ def md_code_general(text: str | None) -> str:
 def test_markdown_filters_match_the_general_code(text: str | None) -> None:
     assert md_text(text) == md_text_general(text)
     assert md_code(text) == md_code_general(text)
+    assert md_cell(text) == " ".join(md_text_general(text).split()).replace("|", "\\|")
+    assert md_code(text) == md_code_general(text)  # again: now from the memo
 
 
 def test_markdown_filters_on_the_cases_that_switch_paths() -> None:
@@ -52,6 +55,8 @@ def test_markdown_filters_on_the_cases_that_switch_paths() -> None:
         assert md_text(text) == md_text_general(text), text
         assert md_code(text) == md_code_general(text), text
     assert md_text("[x](javascript:alert(1))") == "[x]\\(javascript:alert(1))"
+    for value in ("a&b", Markup("a&b")):  # equal, of different types: the memo keeps them apart
+        assert md_cell(value) == " ".join(md_text_general(value).split()).replace("|", "\\|")
 
 
 JSON = st.recursive(

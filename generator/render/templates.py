@@ -30,7 +30,7 @@ import contextlib
 import difflib
 import re
 from collections.abc import Callable, Iterator
-from functools import cache
+from functools import cache, lru_cache
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -156,11 +156,13 @@ def md_text(text: str | None) -> str:
     return _REFERENCE.sub(lambda m: m.group() if safe_link(m.group(3)) else f"{m.group(1)}\\[{m.group(2)}]: {m.group(3)}", escaped)
 
 
+@lru_cache(maxsize=8192, typed=True)  # pure; table cells repeat (types, shared descriptions)
 def md_cell(text: str | None) -> str:
     """One Markdown table cell: no line breaks, no column separators."""
     return " ".join(md_text(text).split()).replace("|", "\\|")
 
 
+@lru_cache(maxsize=8192, typed=True)  # pure; table cells repeat (types, shared descriptions)
 def md_code(text: str | None) -> str:
     """``text`` as a Markdown code span, whatever it holds: the fence is one
     backtick longer than the longest run of backticks inside (CommonMark
