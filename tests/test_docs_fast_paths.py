@@ -83,3 +83,13 @@ def test_http_headers_are_quoted_as_before(values: dict[str, Any]) -> None:
         text = ("true" if value else "false") if isinstance(value, bool) else str(value)
         expected.append(f"ce-{name}: {quote(text, safe=docs._HEADER_SAFE)}")
     assert lines == expected
+
+
+@settings(max_examples=1000, deadline=None, suppress_health_check=list(HealthCheck), database=None)
+@given(text=st.one_of(
+    st.from_regex(r"[A-Za-z][A-Za-z0-9 ,.;:'()/?%+=@#$^{}|-]*", fullmatch=True),  # the fast path's own texts
+    st.text(st.characters(min_codepoint=0x20, max_codepoint=0x7E), max_size=30),  # any printable ASCII
+    st.text(st.sampled_from(list("aZ1 -*_#>=`\\[]()!<&;:\"'.\n\t")), max_size=12),
+))
+def test_plain_descriptions_render_as_the_markdown_parser_renders_them(text: str) -> None:
+    assert docs.markdown(text) == docs._markdown_parser().render(text)

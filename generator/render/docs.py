@@ -35,7 +35,17 @@ _HEADER_PLAIN = re.compile(r'[!#$&-~]*')  # only _HEADER_SAFE's characters: ``qu
 
 def markdown(text: str | None) -> Markup:
     """CommonMark to HTML; raw HTML in the text is escaped, unsafe links dropped."""
+    if text and _PLAIN_PARAGRAPH.fullmatch(text) and text[-1] != " ":
+        return Markup(f"<p>{text}</p>\n")  # what the parser makes of it, without parsing
     return Markup(_markdown_parser().render(text or ""))
+
+
+# One line that is one CommonMark paragraph of plain text (most descriptions):
+# it starts with a letter (no list, heading, quote, fence or code block can
+# start so) and holds no character that starts an inline construct (escape,
+# code, emphasis, link, image, autolink, HTML, entity, line break) or that
+# HTML escapes; the paragraph is the text as it is (CommonMark 4.8, 6.9).
+_PLAIN_PARAGRAPH = re.compile(r"[A-Za-z][A-Za-z0-9 ,.;:'()/?%+=@#$^{}|-]*")
 
 
 @cache
@@ -82,11 +92,22 @@ class VersionView:
     rows: list[Row]
     example_json: str | None
     example_http: str | None
-    data_schema: str | None
-    event_schema: str
-    asyncapi: str
     previous: str | None = None  # the dataversion the changelog compares with
     changes: list[Change] = field(default_factory=list)
+
+    # The contracts of the version, relative to OUT (asked by its page only:
+    # the index and the catalog pages list thousands of versions).
+    @property
+    def data_schema(self) -> str | None:
+        return f"jsonschema/{event_dir(self.event)}/data.schema.json" if self.event.payload is not None else None
+
+    @property
+    def event_schema(self) -> str:
+        return f"jsonschema/{event_dir(self.event)}/event.schema.json"
+
+    @property
+    def asyncapi(self) -> str:
+        return f"asyncapi/{safe_file_name(self.event.catalog_id)}.yaml#{message_id(self.event)}"
 
 
 @dataclass
@@ -415,7 +436,6 @@ def _views(catalog_set: CatalogSet, events: Iterable[EventType], full: bool) -> 
         if key not in views:
             base = f"{safe_file_name(catalog.id)}/{safe_file_name(event.type)}"
             views[key] = TypeView(catalog, event.type, f"events/{base}.html", f"{base}.md")
-        folder = event_dir(event)
         example_json = example_http = None
         if event.examples and full:
             wire = event.complete_example(event.examples[0].values)
@@ -430,9 +450,6 @@ def _views(catalog_set: CatalogSet, events: Iterable[EventType], full: bool) -> 
                 rows=payload_rows(event.payload.schema, shared) if event.payload is not None and full else [],
                 example_json=example_json,
                 example_http=example_http,
-                data_schema=f"jsonschema/{folder}/data.schema.json" if event.payload is not None else None,
-                event_schema=f"jsonschema/{folder}/event.schema.json",
-                asyncapi=f"asyncapi/{safe_file_name(catalog.id)}.yaml#{message_id(event)}",
             )
         )
     for view in views.values():
