@@ -578,14 +578,15 @@ def _environment() -> Any:
 
 
 def warm_up() -> None:
-    """Compile the docs templates and make the Markdown parser (what the first
-    page of a process would otherwise wait for): done by ``evcat generate``
-    before its workers fork, so they inherit both."""
+    """Compile the docs templates (what the first page of a process would
+    otherwise wait for): done by ``evcat generate`` before its workers fork,
+    so they inherit them. Not the Markdown parser: most descriptions are
+    plain text that ``markdown`` renders without it, and a process that
+    meets another imports it then."""
     env = _environment()
     for name in env.list_templates():
         if name.startswith("docs/"):
             env.get_template(name)
-    _markdown_parser()
 
 
 def _by_domain(types: list[TypeView]) -> list[tuple[str, list[TypeView]]]:
