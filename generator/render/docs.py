@@ -12,6 +12,7 @@ import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cache
+from operator import itemgetter
 from typing import Any
 from urllib.parse import quote
 
@@ -532,21 +533,21 @@ def search_index(catalog_set: CatalogSet, types: list[TypeView], schemas: list[S
     memo: dict[tuple[str, frozenset[str]], list[tuple[str, Any]]] = {}
     entries = []
     for view in types:
-        fields: dict[str, None] = {}
+        fields: dict[str, Any] = {}  # the names, in order, each once (as keys)
         texts: list[str] = []  # their words, in order, each once
         for version in view.versions:
             event = version.event
             texts += (event.title, event.description or "")
             if event.payload is not None:
-                for name, description in search_fields(event.payload.schema, catalog_set.schemas, memo):
-                    fields[name] = None
-                    texts.append(description or "")
+                found = search_fields(event.payload.schema, catalog_set.schemas, memo)
+                fields.update(found)
+                texts += filter(None, map(itemgetter(1), found))
         words = dict.fromkeys(" ".join(texts).lower().split())
         entries.append({
             "kind": "event", "title": view.latest.event.title, "name": view.type, "catalog": titles[view.catalog.id],
             "url": view.path, "versions": [v.event.dataversion or "no data" for v in view.versions],
             "deprecated": view.latest.event.deprecated, "fields": list(fields),
-            "text": " ".join([view.type.lower(), view.catalog.id, *(name.lower() for name in fields), *words]),
+            "text": " ".join([view.type.lower(), view.catalog.id, *map(str.lower, fields), *words]),
         })
     for schema in schemas:
         fields = dict.fromkeys(row.name for row in schema.rows)
