@@ -93,3 +93,45 @@ def test_http_headers_are_quoted_as_before(values: dict[str, Any]) -> None:
 ))
 def test_plain_descriptions_render_as_the_markdown_parser_renders_them(text: str) -> None:
     assert docs.markdown(text) == docs._markdown_parser().render(text)
+
+
+# Payload schemas as the model holds them (refs rewritten to ``#/$defs/<name>``),
+# with shared schemas that refer to each other (and to themselves), arrays of
+# refs, and keywords next to a ``$ref`` (which change what a walk finds).
+NAMES = ["A", "B", "C"]
+REF = st.builds(lambda name, extra: {"$ref": f"#/$defs/{name}", **extra}, st.sampled_from(NAMES + ["Missing"]),
+                st.fixed_dictionaries({}, optional={"description": TEXT, "type": st.just("object"),
+                                                    "properties": st.just({"x": {"type": "string"}})}))
+
+
+def _schemas(leaf: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
+    return st.recursive(
+        leaf,
+        lambda inner: st.one_of(
+            st.fixed_dictionaries({"type": st.just("object"), "properties": st.dictionaries(st.sampled_from(["a", "b", "c", "d"]), inner, max_size=3)},
+                                  optional={"description": TEXT, "required": st.just(["a"])}),
+            st.fixed_dictionaries({"type": st.just("array"), "items": inner}, optional={"description": TEXT}),
+            st.fixed_dictionaries({"items": inner}),
+        ),
+        max_leaves=10,
+    )
+
+
+SCHEMA = _schemas(st.one_of(REF, st.fixed_dictionaries({"type": st.sampled_from(["string", "null"])}, optional={"description": TEXT}),
+                            st.just(True), st.just({})))
+
+
+@SETTINGS
+@given(schema=SCHEMA, shared=st.fixed_dictionaries({name: SCHEMA for name in NAMES}))
+def test_search_fields_are_the_rows_of_the_payload_table(schema: Any, shared: dict[str, Any]) -> None:
+    """The search index's short walk (shared schemas walked once per memo)
+    finds the names and descriptions of exactly the rows the page lists."""
+    from generator.model import SharedSchema
+
+    schemas = {name: SharedSchema(name, name, "f.yaml", value) for name, value in shared.items()}
+    rows = docs.payload_rows(schema, schemas)
+    assert [(row.name, row.description) for row in docs.payload_rows(schema, schemas, details=False)] == \
+        [(row.name, row.description) for row in rows]
+    memo: dict[Any, Any] = {}
+    for _ in range(2):  # the second time from the memo
+        assert docs.search_fields(schema, schemas, memo) == [(row.name, row.description) for row in rows]
