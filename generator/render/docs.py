@@ -203,7 +203,7 @@ def _nullable(schema: Any) -> bool:
         return True
     if isinstance(schema.get("enum"), list) and None in schema["enum"]:
         return True
-    return any(
+    return ("anyOf" in schema or "oneOf" in schema) and any(
         isinstance(option, dict) and option.get("type") == "null"
         for keyword in ("anyOf", "oneOf") if isinstance(schema.get(keyword), list)
         for option in schema[keyword]
@@ -270,7 +270,9 @@ def payload_rows(schema: Any, shared: Mapping[str, SharedSchema], *, details: bo
     rows: list[Row] = []
 
     def walk(node: Any, depth: int, trail: tuple[str, ...], seen: frozenset[str]) -> None:
-        node, name = _resolve(node, shared)
+        walk_resolved(*_resolve(node, shared), depth, trail, seen)
+
+    def walk_resolved(node: Any, name: str | None, depth: int, trail: tuple[str, ...], seen: frozenset[str]) -> None:
         if name is not None:
             if name in seen:
                 return  # a recursive schema: its fields are listed above
@@ -287,7 +289,7 @@ def payload_rows(schema: Any, shared: Mapping[str, SharedSchema], *, details: bo
         for field_name, child in properties.items():
             target = _target_name(child)
             if details:
-                resolved, _ = _resolve(child, shared)
+                resolved, resolved_name = _resolve(child, shared)
                 shown_type = _schema_type(child, shared)
                 row = Row(
                     depth, field_name, shown_type, field_name in required,
@@ -301,7 +303,10 @@ def payload_rows(schema: Any, shared: Mapping[str, SharedSchema], *, details: bo
             if target in seen:
                 row.constraints.append(Constraint(f"recursive: {target}, as above"))
                 continue
-            walk(child, depth + 1, trail + (field_name,), seen)
+            if details:
+                walk_resolved(resolved, resolved_name, depth + 1, trail + (field_name,), seen)
+            else:
+                walk(child, depth + 1, trail + (field_name,), seen)
 
     walk(schema, 0, (), frozenset())
     return rows
