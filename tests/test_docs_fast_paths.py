@@ -135,3 +135,28 @@ def test_search_fields_are_the_rows_of_the_payload_table(schema: Any, shared: di
     memo: dict[Any, Any] = {}
     for _ in range(2):  # the second time from the memo
         assert docs.search_fields(schema, schemas, memo) == [(row.name, row.description) for row in rows]
+
+
+WORDS = st.text(st.sampled_from(list("aΣσςΑİI' \t\n.\u0345\u00ad-")), max_size=12)  # Greek sigma, case-ignorable marks, dotted I
+
+
+@SETTINGS
+@given(texts=st.lists(WORDS, max_size=6))
+def test_words_of_each_text_are_the_words_of_all(texts: list[str]) -> None:
+    """The search index lowers and splits each text once (texts repeat): the
+    words, each once and in order, are those of all texts joined by spaces."""
+    from itertools import chain
+
+    assert list(dict.fromkeys(chain.from_iterable(text.lower().split() for text in texts))) == \
+        list(dict.fromkeys(" ".join(texts).lower().split()))
+
+
+ENTRY = st.recursive(st.none() | st.booleans() | TEXT | st.text(),
+                     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3), max_leaves=10)
+
+
+@SETTINGS
+@given(value=ENTRY)
+def test_search_index_json_is_json_dumps(value: Any) -> None:
+    assert docs._compact_json(value) == json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    assert docs._compact_json(["\ud800"]) == json.dumps(["\ud800"], ensure_ascii=False, separators=(",", ":"))
