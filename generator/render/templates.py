@@ -343,7 +343,10 @@ def _environment(templates: TemplateSet) -> jinja2.Environment:
     ]), templates.prefixes)
     # DIR's templates are untrusted; a kind whose templates DIR leaves alone runs only ours.
     kind = jinja2.sandbox.SandboxedEnvironment if templates.user else jinja2.Environment
-    env = kind(loader=loader, **_OPTIONS)
+    # cache_size=-1: a plain dict keeps the compiled templates (a set is a few
+    # dozen); jinja2's LRU cache takes a lock and reorders a deque on every
+    # lookup, i.e. on every {% include %} of a row.
+    env = kind(loader=loader, cache_size=-1, **_OPTIONS)
     if not templates.user:
         env.bytecode_cache = _bytecode
     _made.append(env)
