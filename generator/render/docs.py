@@ -28,7 +28,7 @@ from ..naming import safe_file_name
 from . import Unit, catalog_inputs, dump_json, event_dir, partial_set, render_all
 from ..profiles import PROFILES
 from .asyncapi import message_id
-from .templates import environment
+from .templates import environment, rendering, template_set
 from .timeline import TypeVersions, layout
 
 PROFILE_NAMES = {profile: profile.title for profile in PROFILES.values()}
@@ -611,13 +611,18 @@ def _environment() -> Any:
 def warm_up() -> None:
     """Compile the docs templates (what the first page of a process would
     otherwise wait for): done by ``evcat generate`` before its workers fork,
-    so they inherit them. Not the Markdown parser: most descriptions are
-    plain text that ``markdown`` renders without it, and a process that
-    meets another imports it then."""
-    env = _environment()
-    for name in env.list_templates():
-        if name.startswith("docs/"):
-            env.get_template(name)
+    so they inherit them. In the environment the docs units render in (that
+    of the docs templates, ``renderers.units``; a ``--templates`` directory
+    makes another). Not the Markdown parser: most descriptions are plain
+    text that ``markdown`` renders without it, and a process that meets
+    another imports it then."""
+    from ..renderers import RENDERERS
+
+    with rendering(template_set(RENDERERS["docs"].templates)):
+        env = _environment()
+        for name in env.list_templates():
+            if name.startswith("docs/"):
+                env.get_template(name)
 
 
 def _by_domain(types: list[TypeView]) -> list[tuple[str, list[TypeView]]]:
