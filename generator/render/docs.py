@@ -582,8 +582,9 @@ def search_index(catalog_set: CatalogSet, types: list[TypeView], schemas: list[S
 
 def _compact_json(value: Any) -> str:
     """``json.dumps(value, ensure_ascii=False, separators=(",", ":"))``: orjson
-    writes the same text for dicts, lists, strings and booleans, five times
-    as fast; the standard library what it refuses (a lone surrogate)."""
+    writes the same text, faster, for dicts, lists, strings and booleans
+    (what the search index holds); the standard library what it refuses (a
+    lone surrogate)."""
     try:
         return orjson.dumps(value).decode("utf-8")
     except TypeError:
