@@ -12,9 +12,12 @@ import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cache
+from itertools import chain
+from operator import itemgetter
 from typing import Any
 from urllib.parse import quote
 
+import orjson
 from markupsafe import Markup
 
 from .. import __version__
@@ -25,16 +28,27 @@ from ..naming import safe_file_name
 from . import Unit, catalog_inputs, dump_json, event_dir, partial_set, render_all
 from ..profiles import PROFILES
 from .asyncapi import message_id
-from .templates import environment
+from .templates import environment, rendering, template_set
 from .timeline import TypeVersions, layout
 
 PROFILE_NAMES = {profile: profile.title for profile in PROFILES.values()}
 _HEADER_SAFE = "".join(chr(c) for c in range(0x21, 0x7F) if chr(c) not in '"%')
+_HEADER_PLAIN = re.compile(r'[!#$&-~]*')  # only _HEADER_SAFE's characters: ``quote`` leaves the text as it is
 
 
 def markdown(text: str | None) -> Markup:
     """CommonMark to HTML; raw HTML in the text is escaped, unsafe links dropped."""
+    if text and _PLAIN_PARAGRAPH.fullmatch(text) and text[-1] != " ":
+        return Markup(f"<p>{text}</p>\n")  # what the parser makes of it, without parsing
     return Markup(_markdown_parser().render(text or ""))
+
+
+# One line that is one CommonMark paragraph of plain text (most descriptions):
+# it starts with a letter (no list, heading, quote, fence or code block can
+# start so) and holds no character that starts an inline construct (escape,
+# code, emphasis, link, image, autolink, HTML, entity, line break) or that
+# HTML escapes; the paragraph is the text as it is (CommonMark 4.8, 6.9).
+_PLAIN_PARAGRAPH = re.compile(r"[A-Za-z][A-Za-z0-9 ,.;:'()/?%+=@#$^{}|-]*")
 
 
 @cache
@@ -81,11 +95,22 @@ class VersionView:
     rows: list[Row]
     example_json: str | None
     example_http: str | None
-    data_schema: str | None
-    event_schema: str
-    asyncapi: str
     previous: str | None = None  # the dataversion the changelog compares with
     changes: list[Change] = field(default_factory=list)
+
+    # The contracts of the version, relative to OUT (asked by its page only:
+    # the index and the catalog pages list thousands of versions).
+    @property
+    def data_schema(self) -> str | None:
+        return f"jsonschema/{event_dir(self.event)}/data.schema.json" if self.event.payload is not None else None
+
+    @property
+    def event_schema(self) -> str:
+        return f"jsonschema/{event_dir(self.event)}/event.schema.json"
+
+    @property
+    def asyncapi(self) -> str:
+        return f"asyncapi/{safe_file_name(self.event.catalog_id)}.yaml#{message_id(self.event)}"
 
 
 @dataclass
@@ -161,10 +186,14 @@ def _json_block(value: Any) -> str:
     return dump_json(value).decode("utf-8")[:-1]
 
 
+# ``json.dumps(value, ensure_ascii=False)`` makes this encoder anew on each call.
+_encode_text = json.JSONEncoder(ensure_ascii=False).encode
+
+
 def _json_text(value: Any) -> str:
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         return str(value)
-    return json.dumps(value, ensure_ascii=False)
+    return _encode_text(value)
 
 
 def _nullable(schema: Any) -> bool:
@@ -176,7 +205,7 @@ def _nullable(schema: Any) -> bool:
         return True
     if isinstance(schema.get("enum"), list) and None in schema["enum"]:
         return True
-    return any(
+    return ("anyOf" in schema or "oneOf" in schema) and any(
         isinstance(option, dict) and option.get("type") == "null"
         for keyword in ("anyOf", "oneOf") if isinstance(schema.get(keyword), list)
         for option in schema[keyword]
@@ -243,7 +272,9 @@ def payload_rows(schema: Any, shared: Mapping[str, SharedSchema], *, details: bo
     rows: list[Row] = []
 
     def walk(node: Any, depth: int, trail: tuple[str, ...], seen: frozenset[str]) -> None:
-        node, name = _resolve(node, shared)
+        walk_resolved(*_resolve(node, shared), depth, trail, seen)
+
+    def walk_resolved(node: Any, name: str | None, depth: int, trail: tuple[str, ...], seen: frozenset[str]) -> None:
         if name is not None:
             if name in seen:
                 return  # a recursive schema: its fields are listed above
@@ -260,7 +291,7 @@ def payload_rows(schema: Any, shared: Mapping[str, SharedSchema], *, details: bo
         for field_name, child in properties.items():
             target = _target_name(child)
             if details:
-                resolved, _ = _resolve(child, shared)
+                resolved, resolved_name = _resolve(child, shared)
                 shown_type = _schema_type(child, shared)
                 row = Row(
                     depth, field_name, shown_type, field_name in required,
@@ -274,7 +305,10 @@ def payload_rows(schema: Any, shared: Mapping[str, SharedSchema], *, details: bo
             if target in seen:
                 row.constraints.append(Constraint(f"recursive: {target}, as above"))
                 continue
-            walk(child, depth + 1, trail + (field_name,), seen)
+            if details:
+                walk_resolved(resolved, resolved_name, depth + 1, trail + (field_name,), seen)
+            else:
+                walk(child, depth + 1, trail + (field_name,), seen)
 
     walk(schema, 0, (), frozenset())
     return rows
@@ -379,7 +413,7 @@ def http_request(wire: dict[str, Any], path: str) -> str:
         if name in ("data", "datacontenttype"):
             continue
         text = ("true" if value else "false") if isinstance(value, bool) else str(value)
-        lines.append(f"ce-{name}: {quote(text, safe=_HEADER_SAFE)}")
+        lines.append(f"ce-{name}: {text if _HEADER_PLAIN.fullmatch(text) else quote(text, safe=_HEADER_SAFE)}")
     if "data" in wire:
         lines.append(f"content-type: {wire.get('datacontenttype', 'application/json')}")
         return "\n".join(lines) + "\n\n" + _json_block(wire["data"])
@@ -410,7 +444,6 @@ def _views(catalog_set: CatalogSet, events: Iterable[EventType], full: bool) -> 
         if key not in views:
             base = f"{safe_file_name(catalog.id)}/{safe_file_name(event.type)}"
             views[key] = TypeView(catalog, event.type, f"events/{base}.html", f"{base}.md")
-        folder = event_dir(event)
         example_json = example_http = None
         if event.examples and full:
             wire = event.complete_example(event.examples[0].values)
@@ -425,9 +458,6 @@ def _views(catalog_set: CatalogSet, events: Iterable[EventType], full: bool) -> 
                 rows=payload_rows(event.payload.schema, shared) if event.payload is not None and full else [],
                 example_json=example_json,
                 example_http=example_http,
-                data_schema=f"jsonschema/{folder}/data.schema.json" if event.payload is not None else None,
-                event_schema=f"jsonschema/{folder}/event.schema.json",
-                asyncapi=f"asyncapi/{safe_file_name(catalog.id)}.yaml#{message_id(event)}",
             )
         )
     for view in views.values():
@@ -509,22 +539,35 @@ def search_index(catalog_set: CatalogSet, types: list[TypeView], schemas: list[S
     titles = {catalog.id: catalog.title for catalog in catalog_set.catalogs}
     memo: dict[tuple[str, frozenset[str]], list[tuple[str, Any]]] = {}
     entries = []
+    # A text's lowercase words, once per text: field descriptions repeat
+    # across payloads, and a dict takes the same word objects faster (their
+    # hash is kept). (Lowering texts one by one gives the words of lowering
+    # them joined by spaces: a space is neither cased nor case-ignorable, so
+    # no final sigma changes.)
+    known_words: dict[str, list[str]] = {}
+
+    def words_of(text: str) -> list[str]:
+        found = known_words.get(text)
+        if found is None:
+            found = known_words[text] = text.lower().split()
+        return found
+
     for view in types:
-        fields: dict[str, None] = {}
+        fields: dict[str, Any] = {}  # the names, in order, each once (as keys)
         texts: list[str] = []  # their words, in order, each once
         for version in view.versions:
             event = version.event
             texts += (event.title, event.description or "")
             if event.payload is not None:
-                for name, description in search_fields(event.payload.schema, catalog_set.schemas, memo):
-                    fields[name] = None
-                    texts.append(description or "")
-        words = dict.fromkeys(" ".join(texts).lower().split())
+                found = search_fields(event.payload.schema, catalog_set.schemas, memo)
+                fields.update(found)
+                texts += filter(None, map(itemgetter(1), found))
+        words = dict.fromkeys(chain.from_iterable(map(words_of, texts)))
         entries.append({
             "kind": "event", "title": view.latest.event.title, "name": view.type, "catalog": titles[view.catalog.id],
             "url": view.path, "versions": [v.event.dataversion or "no data" for v in view.versions],
             "deprecated": view.latest.event.deprecated, "fields": list(fields),
-            "text": " ".join([view.type.lower(), view.catalog.id, *(name.lower() for name in fields), *words]),
+            "text": " ".join([view.type.lower(), view.catalog.id, *map(str.lower, fields), *words]),
         })
     for schema in schemas:
         fields = dict.fromkeys(row.name for row in schema.rows)
@@ -534,7 +577,18 @@ def search_index(catalog_set: CatalogSet, types: list[TypeView], schemas: list[S
             "url": schema.path, "versions": [], "deprecated": False, "fields": list(fields),
             "text": " ".join([schema.schema.name.lower(), *(name.lower() for name in fields), *dict.fromkeys(description.lower().split())]),
         })
-    return "window.EVCAT_SEARCH_INDEX = " + json.dumps(entries, ensure_ascii=False, separators=(",", ":")) + ";\n"
+    return "window.EVCAT_SEARCH_INDEX = " + _compact_json(entries) + ";\n"
+
+
+def _compact_json(value: Any) -> str:
+    """``json.dumps(value, ensure_ascii=False, separators=(",", ":"))``: orjson
+    writes the same text, faster, for dicts, lists, strings and booleans
+    (what the search index holds); the standard library what it refuses (a
+    lone surrogate)."""
+    try:
+        return orjson.dumps(value).decode("utf-8")
+    except TypeError:
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
 def units(catalog_set: CatalogSet) -> list[Unit]:
@@ -556,14 +610,20 @@ def _environment() -> Any:
 
 
 def warm_up() -> None:
-    """Compile the docs templates and make the Markdown parser (what the first
-    page of a process would otherwise wait for): done by ``evcat generate``
-    before its workers fork, so they inherit both."""
-    env = _environment()
-    for name in env.list_templates():
-        if name.startswith("docs/"):
-            env.get_template(name)
-    _markdown_parser()
+    """Compile the docs templates (what the first page of a process would
+    otherwise wait for): done by ``evcat generate`` before its workers fork,
+    so they inherit them. In the environment the docs units render in (that
+    of the docs templates, ``renderers.units``; a ``--templates`` directory
+    makes another). Not the Markdown parser: most descriptions are plain
+    text that ``markdown`` renders without it, and a process that meets
+    another imports it then."""
+    from ..renderers import RENDERERS
+
+    with rendering(template_set(RENDERERS["docs"].templates)):
+        env = _environment()
+        for name in env.list_templates():
+            if name.startswith("docs/"):
+                env.get_template(name)
 
 
 def _by_domain(types: list[TypeView]) -> list[tuple[str, list[TypeView]]]:

@@ -30,7 +30,7 @@ import contextlib
 import difflib
 import re
 from collections.abc import Callable, Iterator
-from functools import cache
+from functools import cache, lru_cache
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -150,22 +150,26 @@ def md_text(text: str | None) -> str:
     raw HTML), and a link whose scheme is not http, https, mailto or relative
     is shown as text, not made a link."""
     escaped = (text or "").replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    if "]" not in escaped:  # both link forms need one: most text has none
+        return escaped
     escaped = _INLINE_LINK.sub(lambda m: m.group() if safe_link(m.group(1)) else "]\\(" + m.group(1), escaped)
     return _REFERENCE.sub(lambda m: m.group() if safe_link(m.group(3)) else f"{m.group(1)}\\[{m.group(2)}]: {m.group(3)}", escaped)
 
 
+@lru_cache(maxsize=8192, typed=True)  # pure; table cells repeat (types, shared descriptions)
 def md_cell(text: str | None) -> str:
     """One Markdown table cell: no line breaks, no column separators."""
     return " ".join(md_text(text).split()).replace("|", "\\|")
 
 
+@lru_cache(maxsize=8192, typed=True)  # pure; table cells repeat (types, shared descriptions)
 def md_code(text: str | None) -> str:
     """``text`` as a Markdown code span, whatever it holds: the fence is one
     backtick longer than the longest run of backticks inside (CommonMark
     6.1), line breaks become spaces, and ``|`` is escaped for table cells.
     Inside a code span Markdown shows ``<`` and ``&`` as text."""
     body = " ".join((text or "").splitlines()).replace("|", "\\|")
-    longest = max((len(run) for run in re.findall("`+", body)), default=0)
+    longest = max(len(run) for run in re.findall("`+", body)) if "`" in body else 0
     fence = "`" * (longest + 1)
     if body.startswith("`") or body.endswith("`") or (body.startswith(" ") and body.endswith(" ") and body.strip()):
         body = f" {body} "
@@ -339,7 +343,10 @@ def _environment(templates: TemplateSet) -> jinja2.Environment:
     ]), templates.prefixes)
     # DIR's templates are untrusted; a kind whose templates DIR leaves alone runs only ours.
     kind = jinja2.sandbox.SandboxedEnvironment if templates.user else jinja2.Environment
-    env = kind(loader=loader, **_OPTIONS)
+    # cache_size=-1: a plain dict keeps the compiled templates (a set is a few
+    # dozen); jinja2's LRU cache takes a lock and reorders a deque on every
+    # lookup, i.e. on every {% include %} of a row.
+    env = kind(loader=loader, cache_size=-1, **_OPTIONS)
     if not templates.user:
         env.bytecode_cache = _bytecode
     _made.append(env)
