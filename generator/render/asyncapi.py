@@ -290,13 +290,13 @@ class _Dumper(getattr(yaml, "CSafeDumper", yaml.SafeDumper)):  # type: ignore[mi
     the time of a document: str, dict and list (nearly every node) are made
     into nodes here directly, as ``represent_scalar``/``represent_mapping``/
     ``represent_sequence`` make them with ``default_flow_style=False``, no
-    sorting and no aliases; the resolver's verdict on a scalar is kept per
-    text (``emitter`` asks it twice per scalar). Other values take PyYAML's
+    sorting and no aliases; the resolver's verdict on a plain scalar is kept
+    per text (the emitter asks twice per scalar). Other values take PyYAML's
     own way; tests/test_asyncapi_output.py compares both on generated values."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self._resolved: dict[tuple[str, Any], str] = {}
+        self._resolved: dict[str, str] = {}
 
     def ignore_aliases(self, data: Any) -> bool:
         return True
@@ -315,12 +315,16 @@ class _Dumper(getattr(yaml, "CSafeDumper", yaml.SafeDumper)):  # type: ignore[mi
         return super().represent_data(data)  # type: ignore[no-any-return]
 
     def resolve(self, kind: type, value: Any, implicit: Any) -> str:
+        # The emitter asks twice per scalar: may it be plain (implicit[0], the
+        # implicit resolvers' regular expressions decide; kept per text), and
+        # may it be quoted (always the default tag: BaseResolver.resolve).
         if kind is not yaml.ScalarNode or self.yaml_path_resolvers:
             return super().resolve(kind, value, implicit)  # type: ignore[no-any-return]
-        key = (value, implicit)
-        tag = self._resolved.get(key)
+        if not implicit[0]:
+            return self.DEFAULT_SCALAR_TAG  # type: ignore[no-any-return]
+        tag = self._resolved.get(value)
         if tag is None:
-            tag = self._resolved[key] = super().resolve(kind, value, implicit)
+            tag = self._resolved[value] = super().resolve(kind, value, implicit)
         return tag
 
 
