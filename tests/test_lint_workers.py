@@ -127,3 +127,21 @@ def test_payload_part_findings_are_kept_per_file_across_runs(tmp_path: Path, mon
     assert moved == lint(str(directory), None).diagnostics  # the same as a run without any memo
     assert [d.location.line for d in moved if d.location.file.endswith("two.yaml")] == [
         d.location.line + 1 for d in first if d.location.file.endswith("two.yaml")]
+
+
+def test_memo_entries_of_another_shape_are_worked_out_again(directory: Path, tmp_path: Path,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """A memo entry whose rows are not what the Diagnostic codec writes (an
+    older evcat's seven-field rows, garbage) is a miss: the check runs again."""
+    from generator.cachefile import Single
+
+    monkeypatch.setenv("EVCAT_JOBS", "1")
+    cache = tmp_path / "cache"
+    expected = lint(str(directory), str(cache)).diagnostics
+    store = Single(cache, "checks.marshal")
+    memo = store.get()
+    assert isinstance(memo, dict) and memo
+    old = {key: ([("R", 1, "m", "f", 1, 1, None)] if number % 2 else [("garbage",)], state)
+           for number, (key, (_, state)) in enumerate(memo.items())}
+    store.put(old)
+    assert lint(str(directory), str(cache)).diagnostics == expected

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..build import Built, file_profile
+from ..cachefile import diagnostic_from_data, diagnostic_to_data
 from ..diagnostics import Diagnostic, Location, Severity
 from ..loader import Document, Path
 from ..model import EventType, SharedSchema
@@ -76,21 +77,18 @@ class Context:
             diagnostics, state = compute()
             return list(diagnostics), state
         stored = self.memo.get(key)
+        if stored is not None:
+            try:
+                rows, state = stored
+                found = [diagnostic_from_data(row) for row in rows]
+            except (TypeError, ValueError):  # an entry of another shape (an older evcat's): work it out again
+                stored = None
         if stored is None:
             diagnostics, state = compute()
-            stored = (
-                [
-                    (d.rule, int(d.severity), d.message, d.location.file, d.location.line, d.location.column, d.suggestion)
-                    for d in diagnostics
-                ],
-                state,
-            )
+            found = list(diagnostics)
+            stored = ([diagnostic_to_data(d) for d in found], state)
         self.memo_used[key] = stored
-        rows, state = stored
-        return [
-            Diagnostic(rule, Severity(severity), message, Location(file, line, column), suggestion)
-            for rule, severity, message, file, line, column, suggestion in rows
-        ], state
+        return found, state
 
     def memo_key(self, rule_id: str, event: EventType) -> str | None:
         """The fingerprint of ``rule_id``'s memoised check of ``event``: the
@@ -107,10 +105,15 @@ class Context:
         if event.payload is not None:
             shared = self.built.catalog_set.schemas
             files.update(shared[name].file for name in event.payload.uses)
-        digests = [self.documents[file].digest for file in sorted(files)]
+        return self.fingerprint(rule_id, event.path, files)
+
+    def fingerprint(self, rule_id: str, path: Path, files: Iterable[str]) -> str | None:
+        """The memo key of ``rule_id``'s check at ``path`` that reads ``files``:
+        their content (None when one has no content hash, as in tests)."""
+        digests = [self.documents[file].digest for file in sorted(set(files))]
         if not all(digests):
             return None
-        return hashlib.sha256(repr((rule_id, event.path, digests)).encode()).hexdigest()
+        return hashlib.sha256(repr((rule_id, path, digests)).encode()).hexdigest()
 
     def loc(self, file: str, path: Path) -> Location:
         return self.documents[file].loc(path)
@@ -361,9 +364,7 @@ def part_findings(
     known = cache.get(key)
     if known is None or known[0] is not part.schema:
         # Across runs: by the content of the part's file (its findings' locations are in it).
-        digest = context.documents[part.file].digest
-        fingerprint = hashlib.sha256(repr((rule_id, part.path, digest)).encode()).hexdigest() if digest else None
-        findings, _ = context.remembered(fingerprint, lambda: (compute(), None))
+        findings, _ = context.remembered(context.fingerprint(rule_id, part.path, (part.file,)), lambda: (compute(), None))
         known = cache[key] = (part.schema, findings)
     findings: list[Diagnostic] = known[1]
     return findings
