@@ -59,23 +59,7 @@ def pinned(schema: Any) -> Any:
     where ECMA-262 ends them (``$`` is the end of the input, not also before
     a final newline as in Python's ``re``), and the payload formats the
     runtime types carry their grammar as a pattern too."""
-    if not isinstance(schema, dict):
-        return schema
-    result: dict[str, Any] = {}
-    for keyword, value in schema.items():
-        walk = _SUBSCHEMAS.get(keyword)
-        if walk is None:
-            result[keyword] = schema_pattern(value) if keyword == "pattern" and isinstance(value, str) else value
-        elif walk is _MAP:
-            result[keyword] = {name: pinned(child) for name, child in value.items()} if isinstance(value, dict) else value
-        elif walk is _ONE:
-            result[keyword] = [pinned(child) for child in value] if isinstance(value, list) else pinned(value)
-        else:
-            result[keyword] = [pinned(child) for child in value] if isinstance(value, list) else value
-    grammar = _format_grammar(schema)
-    if grammar is not None:
-        result["allOf"] = [*result.get("allOf", []), grammar]
-    return result
+    return _walk(schema, None, None, True)
 
 
 def _format_grammar(schema: dict[str, Any]) -> dict[str, Any] | None:
@@ -98,43 +82,53 @@ def titled(schema: Any, title: str, each: Callable[[dict[str, Any], dict[str, An
     (the Python renderer's own additions: one walk, one naming rule).
     ``pin``: ``titled(pinned(schema), ...)`` in one walk (``each`` is handed
     the node as it was before pinning)."""
+    return _walk(schema, title, each, pin)
+
+
+def _walk(schema: Any, title: str | None, each: Callable[[dict[str, Any], dict[str, Any], str], None] | None,
+          pin: bool) -> Any:
+    """The one walk of ``pinned`` (``title`` None: titles kept, nothing
+    named) and ``titled``."""
     if not isinstance(schema, dict):
         return schema
     result: dict[str, Any] = {}
-    if schema.get("type") == "object" or "properties" in schema or "enum" in schema:
+    if title is not None and (schema.get("type") == "object" or "properties" in schema or "enum" in schema):
         result["title"] = title
     for keyword, value in schema.items():
         walk = _SUBSCHEMAS.get(keyword)
         if walk is None:
-            if keyword == "title":
+            if keyword == "title" and title is not None:
                 continue
             result[keyword] = schema_pattern(value) if pin and keyword == "pattern" and isinstance(value, str) else value
         elif walk is _MAP:
             if not isinstance(value, dict):
                 result[keyword] = value
-            elif keyword == "$defs":  # named, not nested: titled by the one who uses them
-                result[keyword] = {name: pinned(child) for name, child in value.items()} if pin else value
+            elif keyword == "$defs" and title is not None:  # named, not nested: titled by the one who uses them
+                result[keyword] = {name: _walk(child, None, None, True) for name, child in value.items()} if pin else value
             else:
-                result[keyword] = {name: titled(child, child_class_name(title, keyword, name), each, pin=pin)
-                                   for name, child in value.items()}
+                result[keyword] = {name: _walk(child, _child(title, keyword, name), each, pin) for name, child in value.items()}
         elif walk is _ONE:
             result[keyword] = (
-                [titled(child, child_class_name(title, keyword, i), each, pin=pin) for i, child in enumerate(value)]
-                if isinstance(value, list) else titled(value, child_class_name(title, keyword), each, pin=pin)
+                [_walk(child, _child(title, keyword, i), each, pin) for i, child in enumerate(value)]
+                if isinstance(value, list) else _walk(value, _child(title, keyword), each, pin)
             )
         else:
             result[keyword] = (
-                [titled(child, child_class_name(title, keyword, i), each, pin=pin) for i, child in enumerate(value)]
+                [_walk(child, _child(title, keyword, i), each, pin) for i, child in enumerate(value)]
                 if isinstance(value, list) else value
             )
     if pin:
         grammar = _format_grammar(schema)
         if grammar is not None:
             branches = [*result.get("allOf", [])]
-            result["allOf"] = [*branches, titled(grammar, child_class_name(title, "allOf", len(branches)), each)]
-    if each is not None:
+            result["allOf"] = [*branches, _walk(grammar, _child(title, "allOf", len(branches)), each, False)]
+    if each is not None and title is not None:
         each(schema, result, title)
     return result
+
+
+def _child(title: str | None, *path: str | int) -> str | None:
+    return None if title is None else child_class_name(title, *path)
 
 
 def shared_titled(name: str, schema: Any, *, pin: bool = False) -> Any:
@@ -143,13 +137,6 @@ def shared_titled(name: str, schema: Any, *, pin: bool = False) -> Any:
     ``pin``: the shared schema ``pinned`` too (one walk)."""
     result = titled(schema, schema_class_name(name), pin=pin)
     return {"title": schema_class_name(name), **result} if isinstance(result, dict) else result
-
-
-def payload_schema(event: EventType, shared: Mapping[str, SharedSchema], class_name: str | None = None) -> dict[str, Any]:
-    """data.schema.json: the payload on its own, shared schemas under ``$defs``.
-    ``class_name``: the event's envelope class (``naming.envelope_class_names``):
-    the payload and its shared schemas are titled as their Python classes."""
-    return _Payload(event, shared, class_name).document()
 
 
 class _Payload:
@@ -186,7 +173,9 @@ class _Payload:
         return value
 
     def document(self) -> dict[str, Any]:
-        """data.schema.json: ``payload_schema``."""
+        """data.schema.json: the payload on its own, the shared schemas it
+        uses under ``$defs``, titled as their Python classes when the event's
+        envelope class is known."""
         event, uses, schema = self.event, self.payload.uses, self.schema
         document: dict[str, Any] = {"$schema": DRAFT, "$id": payload_id(event)}
         if not isinstance(self.payload.schema, dict) and not uses:  # a boolean schema
@@ -233,7 +222,7 @@ class _Payload:
 def event_schemas(event: EventType, shared: Mapping[str, SharedSchema], class_name: str | None = None,
                   memo: dict[tuple[str, bool], Any] | None = None) -> tuple[dict[str, Any] | None, dict[str, Any]]:
     """data.schema.json (None without a payload) and event.schema.json of
-    ``event``: ``payload_schema`` and ``envelope_schema``, the payload pinned
+    ``event``: ``_Payload.document`` and ``envelope_schema``, the payload pinned
     and titled once for both, a shared schema once per ``memo`` (one dict for
     one catalog's events). The documents share parts: write them, do not
     change them."""
