@@ -73,9 +73,14 @@ def test_constraint_values_are_json_dumps(value: Any) -> None:
     assert docs._json_text(value) == expected
 
 
+# Catalog text holds no lone surrogate (the loader refuses one: CAT-YAML).
+WIRE_TEXT = st.text(st.one_of(st.sampled_from(list("`|] [()<>&:\n\r \tj\\a:/#?%+")), st.characters(exclude_categories=["Cs"])),
+                    max_size=40)
+
+
 @SETTINGS
 @given(values=st.dictionaries(st.sampled_from(["id", "source", "type", "subject", "time", "ext"]),
-                              st.one_of(TEXT, st.booleans(), st.integers()), max_size=6))
+                              st.one_of(WIRE_TEXT, st.booleans(), st.integers()), max_size=6))
 def test_http_headers_are_quoted_as_before(values: dict[str, Any]) -> None:
     lines = docs.http_request(values, "/").splitlines()[1:]
     expected = []
@@ -151,15 +156,17 @@ def test_words_of_each_text_are_the_words_of_all(texts: list[str]) -> None:
         list(dict.fromkeys(" ".join(texts).lower().split()))
 
 
-ENTRY = st.recursive(st.none() | st.booleans() | TEXT | st.text(),
+ENTRY = st.recursive(st.none() | st.booleans() | TEXT | st.text() | st.integers(-(2**70), 2**70) | st.floats(),
                      lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3), max_leaves=10)
 
 
 @SETTINGS
 @given(value=ENTRY)
 def test_search_index_json_is_json_dumps(value: Any) -> None:
-    assert docs._compact_json(value) == json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-    assert docs._compact_json(["\ud800"]) == json.dumps(["\ud800"], ensure_ascii=False, separators=(",", ":"))
+    from generator.render import compact_json
+
+    assert compact_json(value) == json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    assert compact_json(["\ud800"]) == json.dumps(["\ud800"], ensure_ascii=False, separators=(",", ":"))
 
 
 def test_warm_up_compiles_the_templates_the_docs_units_render_with() -> None:

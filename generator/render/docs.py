@@ -17,7 +17,6 @@ from operator import itemgetter
 from typing import Any
 from urllib.parse import quote
 
-import orjson
 from markupsafe import Markup
 
 from .. import __version__
@@ -25,7 +24,7 @@ from ..diff import Change, diff_events
 from ..formats import semver_key
 from ..model import Catalog, CatalogSet, EventType, SharedSchema
 from ..naming import safe_file_name
-from . import Unit, catalog_inputs, dump_json, event_dir, partial_set, render_all
+from . import Unit, catalog_inputs, compact_json, dump_json, event_dir, partial_set, render_all
 from ..profiles import PROFILES
 from .asyncapi import message_id
 from .templates import environment, rendering, template_set
@@ -577,18 +576,7 @@ def search_index(catalog_set: CatalogSet, types: list[TypeView], schemas: list[S
             "url": schema.path, "versions": [], "deprecated": False, "fields": list(fields),
             "text": " ".join([schema.schema.name.lower(), *(name.lower() for name in fields), *dict.fromkeys(description.lower().split())]),
         })
-    return "window.EVCAT_SEARCH_INDEX = " + _compact_json(entries) + ";\n"
-
-
-def _compact_json(value: Any) -> str:
-    """``json.dumps(value, ensure_ascii=False, separators=(",", ":"))``: orjson
-    writes the same text, faster, for dicts, lists, strings and booleans
-    (what the search index holds); the standard library what it refuses (a
-    lone surrogate)."""
-    try:
-        return orjson.dumps(value).decode("utf-8")
-    except TypeError:
-        return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return "window.EVCAT_SEARCH_INDEX = " + compact_json(entries) + ";\n"
 
 
 def units(catalog_set: CatalogSet) -> list[Unit]:
