@@ -191,6 +191,9 @@ def _render_task(task: Task) -> tuple[int, dict[str, bytes]]:
     return index, function(inputs)
 
 
+# The payloads of Python units rendered before (``_payload_key``), one store of the cache.
+PAYLOADS = "payloads"
+
 # A few changed catalogs are rendered by the helper: a process forked when
 # generation starts, which loads datamodel-code-generator while the parent
 # lints (almost a second a fresh process would otherwise spend after lint).
@@ -237,7 +240,7 @@ def _warm_up(kinds: Sequence[str]) -> None:
 
 def _payloads_recorded(cache_dir: str) -> bool:
     """Whether an earlier run recorded the payloads it rendered (``render``)."""
-    return os.path.isdir(os.path.join(cache_dir, "payloads"))
+    return Store(cache_dir, PAYLOADS).directory.is_dir()
 
 
 def start_helper() -> Any:
@@ -283,7 +286,7 @@ def render(catalog_set: CatalogSet, kinds: Sequence[str], *, cache_dir: str | No
     # The helper is for units that run datamodel-code-generator: whose payloads
     # it has not seen (a title edited: the models come from the cache, and a
     # worker renders the unit without waiting for the helper's warm-up).
-    payloads = Store(cache_dir, "payloads") if cache_dir else None  # (recorded without a helper too: the next run's)
+    payloads = Store(cache_dir, PAYLOADS) if cache_dir else None  # (recorded without a helper too: the next run's)
     payload_keys = {i: _payload_key(units[i]) for i in pending if units[i].kind == "python"} if payloads else {}
     to_helper = [i for i in pending if units[i].kind == "python"
                  and (payloads is None or payloads.get(payload_keys[i]) is None)] if helper is not None else []

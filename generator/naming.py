@@ -314,9 +314,9 @@ _IDENTIFIER = re.compile(r"[^\W\d]\w*")
 @cache
 def _runtime_words() -> frozenset[str] | None:
     """Every identifier the runtime's source spells (NFKC, as Python reads
-    identifiers): a name bound at the top of a runtime module is one of them.
-    Read in a millisecond, where parsing takes some 30 ms a process; None
-    when a file cannot be read (then only parsing tells)."""
+    identifiers): a name bound at the top of a runtime module is one of them,
+    found without parsing the runtime; None when a file cannot be read (then
+    only parsing tells)."""
     words: set[str] = set()
     try:
         for source in _runtime_sources():

@@ -286,8 +286,8 @@ class _Dumper(getattr(yaml, "CSafeDumper", yaml.SafeDumper)):  # type: ignore[mi
     """Block style, no anchors/aliases (shared objects are written out in full).
     libyaml's emitter when PyYAML has it (10x faster, same output).
 
-    What stays in Python is PyYAML's representer and resolver, four fifths of
-    the time of a document: str, dict and list (nearly every node) are made
+    What stays in Python is PyYAML's representer and resolver, most of the
+    time of a document: str, dict and list (nearly every node) are made
     into nodes here directly, as ``represent_scalar``/``represent_mapping``/
     ``represent_sequence`` make them with ``default_flow_style=False``, no
     sorting and no aliases; the resolver's verdict on a plain scalar is kept
@@ -297,13 +297,15 @@ class _Dumper(getattr(yaml, "CSafeDumper", yaml.SafeDumper)):  # type: ignore[mi
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._resolved: dict[str, str] = {}
+        # The options the direct nodes are made for (``dump_yaml``'s); others: PyYAML's way.
+        self._direct = self.default_style is None and self.default_flow_style is False and not self.sort_keys
 
     def ignore_aliases(self, data: Any) -> bool:
         return True
 
     def represent_data(self, data: Any) -> yaml.Node:
         kind = type(data)
-        if self.default_style is None and self.default_flow_style is False and not self.sort_keys:
+        if self._direct:
             if kind is str:
                 return yaml.ScalarNode(_STR, data, style=_style(data))
             if kind is dict:

@@ -32,7 +32,7 @@ from .timeline import TypeVersions, layout
 
 PROFILE_NAMES = {profile: profile.title for profile in PROFILES.values()}
 _HEADER_SAFE = "".join(chr(c) for c in range(0x21, 0x7F) if chr(c) not in '"%')
-_HEADER_PLAIN = re.compile(r'[!#$&-~]*')  # only _HEADER_SAFE's characters: ``quote`` leaves the text as it is
+_HEADER_PLAIN = re.compile(f"[{re.escape(_HEADER_SAFE)}]*")  # only _HEADER_SAFE's characters: ``quote`` leaves the text as it is
 
 
 def markdown(text: str | None) -> Markup:

@@ -57,8 +57,8 @@ def sorted_imports(source: str) -> str | None:
     in the module, a comment within the block, a name the module binds again
     or mentions where the compiler does not see a use).
 
-    Uses are the compiler's own (``symtable``: a name a scope reads), about
-    twice as fast as walking the syntax tree; annotations count as uses, so
+    Uses are the compiler's own (``symtable``: a name a scope reads, without
+    a walk of the syntax tree); annotations count as uses, so
     the module's annotations are read as evaluated ones (without the
     ``__future__`` import, which changes when they run, not what they name)."""
     if "import" not in source:
