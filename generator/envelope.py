@@ -22,7 +22,7 @@ from . import vocabulary
 from .model import ContextAttribute, EventType, SharedSchema
 from .naming import child_class_name, payload_class_name, schema_class_name
 from .patterns import schema_pattern
-from .schemawalk import LIST_OF_SCHEMAS, MAP_OF_SCHEMAS, ONE_SCHEMA
+from .schemawalk import IN_MAP, IN_ONE, SUBSCHEMAS
 
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
 PAYLOAD_DEF = "data"  # the payload's key under $defs in event.schema.json
@@ -49,9 +49,6 @@ _FORMAT_GRAMMARS = {
 }
 
 
-# Where the subschemas of a keyword are (``schemawalk``), for one dict look-up a keyword.
-_MAP, _ONE, _LIST = 1, 2, 3
-_SUBSCHEMAS = {**dict.fromkeys(MAP_OF_SCHEMAS, _MAP), **dict.fromkeys(ONE_SCHEMA, _ONE), **dict.fromkeys(LIST_OF_SCHEMAS, _LIST)}
 
 
 def pinned(schema: Any) -> Any:
@@ -95,19 +92,19 @@ def _walk(schema: Any, title: str | None, each: Callable[[dict[str, Any], dict[s
     if title is not None and (schema.get("type") == "object" or "properties" in schema or "enum" in schema):
         result["title"] = title
     for keyword, value in schema.items():
-        walk = _SUBSCHEMAS.get(keyword)
+        walk = SUBSCHEMAS.get(keyword)
         if walk is None:
             if keyword == "title" and title is not None:
                 continue
             result[keyword] = schema_pattern(value) if pin and keyword == "pattern" and isinstance(value, str) else value
-        elif walk is _MAP:
+        elif walk is IN_MAP:
             if not isinstance(value, dict):
                 result[keyword] = value
             elif keyword == "$defs" and title is not None:  # named, not nested: titled by the one who uses them
                 result[keyword] = {name: _walk(child, None, None, True) for name, child in value.items()} if pin else value
             else:
                 result[keyword] = {name: _walk(child, _child(title, keyword, name), each, pin) for name, child in value.items()}
-        elif walk is _ONE:
+        elif walk is IN_ONE:
             result[keyword] = (
                 [_walk(child, _child(title, keyword, i), each, pin) for i, child in enumerate(value)]
                 if isinstance(value, list) else _walk(value, _child(title, keyword), each, pin)

@@ -67,6 +67,10 @@ def type_problem(value: Any) -> tuple[str, str | None] | None:
 
 
 # For membership tests (a tuple is searched one item at a time).
+# Where the subschemas of a keyword are, for one dict look-up a keyword (envelope's walks).
+IN_MAP, IN_ONE, IN_LIST = 1, 2, 3
+SUBSCHEMAS = {**dict.fromkeys(MAP_OF_SCHEMAS, IN_MAP), **dict.fromkeys(ONE_SCHEMA, IN_ONE), **dict.fromkeys(LIST_OF_SCHEMAS, IN_LIST)}
+
 _MAPS = frozenset(MAP_OF_SCHEMAS)
 _ONES = frozenset(ONE_SCHEMA)
 _LISTS = frozenset(LIST_OF_SCHEMAS)
