@@ -34,9 +34,9 @@ from .loader import Document, read_catalog_bytes
 from .model import CatalogSet
 from . import renderers
 from .render import Unit
-from . import workers as workers_module
-from .workers import run as parallel
-from .workers import worker_count
+from .engine import workers as workers_module
+from .engine.workers import run as parallel
+from .engine.workers import worker_count
 from .writer import LOCK_TIMEOUT, Stamps, Unavailable, WriteReport, write
 from .writer import check as check_outputs
 

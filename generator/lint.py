@@ -19,8 +19,8 @@ from . import __version__
 from .cachefile import Single, Store
 from .diagnostics import Diagnostic, Severity, sort_diagnostics
 from .loader import MAX_EVENTS, Document, load_bytes, read_catalog_bytes
-from .workers import run as parallel
-from .workers import no_collection, worker_count
+from .engine.workers import run as parallel
+from .engine.workers import no_collection, worker_count
 
 if TYPE_CHECKING:
     from .build import Built

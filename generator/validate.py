@@ -30,9 +30,9 @@ from .envelope import envelope_schema
 from .instance import EventChecker, Problem, pointer_text
 from .model import CatalogSet, EventType
 from .rules import RULES
-from .workers import no_collection
-from .workers import run_shared as parallel
-from .workers import worker_count as workers_for
+from .engine.workers import no_collection
+from .engine.workers import run_shared as parallel
+from .engine.workers import worker_count as workers_for
 
 EVENT_SUFFIXES = (".json", ".jsonl", ".ndjson")
 

@@ -33,7 +33,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from .cachefile import CachedFile, read_cached
-from .workers import interrupts_held
+from .engine.workers import interrupts_held
 
 MANIFEST = ".evcat-manifest.json"
 

@@ -145,3 +145,32 @@ def test_memo_entries_of_another_shape_are_worked_out_again(directory: Path, tmp
            for number, (key, (_, state)) in enumerate(memo.items())}
     store.put(old)
     assert lint(str(directory), str(cache)).diagnostics == expected
+
+
+def test_no_worker_is_forked_while_another_thread_runs(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The one decision (engine.workers.worker_count): a process with a second
+    thread never forks (a forked child keeps the other thread's locks held
+    forever: the hang of ``evcat lsp`` in issue 29); with one thread it does."""
+    import threading
+
+    from generator.engine import workers
+
+    monkeypatch.setenv("EVCAT_JOBS", "2")
+    assert workers.single_threaded() and workers.worker_count(10) == 2
+    release = threading.Event()
+    thread = threading.Thread(target=release.wait)
+    thread.start()
+    try:
+        assert not workers.single_threaded()
+        assert workers.worker_count(10) == 1
+        assert workers.pool(2) is None and workers.helper(lambda: None) is None
+        results = workers.run(_pid, range(4), 2)
+        assert set(results) == {os.getpid()}  # all here, none in a forked worker
+    finally:
+        release.set()
+        thread.join()
+    assert workers.worker_count(10) == 2
+
+
+def _pid(_: int) -> int:
+    return os.getpid()

@@ -433,3 +433,47 @@ def test_a_project_made_by_evcat_init_is_read_through_its_catalog_directory(tmp_
         await client.close()
 
     _run(scenario)
+
+
+def test_a_workspace_of_ten_files_of_a_hundred_types_answers_every_edit(tmp_path: Path) -> None:
+    """Issue 29: on 1,000 event types in 10 files of 100, an edit to a shared
+    schema that every event uses (all costly checks to do again) was never
+    answered: the server forked lint workers from its threaded process and
+    they deadlocked. Now it checks in-process; the edit and its fix are
+    both published, and the server's children are never lint workers."""
+    catalog = tmp_path / "big"
+    subprocess.run([sys.executable, str(ROOT / "bench" / "synth.py"), str(catalog), "--events", "1000", "--per-file", "100"],
+                   check=True, capture_output=True)
+    files = sorted(catalog.glob("*.yaml"))
+    assert len(files) == 10
+    shared = files[0]
+    lines = shared.read_text().split("\n")
+    # A property of a shared schema (file000.yaml's schemas are used by every file).
+    row = next(i for i, line in enumerate(lines) if line.strip().endswith(":") and lines[i - 1].strip() == "properties:")
+    column = len(lines[row]) - len(lines[row].lstrip())
+    name = lines[row].strip()[:-1]
+    broken = name[:1] + "_" + name[1:]
+
+    async def scenario() -> None:
+        client = CatalogClient()
+        await client.start(catalog)
+        await client.wait_for(lambda: len(client.diagnostics) >= len(files), timeout=120)
+        document_uri = client.open(shared)
+        for old, new, expect in ((name, broken, True), (broken, name, False)):
+            before = len(client.published)
+            client.edit(document_uri, types.Range(types.Position(row, column), types.Position(row, column + len(old))), new)
+
+            def arrived(expect: bool = expect, before: int = before) -> bool:
+                return any(
+                    published == document_uri and any(d.code == "PAY-CAMELCASE" for d in diagnostics) == expect
+                    for _, published, diagnostics in client.published[before:]
+                )
+
+            await client.wait_for(arrived, timeout=60)
+        assert client._server is not None
+        children = Path(f"/proc/{client._server.pid}/task/{client._server.pid}/children")
+        if children.exists():
+            assert children.read_text().split() == [], "the server started worker processes"
+        await client.close()
+
+    _run(scenario)

@@ -20,7 +20,7 @@ from ..loader import Document, Path
 from ..model import EventType, SharedSchema
 from ..profiles import PROFILES, Profile
 from ..schemawalk import subschemas
-from ..workers import run_shared as parallel
+from ..engine.workers import run_shared as parallel
 
 # Rule families: a rule belongs to one, and applies under every profile whose
 # ``families`` include it, unless that profile ``replaces`` it (profiles.py).

@@ -24,6 +24,7 @@ import contextlib
 import gc
 import os
 import signal
+import threading
 from collections.abc import Callable, Iterable, Iterator
 from multiprocessing import get_all_start_methods, get_context
 from typing import Any, TypeVar
@@ -34,14 +35,31 @@ Result = TypeVar("Result")
 
 def worker_count(items: int) -> int:
     """How many processes are worth starting for ``items`` pieces of work
-    (``EVCAT_JOBS`` overrides the number of cores; 1 turns workers off)."""
-    if "fork" not in get_all_start_methods():
+    (``EVCAT_JOBS`` overrides the number of cores; 1 turns workers off).
+
+    The one place that decides whether evcat forks: only a process with a
+    single thread does. A child forked from a threaded process inherits
+    every lock another thread held at that moment, held forever (POSIX
+    fork(2): only the calling thread is copied; Python's ``os.fork`` warns
+    of it since 3.12). ``evcat lsp`` reads its stream on a thread: it checks
+    in-process, and its workers could otherwise hang for good.
+    """
+    if "fork" not in get_all_start_methods() or not single_threaded():
         return 1
     try:
         cores = int(os.environ.get("EVCAT_JOBS", "0")) or len(os.sched_getaffinity(0))
     except (ValueError, AttributeError):
         cores = os.cpu_count() or 1
     return max(1, min(cores, items))
+
+
+def single_threaded() -> bool:
+    """Whether this process runs one thread (OS threads, so a thread started
+    by a native library counts too; Python's own count where /proc is absent)."""
+    try:
+        return len(os.listdir("/proc/self/task")) == 1
+    except OSError:
+        return threading.active_count() == 1
 
 
 def _ignore_interrupts() -> None:
@@ -51,7 +69,7 @@ def _ignore_interrupts() -> None:
 def pool(workers: int) -> Any:
     """``workers`` forked processes started now (for work handed over later),
     or None when fewer than two are wanted or fork is not available."""
-    if workers < 2 or "fork" not in get_all_start_methods():
+    if workers < 2 or worker_count(workers) < 2:
         return None
     return get_context("fork").Pool(workers, initializer=_ignore_interrupts)
 
@@ -159,7 +177,7 @@ def run(function: Callable[[Item], Result], items: Iterable[Item], workers: int,
     other work before it takes the results; ``ordered=False`` yields them as
     they finish. Closing the iterator stops the workers."""
     work = list(items)
-    if workers < 2 or len(work) < 2:
+    if workers < 2 or len(work) < 2 or worker_count(workers) < 2:
         return (function(item) for item in work)
     # Objects that exist now move to the permanent generation: the workers'
     # garbage collector then leaves them alone instead of writing to every
