@@ -157,7 +157,29 @@ def check_envelope(event: dict[str, Any], entry: EventType | None, profile: Prof
     for attribute in attributes.values():
         if attribute.required and event.get(attribute.name) is None:
             problems.append(_missing(attribute, attribute.name in event, profile))
+    if entry is not None:
+        problems += check_source(event.get("source"), entry)
     return problems
+
+
+def check_source(source: Any, entry: EventType) -> list[Problem]:
+    """CE-SOURCE-MATCH (catalog-format.md §9, Source templates): an event's
+    ``source`` is its catalog source, equal to it or matching it as a URI
+    template of level 1 (RFC 6570 §1.2: ``{name}`` stands for one or more
+    characters other than ``/``, ``?`` and ``#``)."""
+    if not isinstance(source, str) or not source or source_matches(entry.source, source):
+        return []
+    return [Problem("CE-SOURCE-MATCH", ("source",), f"source {_quoted(source)} is not the catalog's source '{entry.source}'")]
+
+
+def source_matches(catalog_source: str, source: str) -> bool:
+    return source == catalog_source or _source_pattern(catalog_source).fullmatch(source) is not None
+
+
+@cache
+def _source_pattern(template: str) -> re.Pattern[str]:
+    parts = re.split(r"\{[A-Za-z0-9_.%]+\}", template)
+    return re.compile("[^/?#]+".join(re.escape(part) for part in parts), re.DOTALL)
 
 
 def _missing(attribute: ContextAttribute, sent_null: bool, profile: Profile) -> Problem:

@@ -27,7 +27,7 @@ import orjson
 from . import vocabulary
 from .diagnostics import Diagnostic, Location
 from .envelope import envelope_schema
-from .instance import EventChecker, Problem, pointer_text
+from .instance import EventChecker, Problem, check_source, pointer_text
 from .model import CatalogSet, EventType
 from .rules import RULES
 from .engine.workers import no_collection
@@ -116,7 +116,7 @@ class FastValidator:
                 return [
                     Problem("CE-EXTENSION-UNDECLARED", (name,), f"the catalog does not declare the extension attribute '{name}' for '{entry.type}'")
                     for name in undeclared
-                ]
+                ] + check_source(event.get("source"), entry)
         problems = self.checker.check(event, wire_size=wire_size)
         if isinstance(event, dict) and not any(RULES[p.rule].severity.name == "ERROR" for p in problems):
             entry, _ = self.checker.find(event)

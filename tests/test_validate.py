@@ -251,3 +251,27 @@ def test_parallel_path_gives_the_serial_result_in_input_order(tmp_path: Path, mo
     assert (parallel.events, parallel.invalid) == (serial.events, serial.invalid) == (6000, 6)
     assert parallel.diagnostics == serial.diagnostics
     assert [d.location.line for d in parallel.diagnostics] == [8 + 1000 * i for i in range(6)]
+
+
+def test_a_source_other_than_the_catalogs_is_a_warning_on_every_path(tmp_path: Path) -> None:
+    """CE-SOURCE-MATCH (rules.md; catalog-format.md §9): an event's source is
+    compared with its catalog source, on the fast path and the detailed one."""
+    other = changed(METER, source="urn:ean13:0000000000000:elsewhere")
+    broken = changed(other, subject="")  # the detailed path (NORMO-SUBJECT)
+    (tmp_path / "events.jsonl").write_text("\n".join(json.dumps(e) for e in (METER, other, broken)) + "\n")
+    result = run_evcat("validate", str(CATALOGS["normo"]), str(tmp_path / "events.jsonl"), "--format", "json")
+    report = json.loads(result.stdout)
+    found = sorted((d["rule"], d["severity"], d["line"]) for d in report["diagnostics"])
+    assert found == [("CE-SOURCE-MATCH", "warning", 2), ("CE-SOURCE-MATCH", "warning", 3), ("NORMO-SUBJECT", "error", 3)], report
+    assert "is not the catalog's source" in next(d["message"] for d in report["diagnostics"] if d["line"] == 2)
+
+
+def test_a_source_matches_its_catalog_source_as_a_level_1_uri_template() -> None:
+    from generator.instance import source_matches
+
+    template = "/subscriptions/{subscriptionId}/resourceGroups/{group}"
+    assert source_matches(template, "/subscriptions/42/resourceGroups/rg-1")
+    assert not source_matches(template, "/subscriptions/4/2/resourceGroups/rg-1")  # a variable holds no '/'
+    assert not source_matches(template, "/subscriptions//resourceGroups/rg-1")  # one character at least
+    assert not source_matches(template, "/subscriptions/42/resourceGroups/rg-1?x")
+    assert source_matches("urn:x:a.b", "urn:x:a.b") and not source_matches("urn:x:a.b", "urn:x:aXb")  # '.' is literal

@@ -35,6 +35,7 @@ for _id, _severity, _summary in (
     ("CE-DATA-MISSING", E, "An event the catalog defines data for carries data."),
     ("CE-DATA-UNEXPECTED", E, "An event the catalog defines no data for carries none."),
     ("CE-EXTENSION-UNDECLARED", W, "Extension attributes are declared in the catalog."),
+    ("CE-SOURCE-MATCH", W, "An event's source is its catalog source: equal to it, or matching it as a URI template (level 1)."),
     ("CE-UNKNOWN-EVENT", E, "The catalog has exactly one entry for the event's type and dataversion."),
     ("CE-DATA-SCHEMA", E, "The event's data validates against the payload schema (evcat)."),
     ("CE-FORMAT", E, "The event is valid JSON in the CloudEvents JSON format (evcat)."),
