@@ -35,7 +35,7 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=5)
     arguments = parser.parse_args()
 
-    catalog_set = lint(str(ROOT / "catalog"), cache_dir=None).catalog_set
+    catalog_set = lint(str(ROOT / "catalog")).catalog_set
     directory = Path(tempfile.mkdtemp(prefix="evcat-parse-bench-"))
     for relative, content in render(catalog_set, ["python"])["python"].items():
         path = directory / relative

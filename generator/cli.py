@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 from typing import NoReturn
 
 from . import __version__
+from .engine.config import RunConfig
 from .diagnostics import format_github, format_json, format_sarif, format_text, terminal_text
 from .lint import UsageError, display_path, lint
 from .profiles import NAMES as PROFILE_NAMES
@@ -153,6 +154,23 @@ def _seconds(text: str) -> float:
     return value
 
 
+def _config(arguments: argparse.Namespace) -> RunConfig:
+    """The run's settings, from the command line: the one value that travels through the run."""
+    templates = getattr(arguments, "templates", None)
+    if templates:
+        from .generate import use_templates
+
+        templates = use_templates(templates)
+    return RunConfig(
+        cache_dir=None if getattr(arguments, "no_cache", True) else arguments.cache_dir,
+        formatter=getattr(arguments, "formatter", None) or "ruff",
+        asyncapi_version=getattr(arguments, "asyncapi_version", None),
+        templates=templates or None,
+        lock_timeout=getattr(arguments, "lock_timeout", RunConfig.lock_timeout),
+        progress=True,
+    )
+
+
 def _cache_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--cache-dir", default=os.environ.get("EVCAT_CACHE_DIR", DEFAULT_CACHE),
@@ -246,7 +264,7 @@ def _run(arguments: argparse.Namespace) -> int:
 
 
 def _lint(arguments: argparse.Namespace) -> int:
-    result = lint(arguments.catalog, None if arguments.no_cache else arguments.cache_dir)
+    result = lint(arguments.catalog, _config(arguments))
     _notes(result.notes)
     sys.stdout.write(_format(result.diagnostics, arguments.format, len(result.documents)))
     return 1 if result.has_errors else 0
@@ -327,13 +345,7 @@ def _generate(arguments: argparse.Namespace) -> int:
 
     kinds = parse_kinds(arguments.only)
     try:
-        result = generate(
-            arguments.catalog, arguments.output, kinds, check=arguments.check,
-            cache_dir=None if arguments.no_cache else arguments.cache_dir, progress=True,
-            formatter=arguments.formatter, asyncapi_version=arguments.asyncapi_version,
-            templates=arguments.templates,
-            lock_timeout=arguments.lock_timeout,
-        )
+        result = generate(arguments.catalog, arguments.output, kinds, _config(arguments), check=arguments.check)
     except TemplateError as error:  # a broken --templates template: its file and line, nothing written
         sys.stdout.write(_format([error.diagnostic()], arguments.format, None))
         print("evcat: a template has errors; nothing was generated", file=sys.stderr)
@@ -382,7 +394,7 @@ def _diff(arguments: argparse.Namespace) -> int:
     sides = []
     for label, spec in (("OLD", arguments.old), ("NEW", arguments.new)):
         with catalog_from(spec) as directory:
-            result = lint(directory, None)
+            result = lint(directory)
         if result.has_errors:
             sys.stdout.write(_format(result.diagnostics, "text", len(result.documents)))
             print(f"evcat: {label} catalog {spec} has errors; fix them before comparing", file=sys.stderr)
@@ -407,12 +419,12 @@ def _validate(arguments: argparse.Namespace) -> int:
 
     paths = list(arguments.paths)
     catalog = paths.pop(0) if len(paths) > 1 and _is_catalog(paths[0]) else "catalog"
-    result = lint(catalog, None if arguments.no_cache else arguments.cache_dir)
+    result = lint(catalog, _config(arguments))
     if result.has_errors:
         sys.stdout.write(_format(result.diagnostics, arguments.format, len(result.documents)))
         print(f"evcat: the catalog {catalog} has errors; fix them before validating events", file=sys.stderr)
         return 2
-    outcome = validate(result.catalog_set, paths)
+    outcome = validate(result.catalog_set, paths, _config(arguments))
     output = _format(outcome.diagnostics, arguments.format, None)
     if arguments.format == "text":
         output = output.rstrip("\n").rsplit("\n", 1)[0] + "\n" if outcome.diagnostics else ""
@@ -422,7 +434,7 @@ def _validate(arguments: argparse.Namespace) -> int:
 
 
 def _catalog_for_webhook(catalog: str, arguments: argparse.Namespace) -> object | None:
-    result = lint(catalog, None if arguments.no_cache else arguments.cache_dir)
+    result = lint(catalog, _config(arguments))
     if result.has_errors:
         sys.stdout.write(_format(result.diagnostics, "text", len(result.documents)))
         print(f"evcat: the catalog {catalog} has errors; fix them first", file=sys.stderr)

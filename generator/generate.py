@@ -20,7 +20,7 @@ import os
 import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 from pathlib import Path
 from types import ModuleType
@@ -35,9 +35,9 @@ from .model import CatalogSet
 from . import renderers
 from .render import Unit
 from .engine import workers as workers_module
+from .engine.config import RunConfig
 from .engine.workers import run as parallel
-from .engine.workers import worker_count
-from .writer import LOCK_TIMEOUT, Stamps, Unavailable, WriteReport, write
+from .writer import Stamps, Unavailable, WriteReport, write
 from .writer import check as check_outputs
 
 def __getattr__(name: str) -> Any:
@@ -248,23 +248,27 @@ def start_helper() -> Any:
     return workers_module.helper(_module("python").warm_up)
 
 
-def render(catalog_set: CatalogSet, kinds: Sequence[str], *, cache_dir: str | None = None,
-           progress: bool = False, stats: RenderStats | None = None, jobs: int | None = None,
-           formatter: str = "ruff", helper: Any = None, pool: Any = None,
-           templates: Path | None = None, asyncapi_version: str | None = None,
-           lazy: bool = False) -> dict[str, dict[str, Any]]:
-    """{kind: {relative path: bytes}} for ``kinds``; units found in the cache
-    are reused, the others rendered in ``jobs`` processes (default: one per
-    core; ``pool`` when given), a few Python units by ``helper`` (see
-    ``start_helper``) when given. With ``lazy``, files of units found in
-    the cache are ``cachefile.CachedFile``s, which the writer compares with
-    OUT by their digest and reads only when they must be written.
-    ``formatter``: see ``render.python.format_sources``; ``asyncapi_version``:
-    ``render.asyncapi.Settings`` (default: its first version);
-    ``templates``: a checked ``--templates`` directory (``use_templates``). A
-    template's error is raised as ``templates.TemplateError``."""
+def render(catalog_set: CatalogSet, kinds: Sequence[str], config: RunConfig = RunConfig(), *,
+           stats: RenderStats | None = None) -> dict[str, dict[str, bytes]]:
+    """{kind: {relative path: bytes}} for ``kinds``, with the settings of
+    ``config`` (``formatter``: see ``render.python.format_sources``;
+    ``asyncapi_version``: ``render.asyncapi.Settings``; ``templates``: a
+    checked ``--templates`` directory, see ``use_templates``); units found in
+    its cache are reused, the others rendered in ``config.workers`` processes.
+    A template's error is raised as ``templates.TemplateError``."""
+    return _render(catalog_set, kinds, config, stats=stats)
+
+
+def _render(catalog_set: CatalogSet, kinds: Sequence[str], config: RunConfig, *, stats: RenderStats | None = None,
+            helper: Any = None, pool: Any = None, lazy: bool = False) -> dict[str, dict[str, Any]]:
+    """``render``, with the processes ``generate`` started before lint:
+    ``pool`` (the workers) and ``helper`` (see ``start_helper``: a few Python
+    units). With ``lazy``, files of units found in the cache are
+    ``cachefile.CachedFile``s, which the writer compares with OUT by their
+    digest and reads only when they must be written."""
+    cache_dir, formatter, templates = config.cache_dir, config.formatter, config.templates
     python, asyncapi = _module("python"), _module("asyncapi")
-    asyncapi_version = asyncapi_version or asyncapi.VERSIONS[0]
+    asyncapi_version = config.asyncapi_version or asyncapi.VERSIONS[0]
     if asyncapi_version not in asyncapi.VERSIONS:
         raise UsageError(f"--asyncapi-version takes {' or '.join(asyncapi.VERSIONS)}, not {asyncapi_version!r}")
     if formatter not in python.FORMATTERS:
@@ -304,8 +308,8 @@ def render(catalog_set: CatalogSet, kinds: Sequence[str], *, cache_dir: str | No
     # (pickling the whole model) than rendering them here, while workers run.
     local = [i for i in here if units[i].local]
     here = [i for i in here if not units[i].local]
-    bar = Progress(len(pending)) if progress else None
-    workers = min(jobs or worker_count(len(here)), len(here)) if len(here) > 2 else 1
+    bar = Progress(len(pending)) if config.progress else None
+    workers = config.workers(len(here)) if len(here) > 2 else 1
     # Each task carries its unit's inputs (pickled when it goes to a worker,
     # freed after the unit); workers forked before lint when ``pool`` is given.
     rendering: Iterator[tuple[int, dict[str, bytes]]]
@@ -339,17 +343,17 @@ def render(catalog_set: CatalogSet, kinds: Sequence[str], *, cache_dir: str | No
     return outputs
 
 
-def generate(catalog: str, out: str, kinds: Sequence[str], *, check: bool = False, cache_dir: str | None = None,
-             progress: bool = False, formatter: str = "ruff", templates: str | None = None,
-             asyncapi_version: str | None = None, lock_timeout: float | None = LOCK_TIMEOUT) -> GenerateResult:
+def generate(catalog: str, out: str, kinds: Sequence[str], config: RunConfig = RunConfig(), *,
+             check: bool = False) -> GenerateResult:
     """Lint ``catalog``, render ``kinds`` and write them into ``out`` (or with
-    ``check``, compare). ``templates``: a ``--templates`` directory (a usage
-    error when it is missing or a file there overrides nothing;
-    ``templates.TemplateError`` when a template is broken: nothing is written
-    then). Waiting more than ``lock_timeout`` seconds for another run's lock
-    on OUT is an OutputError: nothing is written."""
-    user = use_templates(templates)
-    asyncapi_version = asyncapi_version or _module("asyncapi").VERSIONS[0]  # (no jinja2 in it)
+    ``check``, compare), with the settings of ``config``. Its ``templates``
+    is a checked directory (``use_templates``: a usage error when it is
+    missing or a file there overrides nothing); a broken template is a
+    ``templates.TemplateError``: nothing is written then. Waiting more than
+    ``config.lock_timeout`` seconds for another run's lock on OUT is an
+    OutputError: nothing is written."""
+    cache_dir, formatter, user, lock_timeout = config.cache_dir, config.formatter, config.templates, config.lock_timeout
+    asyncapi_version = config.asyncapi_version or _module("asyncapi").VERSIONS[0]  # (no jinja2 in it)
     run_key = _run_key(catalog, kinds, cache_dir, f"{formatter}\0asyncapi={asyncapi_version}", out, user) if cache_dir else None
     replayed = _replay(run_key, cache_dir) if run_key and cache_dir else None
     if replayed is not None:
@@ -364,11 +368,12 @@ def generate(catalog: str, out: str, kinds: Sequence[str], *, check: bool = Fals
         # linting (started first: its warm-up is the longest). Not on a cold
         # cache (no payloads recorded: every catalog is new, the workers render
         # them), where it would only take a core from lint.
-        helper = start_helper() if cache_dir and "python" in kinds and _payloads_recorded(cache_dir) else None
+        helper = start_helper() if cache_dir and "python" in kinds and _payloads_recorded(cache_dir) \
+            and config.workers(2) > 1 else None
         _warm_up(kinds)
-        pool = workers_module.pool(worker_count(1 << 16))
+        pool = workers_module.pool(config.workers(1 << 16))
         try:
-            result = lint(catalog, cache_dir, exclude=[out])
+            result = lint(catalog, config, exclude=[out])
             if result.has_errors:
                 return GenerateResult(result)
             # The parsed files (values with the location of every node) are not
@@ -380,9 +385,7 @@ def generate(catalog: str, out: str, kinds: Sequence[str], *, check: bool = Fals
             # leave it alone (at 5,000 types they took half the docs index time).
             with workers_module.frozen():
                 stats = RenderStats()
-                outputs = render(result.catalog_set, kinds, cache_dir=cache_dir, progress=progress, stats=stats,
-                                 formatter=formatter, helper=helper, pool=pool, templates=user,
-                                 asyncapi_version=asyncapi_version, lazy=True)
+                outputs = _render(result.catalog_set, kinds, config, stats=stats, helper=helper, pool=pool, lazy=True)
         finally:
             workers_module.stop(helper, pool)
         if run_key and cache_dir and stats.keys is not None:
@@ -397,8 +400,7 @@ def generate(catalog: str, out: str, kinds: Sequence[str], *, check: bool = Fals
     except Unavailable:
         # A cache entry changed after its sealed header was read (its bytes no
         # longer match): nothing was written; render without the cache.
-        return generate(catalog, out, kinds, check=check, cache_dir=None, progress=progress, formatter=formatter,
-                        templates=templates, asyncapi_version=asyncapi_version, lock_timeout=lock_timeout)
+        return generate(catalog, out, kinds, replace(config, cache_dir=None), check=check)
     return GenerateResult(result, report, stats)
 
 

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import __version__
 from .cachefile import Single, Store
+from .engine.config import RunConfig
 from .diagnostics import Diagnostic, Severity, sort_diagnostics
 from .loader import MAX_EVENTS, Document, load_bytes, read_catalog_bytes
 from .engine.workers import run as parallel
@@ -90,8 +91,9 @@ class Cache:
     is simply recomputed, so deleting the directory is always safe.
     """
 
-    def __init__(self, root: str | None) -> None:
+    def __init__(self, root: str | None, jobs: int | None = None) -> None:
         self.root = FsPath(root) if root else None
+        self.jobs = jobs  # RunConfig.jobs
         self.memo: dict[str, Any] = {}
         self.memo_used: dict[str, Any] = {}
         self.parsed = Store(root, "parsed") if root else None
@@ -116,7 +118,7 @@ class Cache:
         for path in paths:
             documents.update(self._load_one(path, display(path), misses, root))
         entries = {digest: str(self.parsed.directory) if self.parsed is not None else None for _, _, digest in misses}
-        parsed = _parse_all(misses, entries)  # the workers start now
+        parsed = _parse_all(misses, entries, self.jobs)  # the workers start now
         if meanwhile is not None:
             meanwhile()
         sources = {display: raw for display, raw, _ in misses}
@@ -183,9 +185,10 @@ def _parse(item: tuple[str, bytes, str, str | None]) -> tuple[str, bytes, str]:
     return display, packed, digest
 
 
-def _parse_all(items: list[tuple[str, bytes, str]], entries: dict[str, str | None]) -> Iterator[tuple[str, bytes, str]]:
+def _parse_all(items: list[tuple[str, bytes, str]], entries: dict[str, str | None],
+               jobs: int | None) -> Iterator[tuple[str, bytes, str]]:
     work = [(display, raw, digest, entries[digest]) for display, raw, digest in items]
-    workers = worker_count(len(work))
+    workers = worker_count(len(work), jobs)
     if sum(len(raw) for _, raw, _ in items) < PARALLEL_MIN_BYTES:
         workers = 1
     return parallel(_parse, work, workers, chunksize=max(1, len(work) // (workers * 4)))
@@ -202,14 +205,15 @@ def _unreadable(display: str, error: OSError) -> Document:
     return _failed(display, f"cannot read the file: {error.strerror or error}")
 
 
-def lint(root: str, cache_dir: str | None = None, exclude: Iterable[str | None] = ()) -> LintResult:
-    """``exclude``: directories under ``root`` that are not catalogs (OUT;
-    the cache directory always is one of them)."""
-    files = find_catalog_files(root, [cache_dir, *exclude])
+def lint(root: str, config: RunConfig = RunConfig(), exclude: Iterable[str | None] = ()) -> LintResult:
+    """Lint the catalog directory (or file) ``root`` with the settings of
+    ``config``; ``exclude``: directories under ``root`` that are not
+    catalogs (OUT; the cache directory always is one of them)."""
+    files = find_catalog_files(root, [config.cache_dir, *exclude])
     # Loading builds millions of small containers and no cycles: the cyclic
     # collector would only rescan them (a third of the run time).
     with no_collection():
-        cache = Cache(cache_dir)
+        cache = Cache(config.cache_dir, config.jobs)
         documents = cache.load_all(files, meanwhile=_rule_engine, root=root if os.path.isdir(root) else None)
         result = check(documents.values(), cache)
         cache.save_memo()
@@ -262,7 +266,8 @@ def check(documents: Iterable[Document], cache: Cache | None = None) -> LintResu
         context.cache["part-findings"] = keep.setdefault("part-findings", {})
     if cache is not None:
         context.memo, context.memo_used = cache.memo, cache.memo_used
-    diagnostics.extend(run_rules(context, worker_count(len(built.catalog_set.events))))
+    jobs = cache.jobs if cache is not None else None
+    diagnostics.extend(run_rules(context, worker_count(len(built.catalog_set.events), jobs)))
     return LintResult(by_file, built, sort_diagnostics(_apply_overrides(diagnostics, by_file)), notes)
 
 

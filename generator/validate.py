@@ -30,9 +30,9 @@ from .envelope import envelope_schema
 from .instance import EventChecker, Problem, check_source, pointer_text
 from .model import CatalogSet, EventType
 from .rules import RULES
+from .engine.config import RunConfig
 from .engine.workers import no_collection
 from .engine.workers import run_shared as parallel
-from .engine.workers import worker_count as workers_for
 
 EVENT_SUFFIXES = (".json", ".jsonl", ".ndjson")
 
@@ -562,14 +562,14 @@ CHUNK_EVENTS = 50_000
 CHUNK_BYTES = 32 * 1024 * 1024
 
 
-def validate(catalog_set: CatalogSet, arguments: list[str]) -> Result:
+def validate(catalog_set: CatalogSet, arguments: list[str], config: RunConfig = RunConfig()) -> Result:
     """Check every event; a broken file or event never stops the others."""
     validator = FastValidator(catalog_set)
     result = Result()
     with no_collection():  # millions of short-lived containers, no cycles
         offset = 0
         for chunk in _chunks(read_sources(arguments)):
-            part = _validate(validator, chunk)
+            part = _validate(validator, chunk, config)
             result.events += part.events
             result.invalid += part.invalid
             result.diagnostics.extend(part.diagnostics)
@@ -595,8 +595,8 @@ def _chunks(sources: Iterator[Source]) -> Iterator[list[Source]]:
 _TYPE_FIELD = re.compile(rb'"type"\s*:\s*"([^"\\]*)"')
 
 
-def _validate(validator: FastValidator, sources: list[Source]) -> Result:
-    workers = min(workers_for(len(sources)), 8)
+def _validate(validator: FastValidator, sources: list[Source], config: RunConfig) -> Result:
+    workers = min(config.workers(len(sources)), 8)
     if len(sources) < PARALLEL_MIN_EVENTS or workers < 2:
         return _check_range(validator, sources, list(range(len(sources))))
     # Events of one type go to one worker, so each compiles only its share of

@@ -74,7 +74,7 @@ def lint_files(tmp_path: Path):
                 path.write_bytes(content)
             else:
                 path.write_text(content, encoding="utf-8")
-        return lint(str(tmp_path), cache_dir=None).diagnostics
+        return lint(str(tmp_path)).diagnostics
 
     return run
 

@@ -11,6 +11,7 @@ import shutil
 import sys
 from pathlib import Path
 
+from generator.engine.config import RunConfig
 from generator.generate import RENDERERS, render, use_templates
 from generator.lint import lint
 
@@ -36,7 +37,7 @@ def generated(name: str) -> dict[str, bytes]:
         raise SystemExit(f"{name}: the catalog has errors: {result.diagnostics[0]}")
     files: dict[str, bytes] = {}
     user = use_templates(str(templates)) if templates is not None else None
-    for produced in render(result.catalog_set, list(kinds), templates=user).values():
+    for produced in render(result.catalog_set, list(kinds), RunConfig(templates=user)).values():
         files.update(produced)
     return files
 

@@ -65,7 +65,7 @@ def packages(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
     out = tmp_path_factory.mktemp("names")
     for name in ("nlgov", "normo", "hostile"):
-        for relative, content in render(lint(str(CATALOGS[name]), cache_dir=None).catalog_set, ["python"])["python"].items():
+        for relative, content in render(lint(str(CATALOGS[name])).catalog_set, ["python"])["python"].items():
             path = out / name / relative
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_bytes(content)

@@ -10,6 +10,7 @@ import jsonschema
 import pytest
 import yaml
 
+from generator.engine.config import RunConfig
 from generator.cli import main
 from generator.format import catalog_json_schema
 from generator.lint import lint
@@ -93,18 +94,18 @@ def test_warm_cache_gives_the_same_diagnostics(tmp_path: Path) -> None:
     shutil.copytree(ROOT / "catalog", catalog)
     (catalog / "bad.yaml").write_text(BAD + "    examples:\n      - {data: {thingId: 5}}\n")
     cache = tmp_path / "cache"
-    cold = lint(str(catalog), str(cache)).diagnostics
+    cold = lint(str(catalog), RunConfig(cache_dir=str(cache))).diagnostics
     assert any(d.rule == "CAT-EXAMPLE" for d in cold)
     assert (cache / "checks.marshal").exists() and any((cache / "parsed").rglob("*.marshal"))
-    warm = lint(str(catalog), str(cache)).diagnostics
+    warm = lint(str(catalog), RunConfig(cache_dir=str(cache))).diagnostics
     assert warm == cold
-    uncached = lint(str(catalog), None).diagnostics
+    uncached = lint(str(catalog)).diagnostics
     assert uncached == cold
     # A corrupt cache is recomputed, never trusted.
     for entry in (cache / "parsed").rglob("*.marshal"):
         entry.write_bytes(b"garbage")
     (cache / "checks.marshal").write_bytes(b"\x00")
-    assert lint(str(catalog), str(cache)).diagnostics == cold
+    assert lint(str(catalog), RunConfig(cache_dir=str(cache))).diagnostics == cold
 
 
 def test_change_in_a_referenced_file_reaches_the_memoised_example_check(tmp_path: Path) -> None:
@@ -117,9 +118,9 @@ def test_change_in_a_referenced_file_reaches_the_memoised_example_check(tmp_path
     (tmp_path / "shared.yaml").write_text(shared)
     (tmp_path / "user.yaml").write_text(user)
     cache = tmp_path / ".cache"
-    assert lint(str(tmp_path), str(cache)).diagnostics == []
+    assert lint(str(tmp_path), RunConfig(cache_dir=str(cache))).diagnostics == []
     (tmp_path / "shared.yaml").write_text(shared.replace("{type: string, description: A code.}", "{type: integer, description: A code.}"))
-    assert [d.rule for d in lint(str(tmp_path), str(cache)).diagnostics] == ["CAT-EXAMPLE"]
+    assert [d.rule for d in lint(str(tmp_path), RunConfig(cache_dir=str(cache))).diagnostics] == ["CAT-EXAMPLE"]
 
 
 def test_warm_cache_keeps_a_payload_that_breaks_the_meta_schema(tmp_path: Path) -> None:
@@ -132,9 +133,9 @@ def test_warm_cache_keeps_a_payload_that_breaks_the_meta_schema(tmp_path: Path) 
     ))
     (tmp_path / "c.yaml").write_text(broken)
     cache = tmp_path / ".cache"
-    cold = lint(str(tmp_path), str(cache)).diagnostics
+    cold = lint(str(tmp_path), RunConfig(cache_dir=str(cache))).diagnostics
     assert [(d.rule, d.location.line) for d in cold] == [("CAT-SCHEMA", 20)]
-    assert lint(str(tmp_path), str(cache)).diagnostics == cold
+    assert lint(str(tmp_path), RunConfig(cache_dir=str(cache))).diagnostics == cold
 
 
 def test_format_schema_is_shipped_and_current() -> None:

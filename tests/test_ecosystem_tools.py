@@ -66,7 +66,7 @@ def generated(tmp_path_factory: pytest.TempPathFactory) -> Generated:
                     destination = out / kind / path.relative_to(target / kind)
                     destination.parent.mkdir(parents=True, exist_ok=True)
                     shutil.copyfile(path, destination)
-        catalog_sets.append(lint(str(catalog), cache_dir=None).catalog_set)
+        catalog_sets.append(lint(str(catalog)).catalog_set)
     return Generated(out, catalog_sets)
 
 

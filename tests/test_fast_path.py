@@ -34,7 +34,7 @@ def examples(tmp_path_factory: pytest.TempPathFactory) -> list[tuple[ModuleType,
     root = tmp_path_factory.mktemp("fast-path")
     found = []
     for directory in CATALOGS:
-        catalog_set = lint(str(directory), cache_dir=None).catalog_set
+        catalog_set = lint(str(directory)).catalog_set
         for relative, content in render(catalog_set, ["python"])["python"].items():
             path = root / relative
             path.parent.mkdir(parents=True, exist_ok=True)

@@ -22,6 +22,7 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from generator.engine.config import RunConfig
 from generator.generate import RENDERERS, render
 from generator.lint import check
 from generator.loader import load_text
@@ -127,7 +128,7 @@ def check_random_catalog(document: dict[str, Any], root: Path) -> None:
         COUNTS["invalid"] += 1
         return
     COUNTS["valid"] += 1
-    outputs = render(result.catalog_set, list(RENDERERS), jobs=1)  # no worker processes per example
+    outputs = render(result.catalog_set, list(RENDERERS), RunConfig(jobs=1))  # no worker processes per example
     out = root / uuid.uuid4().hex
     write(out, outputs, "test")  # the real writer: every path checked to stay inside OUT
     written = {str(path.relative_to(out)) for path in out.rglob("*") if path.is_file()}

@@ -19,6 +19,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from generator.engine.config import RunConfig
 from generator import generate as generate_module
 from generator.cli import main
 from generator.generate import Progress, RenderCache, RenderStats, generate, render
@@ -49,35 +50,35 @@ def edit(path: Path, old: str, new: str) -> None:
 def test_warm_and_cold_runs_are_byte_identical(catalog: Path, tmp_path: Path) -> None:
     cache = str(tmp_path / "cache")
     first = RenderStats()
-    generate(str(catalog), str(tmp_path / "warm"), KINDS, cache_dir=cache)
-    again = generate(str(catalog), str(tmp_path / "warm"), KINDS, cache_dir=cache)
+    generate(str(catalog), str(tmp_path / "warm"), KINDS, RunConfig(cache_dir=cache))
+    again = generate(str(catalog), str(tmp_path / "warm"), KINDS, RunConfig(cache_dir=cache))
     assert again.stats is not None and again.stats.rendered == 0 and again.stats.cached == again.stats.units
     assert again.report is not None and not again.report.written and not again.report.deleted
-    generate(str(catalog), str(tmp_path / "cold"), KINDS, cache_dir=None)
+    generate(str(catalog), str(tmp_path / "cold"), KINDS, RunConfig(cache_dir=None))
     assert snapshot(tmp_path / "warm") == snapshot(tmp_path / "cold")
     assert first.rendered == 0  # untouched: stats are only filled when passed to render
 
     # One event changes: only that catalog's units and the indexes render again.
     edit(catalog / "normo" / "meter-data.yaml", "title: Meter removed", "title: Meter taken out of service")
-    changed = generate(str(catalog), str(tmp_path / "warm"), KINDS, cache_dir=cache)
+    changed = generate(str(catalog), str(tmp_path / "warm"), KINDS, RunConfig(cache_dir=cache))
     assert changed.stats is not None
     assert changed.stats.rendered == len(KINDS) + 2  # meter-data in each kind + jsonschema and docs indexes
     assert changed.report is not None and changed.report.written
     assert all("meter" in path or "index" in path for path in changed.report.written), changed.report.written
-    generate(str(catalog), str(tmp_path / "cold2"), KINDS, cache_dir=None)
+    generate(str(catalog), str(tmp_path / "cold2"), KINDS, RunConfig(cache_dir=None))
     assert snapshot(tmp_path / "warm") == snapshot(tmp_path / "cold2")
 
 
 def test_a_damaged_cache_is_ignored(catalog: Path, tmp_path: Path) -> None:
     cache = tmp_path / "cache"
-    generate(str(catalog), str(tmp_path / "a"), KINDS, cache_dir=str(cache))
+    generate(str(catalog), str(tmp_path / "a"), KINDS, RunConfig(cache_dir=str(cache)))
     entries = sorted(cache.rglob("*.marshal"))
     assert entries
     assert not (cache / "templates").exists()  # no jinja2 bytecode cache (it is read with pickle)
     for number, entry in enumerate(entries):
         entry.write_bytes([b"", b"\x00garbage", b"\xe9" * 100][number % 3])
     template_module._environment.cache_clear()  # as in a new process: the templates load from the cache
-    result = generate(str(catalog), str(tmp_path / "b"), KINDS, cache_dir=str(cache))
+    result = generate(str(catalog), str(tmp_path / "b"), KINDS, RunConfig(cache_dir=str(cache)))
     assert result.stats is not None and result.stats.rendered == result.stats.units
     assert snapshot(tmp_path / "a") == snapshot(tmp_path / "b")
 
@@ -179,14 +180,14 @@ def test_nothing_changed_replays_the_recorded_run(tmp_path: Path, capsys: pytest
     assert main(arguments) == 0
     first = capsys.readouterr()
     assert "warning CE-SOURCE-ABSOLUTE" in first.out
-    result = generate(str(catalog), str(tmp_path / "out"), KINDS, cache_dir=str(tmp_path / "cache"))
+    result = generate(str(catalog), str(tmp_path / "out"), KINDS, RunConfig(cache_dir=str(tmp_path / "cache")))
     assert result.stats is not None and result.stats.replayed
     assert main(arguments) == 0
     again = capsys.readouterr()
     assert again.out == first.out  # the same diagnostics, in the same order
     # Any change (here: only the file's name) means a real run, not a replay.
     (catalog / "hostile.yaml").rename(catalog / "renamed.yaml")
-    moved = generate(str(catalog), str(tmp_path / "out"), KINDS, cache_dir=str(tmp_path / "cache"))
+    moved = generate(str(catalog), str(tmp_path / "out"), KINDS, RunConfig(cache_dir=str(tmp_path / "cache")))
     assert moved.stats is not None and not moved.stats.replayed
     assert [d.location.file for d in moved.lint.diagnostics] == [
         d.location.file.replace("hostile.yaml", "renamed.yaml") for d in result.lint.diagnostics
@@ -245,14 +246,14 @@ def test_out_files_are_trusted_by_their_stamp_only_while_untouched(catalog: Path
     from generator import writer
 
     cache, out = str(tmp_path / "cache"), tmp_path / "out"
-    generate(str(catalog), str(out), KINDS, cache_dir=cache)
+    generate(str(catalog), str(out), KINDS, RunConfig(cache_dir=cache))
     time.sleep(writer.RACY_NS / 1e9 + 0.05)  # files written just now are not stamped (racy)
-    generate(str(catalog), str(out), KINDS, cache_dir=cache)  # compares content, stamps every file
+    generate(str(catalog), str(out), KINDS, RunConfig(cache_dir=cache))  # compares content, stamps every file
     expected = snapshot(out)
     reads: list[str] = []
     real_same = writer._same
     monkeypatch.setattr(writer, "_same", lambda path, content: reads.append(path) or real_same(path, content))
-    quiet = generate(str(catalog), str(out), KINDS, cache_dir=cache)
+    quiet = generate(str(catalog), str(out), KINDS, RunConfig(cache_dir=cache))
     assert quiet.report is not None and not quiet.report.written and quiet.report.unchanged
     assert reads == []  # all trusted by their stamps
 
@@ -263,9 +264,9 @@ def test_out_files_are_trusted_by_their_stamp_only_while_untouched(catalog: Path
     victim.write_bytes(data[:-2] + (b"XX" if data[-2:] != b"XX" else b"YY"))
     os.utime(victim, ns=(before.st_atime_ns, before.st_mtime_ns))
     assert victim.stat().st_size == before.st_size and victim.stat().st_mtime_ns == before.st_mtime_ns
-    check = generate(str(catalog), str(out), KINDS, cache_dir=cache, check=True)
+    check = generate(str(catalog), str(out), KINDS, RunConfig(cache_dir=cache), check=True)
     assert check.report is not None and check.report.written == [victim.relative_to(out).as_posix()]
-    repaired = generate(str(catalog), str(out), KINDS, cache_dir=cache)
+    repaired = generate(str(catalog), str(out), KINDS, RunConfig(cache_dir=cache))
     assert repaired.report is not None and repaired.report.written == [victim.relative_to(out).as_posix()]
     assert str(victim) in reads and snapshot(out) == expected
 
@@ -273,7 +274,7 @@ def test_out_files_are_trusted_by_their_stamp_only_while_untouched(catalog: Path
     for entry in (Path(cache) / "stamps").rglob("*.marshal"):
         entry.write_bytes(entry.read_bytes()[:-1] + b"\x00")
     reads.clear()
-    again = generate(str(catalog), str(out), KINDS, cache_dir=cache)
+    again = generate(str(catalog), str(out), KINDS, RunConfig(cache_dir=cache))
     assert again.report is not None and not again.report.written
     assert len(reads) == len(again.report.unchanged) and snapshot(out) == expected
 
@@ -295,11 +296,11 @@ def test_the_warm_helper_starts_only_when_an_earlier_run_recorded_payloads(
 
     monkeypatch.setattr(generate_module, "start_helper", noted)
     cache = str(tmp_path / "cache")
-    generate(str(catalog), str(tmp_path / "warm"), KINDS, cache_dir=cache)
+    generate(str(catalog), str(tmp_path / "warm"), KINDS, RunConfig(cache_dir=cache))
     assert started == []
     edit(catalog / "normo" / "meter-data.yaml", "Meter number as printed", "Meter number as engraved")
-    changed = generate(str(catalog), str(tmp_path / "warm"), KINDS, cache_dir=cache)
+    changed = generate(str(catalog), str(tmp_path / "warm"), KINDS, RunConfig(cache_dir=cache))
     assert started == [True]
     assert changed.stats is not None and changed.stats.rendered
-    generate(str(catalog), str(tmp_path / "cold"), KINDS, cache_dir=None)
+    generate(str(catalog), str(tmp_path / "cold"), KINDS, RunConfig(cache_dir=None))
     assert snapshot(tmp_path / "warm") == snapshot(tmp_path / "cold")

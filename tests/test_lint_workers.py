@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from generator.engine.config import RunConfig
 from generator import rules
 from generator.lint import lint
 from generator.rules import catalog as catalog_rules
@@ -46,7 +47,7 @@ def test_costly_checks_in_workers_give_the_serial_outcome(
     directory: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("EVCAT_JOBS", "1")
-    serial = lint(str(directory), None).diagnostics
+    serial = lint(str(directory)).diagnostics
     assert [d.message.split(":")[0] for d in serial if d.rule == "CAT-SCHEMA"] == ["not a valid JSON Schema 2020-12"] * 2
     assert sum(d.rule == "CAT-EXAMPLE" for d in serial) == 2
 
@@ -63,7 +64,7 @@ def test_costly_checks_in_workers_give_the_serial_outcome(
 
     monkeypatch.setattr(rules, "_costly_slice", noted)
     cache = tmp_path / "cache"
-    parallel = lint(str(directory), str(cache)).diagnostics
+    parallel = lint(str(directory), RunConfig(cache_dir=str(cache))).diagnostics
     assert parallel == serial
     pids = {int(path.name) for path in ran.iterdir()}
     assert pids and os.getpid() not in pids
@@ -74,7 +75,7 @@ def test_costly_checks_in_workers_give_the_serial_outcome(
 
     monkeypatch.setattr(catalog_rules, "_compile", refuse)
     monkeypatch.setattr(catalog_rules, "_check_examples", refuse)
-    assert lint(str(directory), str(cache)).diagnostics == serial
+    assert lint(str(directory), RunConfig(cache_dir=str(cache))).diagnostics == serial
 
 
 def test_positions_found_on_demand_are_the_recorded_ones() -> None:
@@ -108,7 +109,7 @@ def test_payload_part_findings_are_kept_per_file_across_runs(tmp_path: Path, mon
         (directory / f"{name}.yaml").write_text(catalog_text(catalog_id=name, events=events), encoding="utf-8")
     monkeypatch.setenv("EVCAT_JOBS", "1")
     cache = str(tmp_path / "cache")
-    first = lint(str(directory), cache).diagnostics
+    first = lint(str(directory), RunConfig(cache_dir=cache)).diagnostics
     assert {d.rule for d in first} >= {"PAY-CAMELCASE", "PAY-FORMAT", "CAT-UNKNOWN-KEY"}
 
     seen: list[str] = []
@@ -119,12 +120,12 @@ def test_payload_part_findings_are_kept_per_file_across_runs(tmp_path: Path, mon
         return checks(context, part)
 
     monkeypatch.setattr(payload_rules, "_camel_case", noted)
-    assert lint(str(directory), cache).diagnostics == first and seen == []
+    assert lint(str(directory), RunConfig(cache_dir=cache)).diagnostics == first and seen == []
     two = directory / "two.yaml"
     two.write_text("# an edit that moves every line\n" + two.read_text(encoding="utf-8"), encoding="utf-8")
-    moved = lint(str(directory), cache).diagnostics
+    moved = lint(str(directory), RunConfig(cache_dir=cache)).diagnostics
     assert seen and all(file.endswith("two.yaml") for file in seen)
-    assert moved == lint(str(directory), None).diagnostics  # the same as a run without any memo
+    assert moved == lint(str(directory)).diagnostics  # the same as a run without any memo
     assert [d.location.line for d in moved if d.location.file.endswith("two.yaml")] == [
         d.location.line + 1 for d in first if d.location.file.endswith("two.yaml")]
 
@@ -137,14 +138,14 @@ def test_memo_entries_of_another_shape_are_worked_out_again(directory: Path, tmp
 
     monkeypatch.setenv("EVCAT_JOBS", "1")
     cache = tmp_path / "cache"
-    expected = lint(str(directory), str(cache)).diagnostics
+    expected = lint(str(directory), RunConfig(cache_dir=str(cache))).diagnostics
     store = Single(cache, "checks.marshal")
     memo = store.get()
     assert isinstance(memo, dict) and memo
     old = {key: ([("R", 1, "m", "f", 1, 1, None)] if number % 2 else [("garbage",)], state)
            for number, (key, (_, state)) in enumerate(memo.items())}
     store.put(old)
-    assert lint(str(directory), str(cache)).diagnostics == expected
+    assert lint(str(directory), RunConfig(cache_dir=str(cache))).diagnostics == expected
 
 
 def test_no_worker_is_forked_while_another_thread_runs(monkeypatch: pytest.MonkeyPatch) -> None:

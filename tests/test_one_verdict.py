@@ -41,7 +41,7 @@ def _errors(problems: list[Any]) -> list[Any]:
 def packages(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("one-verdict")
     for directory in CATALOGS:
-        for relative, content in render(lint(str(directory), cache_dir=None).catalog_set, ["python"])["python"].items():
+        for relative, content in render(lint(str(directory)).catalog_set, ["python"])["python"].items():
             path = root / relative
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_bytes(content)
@@ -50,7 +50,7 @@ def packages(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _judges(catalog_dir: Path):
-    catalog_set = lint(str(catalog_dir), cache_dir=None).catalog_set
+    catalog_set = lint(str(catalog_dir)).catalog_set
     checker = EventChecker(catalog_set)
     for event in catalog_set.events:
         schema = envelope_schema(event, catalog_set.schemas)
@@ -209,7 +209,7 @@ def test_an_example_without_a_required_extension_is_an_error(tmp_path: Path) -> 
     examples:
       - data: {thingId: a}
 """
-    result = lint(str(_write(tmp_path, catalog_text("nlgov", events=events))), cache_dir=None)
+    result = lint(str(_write(tmp_path, catalog_text("nlgov", events=events))))
     messages = [d.message for d in result.diagnostics if d.rule == "CAT-EXAMPLE"]
     assert messages and "nlcode" in messages[0] and "[CE-REQUIRED]" in messages[0]
 
@@ -223,7 +223,7 @@ def test_check_jsonschema_validates_every_example_with_the_event_schema_alone(tm
     for catalog_dir in CATALOGS:
         out = tmp_path / catalog_dir.name
         assert run_evcat("generate", str(catalog_dir), "-o", str(out), "--only", "jsonschema", "--no-cache").returncode == 0
-        catalog_set = lint(str(catalog_dir), cache_dir=None).catalog_set
+        catalog_set = lint(str(catalog_dir)).catalog_set
         from generator.render import event_dir
 
         for event in catalog_set.events:

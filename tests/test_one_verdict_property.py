@@ -53,7 +53,7 @@ class Judges:
         self.schemas: dict[tuple[str, str | None], tuple[Any, Any]] = {}
         self.by_type: dict[str, int] = {}
         for directory in CATALOGS:
-            catalog_set = lint(str(directory), cache_dir=None).catalog_set
+            catalog_set = lint(str(directory)).catalog_set
             for relative, content in render(catalog_set, ["python"])["python"].items():
                 path = root / relative
                 path.parent.mkdir(parents=True, exist_ok=True)

@@ -20,7 +20,7 @@ from .conftest import ROOT
 @pytest.fixture(scope="module")
 def generated(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("package-use")
-    for relative, content in render(lint(str(ROOT / "catalog"), cache_dir=None).catalog_set, ["python"])["python"].items():
+    for relative, content in render(lint(str(ROOT / "catalog")).catalog_set, ["python"])["python"].items():
         path = root / relative
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(content)

@@ -22,6 +22,7 @@ import yaml
 from hypothesis import assume, HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from generator.engine.config import RunConfig
 from generator.generate import render, use_templates
 from generator.lint import check, lint
 from generator.loader import load_text
@@ -95,7 +96,7 @@ def test_the_table_is_in_ruffs_order(tmp_path: Path) -> None:
 
 
 def _render(catalog_set: Any, formatter: str = "ruff") -> dict[str, bytes]:
-    return render(catalog_set, ["python"], jobs=1, formatter=formatter)["python"]
+    return render(catalog_set, ["python"], RunConfig(jobs=1, formatter=formatter))["python"]
 
 
 def _use_slow_path(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -161,7 +162,7 @@ def test_a_users_python_templates_still_get_their_imports_sorted(tmp_path: Path)
     (tmp_path / "python").mkdir()
     (tmp_path / "python" / "events.py.jinja").write_text(old, encoding="utf-8")
     catalog_set = lint(str(CATALOGS["nlgov"])).catalog_set
-    user = render(catalog_set, ["python"], jobs=1, templates=use_templates(str(tmp_path)))["python"]
+    user = render(catalog_set, ["python"], RunConfig(jobs=1, templates=use_templates(str(tmp_path))))["python"]
     assert user == _render(catalog_set)
 
 

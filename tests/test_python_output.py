@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
+from generator.engine.config import RunConfig
 from generator.generate import render
 from generator.lint import lint
 from generator.model import EventType
@@ -335,7 +336,7 @@ def test_generated_python_is_black_formatted(generated: Path) -> None:
 def test_black_as_the_formatter_gives_the_same_files() -> None:
     for directory in CATALOGS.values():
         catalog_set = lint(str(directory)).catalog_set
-        assert render(catalog_set, ["python"], formatter="black") == render(catalog_set, ["python"])
+        assert render(catalog_set, ["python"], RunConfig(formatter="black")) == render(catalog_set, ["python"])
 
 
 def test_generated_python_imports_nothing_unused(generated: Path) -> None:

@@ -19,7 +19,7 @@ STRUCTURED = {"content-type": "application/cloudevents+json"}
 
 @pytest.fixture(scope="module")
 def judge() -> CatalogJudge:
-    return CatalogJudge(lint(str(ROOT / "catalog"), cache_dir=None).catalog_set)
+    return CatalogJudge(lint(str(ROOT / "catalog")).catalog_set)
 
 
 def _removed(extra: str) -> bytes:
@@ -38,7 +38,7 @@ def test_serve_reads_events_as_validate_does(judge: CatalogJudge, extra: str) ->
 def test_serve_types_integer_headers_by_ascii_digits_only(judge: CatalogJudge) -> None:
     from generator.serve import binary_to_structured
 
-    zaken = lint(str(ROOT / "catalog"), cache_dir=None).catalog_set
+    zaken = lint(str(ROOT / "catalog")).catalog_set
     event = next(e for c in zaken.catalogs for e in c.events if any(x.type == "Integer" for x in e.extensions))
     name = next(x.name for x in event.extensions if x.type == "Integer")
     headers = {"ce-specversion": "1.0", "ce-type": event.type, "ce-id": "1", "ce-source": event.source,
@@ -77,7 +77,7 @@ def test_the_receiver_measures_a_batch_event_in_utf8(tmp_path: Path) -> None:
     256 kB, in a batch as in structured mode."""
     from generator.generate import render
 
-    for relative, content in render(lint(str(ROOT / "catalog"), cache_dir=None).catalog_set, ["python"])["python"].items():
+    for relative, content in render(lint(str(ROOT / "catalog")).catalog_set, ["python"])["python"].items():
         path = tmp_path / relative
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(content)

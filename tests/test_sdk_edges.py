@@ -26,7 +26,7 @@ from .conftest import ROOT
 @pytest.fixture(scope="module")
 def packages(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, ModuleType]]:
     out = tmp_path_factory.mktemp("sdk-edges")
-    catalog_set = lint(str(ROOT / "catalog"), cache_dir=None).catalog_set
+    catalog_set = lint(str(ROOT / "catalog")).catalog_set
     for relative, content in render(catalog_set, ["python"])["python"].items():
         path = out / relative
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -81,7 +81,7 @@ def _valid(package: ModuleType, event_type: str | None = None) -> dict[str, Any]
     """The first catalog example (completed) of the package, or of one type."""
     from generator.naming import python_package_name
 
-    catalog_set = lint(str(ROOT / "catalog"), cache_dir=None).catalog_set
+    catalog_set = lint(str(ROOT / "catalog")).catalog_set
     for event in catalog_set.events:
         if python_package_name(event.catalog_id) == package.__name__ and event.examples \
                 and event_type in (None, event.type):

@@ -751,7 +751,7 @@ def test_the_event_limit_stops_reading_early(tmp_path: Path, monkeypatch: pytest
 
     monkeypatch.setattr(lint_module, "load_bytes", counting)
     monkeypatch.setattr(lint_module, "MAX_EVENTS", 5)
-    result = lint_module.lint(str(catalog), None)
+    result = lint_module.lint(str(catalog))
     assert any("more than 5 event types" in d.message for d in result.diagnostics)
     assert len(parsed) == 6, parsed  # the sixth file passes the limit: the other 14 are never parsed
     assert len(result.diagnostics) == 1, result.diagnostics

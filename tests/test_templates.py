@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from generator.engine.config import RunConfig
 from generator import generate as generate_module
 from generator import renderers
 from generator.cli import main
@@ -77,7 +78,7 @@ def test_the_builtin_templates_render_the_same_in_the_sandbox(tmp_path: Path) ->
     assert not template_module._environment(template_module.template_set(("python",), only_docs)).sandboxed
     catalog_set = lint(str(CATALOGS["normo"])).catalog_set
     kinds = [kind for kind, renderer in renderers.RENDERERS.items() if renderer.templates]
-    assert render(catalog_set, kinds, jobs=1, templates=user) == render(catalog_set, kinds, jobs=1)
+    assert render(catalog_set, kinds, RunConfig(jobs=1, templates=user)) == render(catalog_set, kinds, RunConfig(jobs=1))
 
 
 def test_the_cli_writes_with_templates_and_check_follows_them(tmp_path: Path) -> None:
@@ -204,7 +205,7 @@ def test_a_template_error_leaves_out_as_it_was(tmp_path: Path) -> None:
 
 def test_use_templates_raises_usage_errors(tmp_path: Path) -> None:
     with pytest.raises(UsageError, match="does not exist"):
-        generate(str(CONFORMANCE), str(tmp_path / "out"), ["docs"], templates=str(tmp_path / "none"))
+        generate(str(CONFORMANCE), str(tmp_path / "out"), ["docs"], RunConfig(templates=use_templates(str(tmp_path / "none"))))
 
 
 # -- the cache key ---------------------------------------------------------
@@ -269,13 +270,14 @@ def test_editing_a_template_renders_exactly_its_kind_again(builtin_copy: Path, t
     cache = str(tmp_path / "cache")
     kinds = list(renderers.RENDERERS)
     out = str(tmp_path / "out")
-    first = generate(str(CONFORMANCE), out, kinds, cache_dir=cache)
+    first = generate(str(CONFORMANCE), out, kinds, RunConfig(cache_dir=cache))
     assert first.stats is not None and first.stats.rendered == first.stats.units
     seen = {key for _, key in first.stats.keys or []}
 
-    def rerendered(**options: object) -> list[str]:
+    def rerendered(templates: str | None = None) -> list[str]:
         generate_module.forget_code_digest()
-        result = generate(str(CONFORMANCE), out, kinds, cache_dir=cache, **options)  # type: ignore[arg-type]
+        config = RunConfig(cache_dir=cache, templates=use_templates(templates))
+        result = generate(str(CONFORMANCE), out, kinds, config)
         assert result.stats is not None and result.stats.keys is not None
         new = sorted({kind for kind, key in result.stats.keys if key not in seen})
         seen.update(key for _, key in result.stats.keys)
@@ -321,7 +323,7 @@ def test_heavier_kinds_are_handed_out_first() -> None:
     assert max(costs, key=costs.__getitem__) == "python"
     stats = RenderStats()
     catalog_set = lint(str(CONFORMANCE)).catalog_set
-    outputs = render(catalog_set, ["jsonschema", "docs"], stats=stats, jobs=1)
+    outputs = render(catalog_set, ["jsonschema", "docs"], RunConfig(jobs=1), stats=stats)
     assert sorted(outputs) == ["docs", "jsonschema"] and stats.units == 4
 
 

@@ -33,9 +33,10 @@ Item = TypeVar("Item")
 Result = TypeVar("Result")
 
 
-def worker_count(items: int) -> int:
-    """How many processes are worth starting for ``items`` pieces of work
-    (``EVCAT_JOBS`` overrides the number of cores; 1 turns workers off).
+def worker_count(items: int, jobs: int | None = None) -> int:
+    """How many processes are worth starting for ``items`` pieces of work:
+    at most ``jobs`` (``RunConfig.jobs``; None: ``EVCAT_JOBS``, else one per
+    core; 1 turns workers off).
 
     The one place that decides whether evcat forks: only a process with a
     single thread does. A child forked from a threaded process inherits
@@ -46,11 +47,12 @@ def worker_count(items: int) -> int:
     """
     if "fork" not in get_all_start_methods() or not single_threaded():
         return 1
-    try:
-        cores = int(os.environ.get("EVCAT_JOBS", "0")) or len(os.sched_getaffinity(0))
-    except (ValueError, AttributeError):
-        cores = os.cpu_count() or 1
-    return max(1, min(cores, items))
+    if jobs is None:
+        try:
+            jobs = int(os.environ.get("EVCAT_JOBS", "0")) or len(os.sched_getaffinity(0))
+        except (ValueError, AttributeError):
+            jobs = os.cpu_count() or 1
+    return max(1, min(jobs, items))
 
 
 def single_threaded() -> bool:
@@ -69,7 +71,7 @@ def _ignore_interrupts() -> None:
 def pool(workers: int) -> Any:
     """``workers`` forked processes started now (for work handed over later),
     or None when fewer than two are wanted or fork is not available."""
-    if workers < 2 or worker_count(workers) < 2:
+    if workers < 2 or worker_count(workers, workers) < 2:
         return None
     return get_context("fork").Pool(workers, initializer=_ignore_interrupts)
 
@@ -82,7 +84,7 @@ def _warm(function: Callable[[], object]) -> None:
 def helper(warm_up: Callable[[], object]) -> Any:
     """One forked process that runs ``warm_up`` now (e.g. loads a slow
     library while the parent works) and then takes work; None without fork."""
-    if worker_count(2) < 2:
+    if worker_count(2, 2) < 2:
         return None
     return get_context("fork").Pool(1, initializer=_warm, initargs=(warm_up,))
 
@@ -177,7 +179,7 @@ def run(function: Callable[[Item], Result], items: Iterable[Item], workers: int,
     other work before it takes the results; ``ordered=False`` yields them as
     they finish. Closing the iterator stops the workers."""
     work = list(items)
-    if workers < 2 or len(work) < 2 or worker_count(workers) < 2:
+    if workers < 2 or len(work) < 2 or worker_count(workers, workers) < 2:
         return (function(item) for item in work)
     # Objects that exist now move to the permanent generation: the workers'
     # garbage collector then leaves them alone instead of writing to every

@@ -32,7 +32,7 @@ class Folder:
     buffers: dict[str, bytes] = field(default_factory=dict)  # open files: the editor's text
     result: LintResult | None = None
     by_file: dict[str, list[Diagnostic]] = field(default_factory=dict)
-    cache: Cache = field(default_factory=lambda: Cache(None))
+    cache: Cache = field(default_factory=lambda: Cache(None, jobs=1))
     touched: set[str] = field(default_factory=set)  # files changed since the last check
     _previous_memo: dict[str, Any] = field(default_factory=dict)
 
@@ -40,7 +40,8 @@ class Folder:
     def open(cls, root: str) -> "Folder":
         folder = cls(os.path.abspath(root))
         cache_dir = os.path.join(folder.root, ".evcat-cache")
-        folder.cache = Cache(cache_dir if os.path.isdir(cache_dir) else None)
+        # In-process (jobs=1): the server reads its stream on a thread (engine.workers).
+        folder.cache = Cache(cache_dir if os.path.isdir(cache_dir) else None, jobs=1)
         folder.cache.keep = {}
         try:
             paths = find_catalog_files(folder.root)
