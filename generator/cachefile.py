@@ -349,6 +349,15 @@ class TemplateCode:
         self.store = Store(cache_dir, "jinja")
         self.salt = salt
 
+    # Equal by where and for what it compiles: a unit's environment
+    # (templates.environment) is made once per template set and code cache,
+    # in a worker too, where each task brings its own copy of this value.
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, TemplateCode) and (self.store.directory, self.salt) == (other.store.directory, other.salt)
+
+    def __hash__(self) -> int:
+        return hash((self.store.directory, self.salt))
+
     def _key(self, name: str, filename: str | None, source: str) -> str:
         digest = hashlib.sha256(f"{self.salt}\0{name}\0{filename}\0".encode("utf-8", "surrogatepass"))
         digest.update(source.encode("utf-8", "surrogatepass"))

@@ -218,16 +218,13 @@ def _module(kind: str) -> ModuleType:
     return renderers.RENDERERS[kind].module()
 
 
-def _use_template_cache(cache_dir: str | None) -> None:
+def _template_code(cache_dir: str | None) -> TemplateCode | None:
     """Compiled templates from (and into) the cache directory's sealed
-    ``jinja`` store, or from nowhere without a cache (``cachefile.TemplateCode``).
-    Set before any worker forks: they inherit it."""
-    from .render import templates as template_module
-
-    template_module.use_bytecode_cache(TemplateCode(cache_dir, _salt()) if cache_dir else None)
+    ``jinja`` store, or from nowhere without a cache (``cachefile.TemplateCode``)."""
+    return TemplateCode(cache_dir, _salt()) if cache_dir else None
 
 
-def _warm_up(kinds: Sequence[str]) -> None:
+def _warm_up(kinds: Sequence[str], code: TemplateCode | None) -> None:
     """Before the workers fork: what the first unit of a renderer would
     otherwise spend first (templates compiled, parsers made), done once
     here; the workers inherit it. (python's is the helper's: it loads
@@ -235,7 +232,7 @@ def _warm_up(kinds: Sequence[str]) -> None:
     for kind in kinds:
         warm = getattr(_module(kind), "warm_up", None)
         if warm is not None and kind != "python":  # python's is the helper's (it loads datamodel-code-generator)
-            warm()
+            warm(code)
 
 
 def _payloads_recorded(cache_dir: str) -> bool:
@@ -274,10 +271,10 @@ def _render(catalog_set: CatalogSet, kinds: Sequence[str], config: RunConfig, *,
     if formatter not in python.FORMATTERS:
         raise UsageError(f"--formatter takes {' or '.join(python.FORMATTERS)}, not {formatter!r}")
     render_cache = RenderCache(cache_dir, formatter, templates) if cache_dir else None
-    _use_template_cache(cache_dir)
+    code = _template_code(cache_dir)
     settings = python.Settings(formatter, (str(cache_dir), render_cache.salt) if render_cache is not None else None)
     settings_by_kind = {"python": settings, "asyncapi": asyncapi.Settings(asyncapi_version)}
-    units = [unit for kind in kinds for unit in renderers.units(kind, catalog_set, settings_by_kind, templates)]
+    units = [unit for kind in kinds for unit in renderers.units(kind, catalog_set, settings_by_kind, templates, code)]
     results: dict[int, dict[str, bytes]] = {}
     keys: dict[int, str] = {}
     for index, unit in enumerate(units):
@@ -363,14 +360,13 @@ def generate(catalog: str, out: str, kinds: Sequence[str], config: RunConfig = R
         # would share the parent's large, fragmented heap and copy its pages
         # as it allocates (measured: 270 MB per worker at 5,000 types). The
         # renderers are imported and warmed up first, so the workers share them too.
-        _use_template_cache(cache_dir)
         # With a cache, few catalogs usually changed: warm the helper while
         # linting (started first: its warm-up is the longest). Not on a cold
         # cache (no payloads recorded: every catalog is new, the workers render
         # them), where it would only take a core from lint.
         helper = start_helper() if cache_dir and "python" in kinds and _payloads_recorded(cache_dir) \
             and config.workers(2) > 1 else None
-        _warm_up(kinds)
+        _warm_up(kinds, _template_code(cache_dir))
         pool = workers_module.pool(config.workers(1 << 16))
         try:
             result = lint(catalog, config, exclude=[out])

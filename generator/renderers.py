@@ -76,10 +76,12 @@ def only_help() -> str:
     return f"comma-separated outputs to write (default: {','.join(KINDS)}): {described}"
 
 
-def units(kind: str, catalog_set: Any, settings: Mapping[str, Any] | None, user: Path | None = None) -> list[Unit]:
+def units(kind: str, catalog_set: Any, settings: Mapping[str, Any] | None = None, user: Path | None = None,
+          code: Any = None) -> list[Unit]:
     """The units of ``kind``, each rendering with the run's templates
     (``user``: a checked ``--templates`` directory) wherever it runs: the
-    very texts its cache key covers (``kind_salt``)."""
+    very texts its cache key covers (``kind_salt``). ``code``: compiled
+    templates kept across runs (``templates.environment``)."""
     from .render import templates as template_module
 
     renderer = RENDERERS[kind]
@@ -87,7 +89,8 @@ def units(kind: str, catalog_set: Any, settings: Mapping[str, Any] | None, user:
     if not renderer.templates:
         return found
     templates = template_module.template_set(renderer.templates, user)
-    return [replace(unit, render=partial(template_module.render_unit, render=unit.render, kind=kind, templates=templates))
+    return [replace(unit, render=partial(template_module.render_unit, render=unit.render, kind=kind, templates=templates,
+                                         code=code))
             for unit in found]
 
 

@@ -181,7 +181,7 @@ def test_warm_up_compiles_the_templates_the_docs_units_render_with() -> None:
     template_module.forget_templates()
     docs.warm_up()
     unit = renderers.units("docs", lint(str(CATALOGS["normo"])).catalog_set, None)[0]
-    env = template_module._environment(unit.render.keywords["templates"])
+    env = template_module.environment(unit.render.keywords["templates"], unit.render.keywords["code"])
     compiled = {name for _, name in env.cache}
     assert compiled == {name for name in env.list_templates() if name.startswith("docs/")}
     assert "docs/event.html.jinja" in compiled

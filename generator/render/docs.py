@@ -27,7 +27,7 @@ from ..naming import safe_file_name
 from . import Unit, catalog_inputs, compact_json, dump_json, event_dir, partial_set, render_all
 from ..profiles import PROFILES
 from .asyncapi import message_id
-from .templates import environment, rendering, template_set
+from .templates import environment, template_set
 from .timeline import TypeVersions, layout
 
 PROFILE_NAMES = {profile: profile.title for profile in PROFILES.values()}
@@ -589,15 +589,15 @@ def units(catalog_set: CatalogSet) -> list[Unit]:
     return result
 
 
-def _environment() -> Any:
-    env = environment()
+def _environment(env: Any) -> Any:
+    """``env`` with the docs' filters and globals."""
     env.filters["markdown"] = markdown
     env.globals.update(catalog_path=catalog_path, schema_path=schema_path, link_url=link_url, profiles=PROFILE_NAMES,
                        version=__version__)
     return env
 
 
-def warm_up() -> None:
+def warm_up(code: Any = None) -> None:
     """Compile the docs templates (what the first page of a process would
     otherwise wait for): done by ``evcat generate`` before its workers fork,
     so they inherit them. In the environment the docs units render in (that
@@ -607,11 +607,10 @@ def warm_up() -> None:
     another imports it then."""
     from ..renderers import RENDERERS
 
-    with rendering(template_set(RENDERERS["docs"].templates)):
-        env = _environment()
-        for name in env.list_templates():
-            if name.startswith("docs/"):
-                env.get_template(name)
+    env = _environment(environment(template_set(RENDERERS["docs"].templates), code))
+    for name in env.list_templates():
+        if name.startswith("docs/"):
+            env.get_template(name)
 
 
 def _by_domain(types: list[TypeView]) -> list[tuple[str, list[TypeView]]]:
@@ -621,9 +620,9 @@ def _by_domain(types: list[TypeView]) -> list[tuple[str, list[TypeView]]]:
     return sorted(domains.items())
 
 
-def _render_index(inputs: tuple[Any, ...]) -> dict[str, bytes]:
+def _render_index(inputs: tuple[Any, ...], env: Any) -> dict[str, bytes]:
     catalogs, schemas = inputs
-    env = _environment()
+    env = _environment(env)
     catalog_set = partial_set(catalogs, schemas)
     types = type_views(catalog_set, full=False)
     shared = schema_views(catalog_set)
@@ -645,9 +644,9 @@ def _render_index(inputs: tuple[Any, ...]) -> dict[str, bytes]:
     return {path: text.encode("utf-8") for path, text in files.items()}
 
 
-def _render_catalog(inputs: tuple[Any, ...]) -> dict[str, bytes]:
+def _render_catalog(inputs: tuple[Any, ...], env: Any) -> dict[str, bytes]:
     catalog, schemas = inputs
-    env = _environment()
+    env = _environment(env)
     catalog_set = partial_set((catalog,), schemas)
     types = type_views(catalog_set, catalog, full=False)
     files: dict[str, str] = {}
@@ -667,4 +666,6 @@ def _render_catalog(inputs: tuple[Any, ...]) -> dict[str, bytes]:
 
 
 def render(catalog_set: CatalogSet) -> dict[str, bytes]:
-    return render_all(units(catalog_set))
+    from ..renderers import units as bound_units  # with the built-in templates bound
+
+    return render_all(bound_units("docs", catalog_set))

@@ -41,7 +41,7 @@ from ..model import Catalog, CatalogSet, SharedSchema
 from ..naming import safe_file_name
 from . import Unit, catalog_inputs, dump_json, partial_set, render_all
 from .docs import TypeView, VersionView, full_views, type_views
-from .templates import environment, md_cell, md_text
+from .templates import md_cell, md_text
 
 EVENTCATALOG_VERSION = "3.48.4"  # the version the tests build with (tests/eventcatalog/package-lock.json)
 MAX_DEPTH = 8  # shared schemas inlined at most this deep in schema.json
@@ -184,8 +184,8 @@ def units(catalog_set: CatalogSet) -> list[Unit]:
     return result
 
 
-def _environment() -> Any:
-    env = environment()
+def _environment(env: Any) -> Any:
+    """``env`` with the EventCatalog export's filters."""
     env.filters["ec_text"] = ec_text
     env.filters["ec_cell"] = ec_cell
     env.filters["md_code"] = md_code
@@ -193,10 +193,10 @@ def _environment() -> Any:
     return env
 
 
-def _render_catalog(inputs: tuple[Any, ...]) -> dict[str, bytes]:
+def _render_catalog(inputs: tuple[Any, ...], env: Any) -> dict[str, bytes]:
     catalog, schemas = inputs
     catalog_set = partial_set((catalog,), schemas)
-    env = _environment()
+    env = _environment(env)
     domain = f"{ROOT}/domains/{safe_file_name(catalog.id)}"
     team = team_id(catalog)
     service = f"{domain}/services/{team}"
@@ -225,7 +225,8 @@ def _render_catalog(inputs: tuple[Any, ...]) -> dict[str, bytes]:
     return files
 
 
-def _render_index(inputs: tuple[Any, ...]) -> dict[str, bytes]:
+def _render_index(inputs: tuple[Any, ...], env: Any) -> dict[str, bytes]:
+    """The project's config and package.json (``env``: unused, as every unit of a kind with templates gets one)."""
     (catalogs,) = inputs
     ids = ",".join(catalog_id for catalog_id, _, _ in catalogs)
     title = catalogs[0][1] if len(catalogs) == 1 else "Event catalog"
@@ -252,4 +253,6 @@ def _render_index(inputs: tuple[Any, ...]) -> dict[str, bytes]:
 
 
 def render(catalog_set: CatalogSet) -> dict[str, bytes]:
-    return render_all(units(catalog_set))
+    from ..renderers import units as bound_units  # with the built-in templates bound
+
+    return render_all(bound_units("eventcatalog", catalog_set))

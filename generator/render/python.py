@@ -46,7 +46,6 @@ from ..envelope import titled
 from ..runtime import EXTRAS, REQUIRES, runtime_files
 from . import Unit, catalog_inputs, event_order, partial_set, render_all
 from .python_imports import sorted_imports, surely_in_ruffs_order
-from .templates import environment
 
 
 @dataclass
@@ -471,13 +470,12 @@ def _event_imports(views: list[EventView]) -> dict[str, Any]:
     }
 
 
-def render_catalog(catalog: Catalog, catalog_set: CatalogSet, settings: Settings = Settings()) -> dict[str, str]:
+def render_catalog(catalog: Catalog, catalog_set: CatalogSet, env: Any, settings: Settings = Settings()) -> dict[str, str]:
     package = python_package_name(catalog.id)
     events = sorted(catalog.events, key=event_order)
     names = envelope_class_names(event.key for event in events)
     data_names = {key: payload_class_name(name) for key, name in names.items()}
     views = [_event_view(event, names[event.key], data_names[event.key]) for event in events]
-    env = environment()
     context = {"catalog": catalog, "package": package, "version": __version__, "events": views,
                "imports": _event_imports(views)}
     sources = {
@@ -598,14 +596,16 @@ def units(catalog_set: CatalogSet, settings: Settings = Settings()) -> list[Unit
     return [Unit("python", catalog.id, catalog_inputs(catalog, catalog_set), render_unit) for catalog in catalog_set.catalogs]
 
 
-def _render_unit(inputs: tuple[Any, ...], settings: Settings = Settings()) -> dict[str, bytes]:
+def _render_unit(inputs: tuple[Any, ...], env: Any, settings: Settings = Settings()) -> dict[str, bytes]:
     catalog, schemas = inputs
-    rendered = render_catalog(catalog, partial_set((catalog,), schemas), settings)
+    rendered = render_catalog(catalog, partial_set((catalog,), schemas), env, settings)
     return {path: text.encode("utf-8") for path, text in rendered.items()}
 
 
 def render(catalog_set: CatalogSet) -> dict[str, bytes]:
-    return render_all(units(catalog_set))
+    from ..renderers import units as bound_units  # with the built-in templates bound
+
+    return render_all(bound_units("python", catalog_set, {"python": Settings()}))
 
 
 __all__ = ["FORMATTERS", "Settings", "format_sources", "render", "units", "warm_up"]

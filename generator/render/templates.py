@@ -26,10 +26,9 @@ the templates a unit can read, by construction.
 
 from __future__ import annotations
 
-import contextlib
 import difflib
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from functools import cache, lru_cache
 from pathlib import Path
 from types import TracebackType
@@ -98,7 +97,6 @@ def forget_templates() -> None:
     builtin_templates.cache_clear()
     template_set.cache_clear()
     _environment.cache_clear()
-    _made.clear()
 
 
 _CONTROL = {code: f"\\x{code:02x}" for code in [*range(0x00, 0x09), *range(0x0B, 0x20), 0x7F]}
@@ -189,49 +187,34 @@ def template_dirs(user: Path | None = None) -> list[Path]:
     return [*([user] if user is not None else []), builtin_dir()]
 
 
-# The templates of the unit being rendered, set by ``rendering`` around it
-# (in whichever process renders it); None: every built-in template.
-_active: TemplateSet | None = None
-
-
-@contextlib.contextmanager
-def rendering(templates: TemplateSet | None) -> Iterator[None]:
-    """``environment()`` within renders from ``templates``."""
-    global _active
-    previous, _active = _active, templates
-    try:
-        yield
-    finally:
-        _active = previous
-
-
-def render_unit(inputs: tuple[Any, ...], *, render: Callable[[tuple[Any, ...]], dict[str, bytes]], kind: str,
-                templates: TemplateSet) -> dict[str, bytes]:
-    """``render(inputs)`` with ``templates`` (bound to a unit's render
-    function by ``renderers.units``, so they travel to a worker process). An
+def render_unit(inputs: tuple[Any, ...], *, render: Callable[[tuple[Any, ...], jinja2.Environment], dict[str, bytes]],
+                kind: str, templates: TemplateSet, code: Any = None) -> dict[str, bytes]:
+    """``render(inputs, environment)``, in the environment of ``templates``
+    and ``code`` (bound to a unit's render function by ``renderers.units``,
+    so they travel to a worker process). An
     error in a template (an undefined variable, a syntax error found on first
     use, a forbidden attribute, a failing filter) becomes a ``TemplateError``
     at the template's file and line, never a traceback; so does an output of
     DIR's templates that evcat cannot process further (Python that does not
     parse)."""
-    with rendering(templates):
-        try:
-            return render(inputs)
-        except TemplateError:
-            raise
-        except jinja2.TemplateSyntaxError as error:
-            raise TemplateError(error.filename or error.name or "?", error.lineno,
-                                f"template syntax error: {error.message}") from None
-        except Exception as error:  # sorted below: a template's fault, or a bug in evcat
-            where = _template_frame(error.__traceback__, templates.files())
-            if where is not None:
-                raise TemplateError(*where, _describe(error)) from None
-            if templates.directory is None or not templates.user:
-                raise  # the built-in templates alone: a bug in evcat
-            overrides = [name for name, _, _ in templates.user]
-            raise TemplateError(templates.user[0][2], 1,
-                                f"the {kind} output of the templates in {_shown(templates.directory)} "
-                                f"({', '.join(overrides)}) cannot be processed: {_describe(error)}") from None
+    env = environment(templates, code)
+    try:
+        return render(inputs, env)
+    except TemplateError:
+        raise
+    except jinja2.TemplateSyntaxError as error:
+        raise TemplateError(error.filename or error.name or "?", error.lineno,
+                            f"template syntax error: {error.message}") from None
+    except Exception as error:  # sorted below: a template's fault, or a bug in evcat
+        where = _template_frame(error.__traceback__, templates.files())
+        if where is not None:
+            raise TemplateError(*where, _describe(error)) from None
+        if templates.directory is None or not templates.user:
+            raise  # the built-in templates alone: a bug in evcat
+        overrides = [name for name, _, _ in templates.user]
+        raise TemplateError(templates.user[0][2], 1,
+                            f"the {kind} output of the templates in {_shown(templates.directory)} "
+                            f"({', '.join(overrides)}) cannot be processed: {_describe(error)}") from None
 
 
 def _template_frame(trace: TracebackType | None, files: frozenset[str]) -> tuple[str, int] | None:
@@ -292,32 +275,14 @@ class _Scoped(jinja2.BaseLoader):
         return self.loader.list_templates()
 
 
-# Compiled templates kept across runs (``generate._use_template_cache``: a
-# ``cachefile.TemplateCode``, sealed, so a planted entry is a miss and never
-# unmarshalled), or None. Only for the built-in templates: a sandboxed
-# environment compiles other code for the same source.
-_bytecode: jinja2.BytecodeCache | None = None
-
-
-def use_bytecode_cache(cache: Any) -> None:
-    global _bytecode
-    _bytecode = cache
-    for env in _made:
-        if not getattr(env, "sandboxed", False):
-            env.bytecode_cache = cache
-
-
-_made: list[jinja2.Environment] = []
-
-
-def environment() -> jinja2.Environment:
-    """The environment of the unit being rendered (see ``rendering``; else
-    every built-in template), made once per template set: jinja2 compiles
-    each template once per environment."""
-    templates = _active
-    if templates is None:
-        templates = template_set(tuple(sorted({name.split("/", 1)[0] for name in builtin_templates()})))
-    return _environment(templates)
+def environment(templates: TemplateSet, code: Any = None) -> jinja2.Environment:
+    """The environment that renders from ``templates``, made once per
+    template set and ``code`` (jinja2 compiles each template once per
+    environment). ``code``: compiled templates kept across runs (a
+    ``cachefile.TemplateCode``, sealed, so a planted entry is a miss and never
+    unmarshalled), or None; only for the built-in templates: a sandboxed
+    environment compiles other code for the same source."""
+    return _environment(templates, code)
 
 
 _OPTIONS: dict[str, Any] = {
@@ -330,7 +295,7 @@ _OPTIONS: dict[str, Any] = {
 
 
 @cache
-def _environment(templates: TemplateSet) -> jinja2.Environment:
+def _environment(templates: TemplateSet, code: Any = None) -> jinja2.Environment:
     # Not jinja2's own bytecode caches: they read with pickle, and the cache
     # directory is untrusted input. Compiled built-in templates come from the
     # sealed store set by ``use_bytecode_cache`` instead.
@@ -348,8 +313,7 @@ def _environment(templates: TemplateSet) -> jinja2.Environment:
     # lookup, i.e. on every {% include %} of a row.
     env = kind(loader=loader, cache_size=-1, **_OPTIONS)
     if not templates.user:
-        env.bytecode_cache = _bytecode
-    _made.append(env)
+        env.bytecode_cache = code
     env.filters["docstring"] = docstring
     env.filters["doc_text"] = doc_text
     env.filters["py"] = repr
