@@ -298,7 +298,7 @@ _OPTIONS: dict[str, Any] = {
 def _environment(templates: TemplateSet, code: Any = None) -> jinja2.Environment:
     # Not jinja2's own bytecode caches: they read with pickle, and the cache
     # directory is untrusted input. Compiled built-in templates come from the
-    # sealed store set by ``use_bytecode_cache`` instead.
+    # sealed store handed to ``environment`` (``code``) instead.
     # As openapi-python-client: a ChoiceLoader, DIR's templates first, then ours.
     ours = _Texts(templates.builtin)
     loader = _Scoped(jinja2.ChoiceLoader([
