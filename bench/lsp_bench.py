@@ -118,11 +118,30 @@ async def _close(client: CatalogClient, hung: bool) -> None:
         pass
 
 
-async def _wait(client: CatalogClient, predicate, timeout: float) -> None:
+def _tree_states(client: CatalogClient) -> str:
+    """Each process of the server's tree: pid, state, threads, kernel wait channel."""
+    server = client._server
+    if server is None or server.returncode is not None:
+        return "server gone"
+    described = []
+    for pid in measure.tree(server.pid):
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+            threads = len(os.listdir(f"/proc/{pid}/task"))
+            wchan = Path(f"/proc/{pid}/wchan").read_text().strip() or "-"
+        except OSError:
+            continue
+        described.append(f"{pid} {state} {threads} thread(s) wchan={wchan}")
+    return "; ".join(described)
+
+
+async def _wait(client: CatalogClient, predicate, timeout: float, what: str = "") -> None:
     try:
         await client.wait_for(predicate, timeout=timeout)
-    except TimeoutError as error:
-        raise Hang(str(error)[:300]) from None
+    except TimeoutError:
+        stderr = "".join(client.stderr[-5:]).strip()
+        raise Hang(f"waiting for {what}; server tree: {_tree_states(client)}"
+                   + (f"; stderr: {stderr[-300:]}" if stderr else "")) from None
 
 
 async def _quiet(client: CatalogClient, quiet: float, timeout: float) -> None:
@@ -163,7 +182,9 @@ async def _changes(client: CatalogClient, uri: str, row: int, column: int, good:
                 return False
 
             try:
-                await _wait(client, arrived, arguments.timeout)
+                await _wait(client, arrived, arguments.timeout,
+                            f"{name} {'edit' if expect_error else 'fix'} {run + 1}: {uri.rsplit('/', 1)[-1]} "
+                            f"{'with' if expect_error else 'without'} the error")
                 await _quiet(client, arguments.quiet, arguments.timeout)
             except Hang:
                 series.hung = True
@@ -207,9 +228,9 @@ async def _measure(catalog: Path, files: list[Path], layout: Layout, arguments: 
         victim = files[len(files) // 2]
         victim_uri = client.open(victim)  # as an editor does, right after initialized
         opened = time.perf_counter()
-        await _wait(client, lambda: any(u == victim_uri for _, u, _ in client.published), arguments.timeout)
+        await _wait(client, lambda: any(u == victim_uri for _, u, _ in client.published), arguments.timeout, "the opened file's first diagnostics")
         layout.open_cold = next(t for t, u, _ in client.published if u == victim_uri) - opened
-        await _wait(client, lambda: len({u for _, u, _ in client.published}) >= len(files), arguments.timeout)
+        await _wait(client, lambda: len({u for _, u, _ in client.published}) >= len(files), arguments.timeout, "every file's diagnostics at start")
         await _quiet(client, arguments.quiet, arguments.timeout)
         layout.startup = client.published[-1][0] - started
         layout.startup_cpu = measure.tree_cpu(pid)
@@ -224,7 +245,7 @@ async def _measure(catalog: Path, files: list[Path], layout: Layout, arguments: 
         before = len(client.published)
         sent = time.perf_counter()
         shared_uri = client.open(shared)
-        await _wait(client, lambda: any(u == shared_uri for _, u, _ in client.published[before:]), arguments.timeout)
+        await _wait(client, lambda: any(u == shared_uri for _, u, _ in client.published[before:]), arguments.timeout, "file000.yaml's diagnostics after didOpen")
         layout.open_warm = next(t for t, u, _ in client.published[before:] if u == shared_uri) - sent
         await _quiet(client, arguments.quiet, arguments.timeout)
         lines = shared.read_text(encoding="utf-8").split("\n")
@@ -234,8 +255,8 @@ async def _measure(catalog: Path, files: list[Path], layout: Layout, arguments: 
                        arguments.runs, arguments, layout, "shared schema")
     except Hang as error:
         hung = True
-        layout.note = f"TIMEOUT/hang after {arguments.timeout:.0f} s: {str(error).splitlines()[0]}"
-        print(f"  {layout.note}; server killed", flush=True)
+        layout.note = f"TIMEOUT/hang after {arguments.timeout:.0f} s"
+        print(f"  TIMEOUT/hang after {arguments.timeout:.0f} s {error}; server killed", flush=True)
     finally:
         await _close(client, hung)
 

@@ -288,7 +288,7 @@ class Rounds:
     def table(self, rows: list[tuple[str, str]], peer: str | None = None) -> None:
         """Wall and CPU seconds per row, median [min-max], and the median of
         the per-round ratios to ``peer``."""
-        header = f"| {'measurement':50} | {'wall s, median [min-max]':>26} | {'CPU s, median [min-max]':>26} |"
+        header = f"| {'measurement':58} | {'wall s, median [min-max]':>26} | {'CPU s, median [min-max]':>26} |"
         if peer:
             header += f" {'wall/peer':>20} | {'CPU/peer':>20} |"
         print(header)
@@ -296,7 +296,7 @@ class Rounds:
         for label, name in rows:
             if not self.samples.get(name):
                 continue
-            line = f"| {label:50} | {spread(self.wall(name)):>26} | {spread(self.cpu(name)):>26} |"
+            line = f"| {label:58} | {spread(self.wall(name)):>26} | {spread(self.cpu(name)):>26} |"
             if peer:
                 if self.samples.get(peer):
                     line += f" {spread(self.ratios(name, peer), digits=2):>20} | {spread(self.ratios(name, peer, 'cpu'), digits=2):>20} |"
@@ -311,10 +311,15 @@ class Targets:
         self.count = 0
 
     def check(self, label: str, value: float | None, limit: float, unit: str = "", at_least: bool = False,
-              note: str = "") -> bool:
-        """Print ``target LABEL <= LIMIT: met|MISSED (VALUE)``; None: not measured (a timeout)."""
-        self.count += 1
+              note: str = "", applies: bool = True) -> bool:
+        """Print ``target LABEL <= LIMIT: met|MISSED (VALUE)``; None: not measured (a timeout).
+        ``applies=False``: the target is set for another size; the value is shown, not judged."""
         sign = ">=" if at_least else "<="
+        if not applies:
+            shown = "not measured" if value is None else f"{value:.3g}{unit}"
+            print(f"(target {label} {sign} {limit:g}{unit}: not judged at this size; {shown}{', ' + note if note else ''})")
+            return True
+        self.count += 1
         if value is None:
             self.missed.append(label)
             print(f"target {label} {sign} {limit:g}{unit}: MISSED (TIMEOUT/hang{', ' + note if note else ''})")
