@@ -219,7 +219,8 @@ def main() -> int:
                 cpu = [a / b for a, b in zip(mine.cpu(key), base.cpu(key))]
                 print(f"  {label:52} wall {spread(wall, digits=2)}  CPU {spread(cpu, digits=2)}")
     if memory is not None:
-        others = ", ".join(f"{peak / MiB:.0f}" for pid, peak in sorted(memory.rss_peaks.items(), key=lambda i: -i[1]) if pid != memory.pid)
+        ranked = [peak for pid, peak in sorted(memory.rss_peaks.items(), key=lambda i: -i[1]) if pid != memory.pid]
+        others = ", ".join(f"{peak / MiB:.0f}" for peak in ranked[:8]) + (f" and {len(ranked) - 8} smaller" if len(ranked) > 8 else "")
         print(f"\nmemory, cold generate (4 outputs), sampled: peak summed PSS {memory.peak_pss / MiB:.0f} MiB; "
               f"peak RSS: parent {memory.rss_peaks.get(memory.pid, 0) / MiB:.0f} MiB, others {others or '-'} MiB "
               f"({len(memory.rss_peaks)} processes)")

@@ -42,7 +42,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import measure  # noqa: E402
 import synth  # noqa: E402
-from measure import MiB, Rounds, Targets, spread  # noqa: E402
+from measure import MiB, Rounds, Targets  # noqa: E402
 
 FLOOR = "import sys, yaml\nfor name in sys.argv[1:]:\n    with open(name, 'rb') as f: yaml.load(f, Loader=yaml.CSafeLoader)\n"
 LINEAR = 1.25
