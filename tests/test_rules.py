@@ -9,7 +9,6 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from generator.diagnostics import Severity
 from generator.rules import RULES
 
 from .conftest import TYPES, catalog_text, marked_line
