@@ -15,7 +15,6 @@ from functools import cache
 from itertools import chain
 from operator import itemgetter
 from typing import Any
-from urllib.parse import quote
 
 from markupsafe import Markup
 
@@ -24,6 +23,7 @@ from ..diff import Change, diff_events
 from ..formats import semver_key
 from ..model import Catalog, CatalogSet, EventType, SharedSchema
 from ..naming import safe_file_name
+from ..vocabulary import header_value
 from . import Unit, catalog_inputs, compact_json, dump_json, event_dir, partial_set, render_all
 from ..profiles import PROFILES
 from .asyncapi import message_id
@@ -31,8 +31,6 @@ from .templates import environment, rendering, template_set
 from .timeline import TypeVersions, layout
 
 PROFILE_NAMES = {profile: profile.title for profile in PROFILES.values()}
-_HEADER_SAFE = "".join(chr(c) for c in range(0x21, 0x7F) if chr(c) not in '"%')
-_HEADER_PLAIN = re.compile(f"[{re.escape(_HEADER_SAFE)}]*")  # only _HEADER_SAFE's characters: ``quote`` leaves the text as it is
 
 
 def markdown(text: str | None) -> Markup:
@@ -411,8 +409,7 @@ def http_request(wire: dict[str, Any], path: str) -> str:
     for name, value in wire.items():
         if name in ("data", "datacontenttype"):
             continue
-        text = ("true" if value else "false") if isinstance(value, bool) else str(value)
-        lines.append(f"ce-{name}: {text if _HEADER_PLAIN.fullmatch(text) else quote(text, safe=_HEADER_SAFE)}")
+        lines.append(f"ce-{name}: {header_value(value)}")  # HTTP binding §3.1.3.2
     if "data" in wire:
         lines.append(f"content-type: {wire.get('datacontenttype', 'application/json')}")
         return "\n".join(lines) + "\n\n" + _json_block(wire["data"])
