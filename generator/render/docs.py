@@ -23,14 +23,29 @@ from ..diff import Change, diff_events
 from ..formats import semver_key
 from ..model import Catalog, CatalogSet, EventType, SharedSchema
 from ..naming import safe_file_name
+from ..profiles import PROFILES, Profile
 from ..vocabulary import header_value
 from . import Unit, catalog_inputs, compact_json, dump_json, event_dir, partial_set, render_all
-from ..profiles import PROFILES
 from .asyncapi import message_id
 from .templates import environment, rendering, template_set
 from .timeline import TypeVersions, layout
 
-PROFILE_NAMES = {profile: profile.title for profile in PROFILES.values()}
+
+class ProfileTitles(Mapping[Profile, str]):
+    """The docs templates' ``profiles`` global: each registered profile's
+    title (``profiles[catalog.profile]`` in templates written before
+    ``catalog.profile.title``), read from the profile itself."""
+
+    def __getitem__(self, profile: Profile) -> str:
+        if not isinstance(profile, Profile):
+            raise KeyError(profile)
+        return profile.title
+
+    def __iter__(self) -> Iterator[Profile]:
+        return iter(tuple(PROFILES.values()))
+
+    def __len__(self) -> int:
+        return len(PROFILES)
 
 
 def markdown(text: str | None) -> Markup:
@@ -589,7 +604,7 @@ def units(catalog_set: CatalogSet) -> list[Unit]:
 def _environment() -> Any:
     env = environment()
     env.filters["markdown"] = markdown
-    env.globals.update(catalog_path=catalog_path, schema_path=schema_path, link_url=link_url, profiles=PROFILE_NAMES,
+    env.globals.update(catalog_path=catalog_path, schema_path=schema_path, link_url=link_url, profiles=ProfileTitles(),
                        version=__version__)
     return env
 
