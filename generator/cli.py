@@ -19,7 +19,9 @@ from . import __version__
 from .engine.config import RunConfig
 from .diagnostics import format_github, format_json, format_sarif, format_text, terminal_text
 from .lint import UsageError, display_path, lint
+from .profiles import DEFAULT as DEFAULT_PROFILE
 from .profiles import NAMES as PROFILE_NAMES
+from .profiles import starters as starter_profiles
 from .renderers import only_help
 
 DEFAULT_CACHE = ".evcat-cache"
@@ -92,7 +94,10 @@ def _parser() -> argparse.ArgumentParser:
     rules_parser.add_argument("--profile", choices=PROFILE_NAMES, help="only the rules of this profile")
     init_parser = commands.add_parser("init", help="start a project: a starter catalog that lints clean, editor schema, .gitignore, CI")
     init_parser.add_argument("directory", nargs="?", default=".", help="project directory (default: .)")
-    init_parser.add_argument("--profile", choices=("nlgov", "normo"), default="nlgov", help="rule set of the starter catalog (default: nlgov)")
+    init_parser.add_argument(
+        "--profile", choices=starter_profiles(), default=DEFAULT_PROFILE.name,
+        help=f"rule set of the starter catalog (default: {DEFAULT_PROFILE.name})",
+    )
     commands.add_parser("lsp", help="run the language server for editors over standard input and output")
     return parser
 

@@ -269,7 +269,7 @@ def version_verdict(profile: Profile, old: EventType, new: EventType, changes: l
         return []
     breaking = needed == "major"
     if profile.versioning == "type" and breaking and old.type == new.type:
-        return [f"breaking change without a new type: NL GOV §3.3.4 asks for a new type (e.g. {new.type}.v2) published beside the old one"]
+        return [f"breaking change without a new type: {profile.new_type_source} asks for a new type (e.g. {new.type}.v2) published beside the old one"]
     if old.dataversion == new.dataversion:
         return [f"dataversion {new.dataversion} changed in place ({needed} change); publish it as a new dataversion"] if needed != "patch" else []
     if profile.versioning != "type" or not breaking:

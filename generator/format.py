@@ -13,7 +13,7 @@ keywords are checked by the rules (CAT-SCHEMA, CAT-UNKNOWN-KEY), not here.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -23,6 +23,7 @@ from .diagnostics import Diagnostic, Severity
 from .formats import is_uri
 from .loader import Document, Path
 from .naming import did_you_mean
+from .profiles import DEFAULT as DEFAULT_PROFILE
 from .profiles import NAMES as PROFILES
 from .vocabulary import TYPE_NAMES as EXTENSION_TYPES
 SEMVER_PATTERN = r"^(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)$"
@@ -45,7 +46,7 @@ class Spec:
 @dataclass
 class Str(Spec):
     description: str = ""
-    enum: tuple[str, ...] = ()
+    enum: Sequence[str] = ()  # read when checked: profiles.NAMES follows profiles.register
     pattern: str | None = None  # for editors only; the rules give the precise message
     check_enum: bool = True  # False where a rule reports a bad value more precisely
     format: str | None = None  # "uri" or "email": checked, and given to editors
@@ -285,7 +286,7 @@ CATALOG = Obj(
         "title": Field(_text("Human title of the catalog."), required=True),
         "description": Field(_text("What the catalog covers, in Markdown.")),
         "version": Field(Str("Version of this catalog document, MAJOR.MINOR.PATCH.", pattern=SEMVER_PATTERN), required=True),
-        "profile": Field(Str("Rule set the catalog follows (default nlgov).", enum=PROFILES)),
+        "profile": Field(Str(f"Rule set the catalog follows (default {DEFAULT_PROFILE.name}).", enum=PROFILES)),
         "producer": Field(PRODUCER, required=True),
         "defaults": Field(DEFAULTS),
         "servers": Field(MapOf(SERVER, "Servers by name.")),
@@ -308,7 +309,7 @@ SCHEMA_LIBRARY = Obj(
         "title": Field(_text("Human title of the shared schemas.")),
         "description": Field(_text("What the shared schemas are for, in Markdown.")),
         "version": Field(Str("Version of this file, MAJOR.MINOR.PATCH.", pattern=SEMVER_PATTERN)),
-        "profile": Field(Str("Rule set the schemas follow (default nlgov).", enum=PROFILES)),
+        "profile": Field(Str(f"Rule set the schemas follow (default {DEFAULT_PROFILE.name}).", enum=PROFILES)),
         "rules": CATALOG.fields["rules"],
         "schemas": Field(MapOf(PayloadSchema(), "Shared payload schemas by PascalCase name."), required=True),
     },

@@ -1,8 +1,9 @@
-"""``evcat init [DIR] [--profile nlgov|normo]``: a starter project that lints clean.
+"""``evcat init [DIR] [--profile P]``: a starter project that lints clean.
 
 Writes (never overwriting a file that exists):
-- ``catalog/<id>.yaml``: one event with data, an example, the `time` and `id`
-  meanings the profiles ask for, and the schema line for editors;
+- ``catalog/<id>.yaml``: one event with data (its type and source the
+  profile's ``Starter``), an example, the `time` and `id` meanings the
+  profiles ask for, and the schema line for editors;
 - ``catalog/catalog.schema.json``: the format's JSON Schema that line points at;
 - ``.gitignore``: ``.evcat-cache/`` appended when missing;
 - ``.github/workflows/evcat.yml`` and ``.gitlab-ci.yml``: lint on every push.
@@ -14,22 +15,8 @@ import json
 import os
 import re
 
+from . import profiles
 from .format import catalog_json_schema
-
-_STARTERS = {
-    "nlgov": {
-        "type": "nl.example.registration-created",
-        "source": "urn:nld:oin:00000001234567890000:systeem:registrations",
-        "datacontenttype": "application/json",
-        "time": "Moment the registration was recorded, in UTC.",
-    },
-    "normo": {
-        "type": "example.registration.created",
-        "source": "urn:ean13:8700000000000:registrations",
-        "datacontenttype": "application/json",
-        "time": "Moment the registration was recorded, in UTC.",
-    },
-}
 
 CATALOG = """\
 # yaml-language-server: $schema=./catalog.schema.json
@@ -109,14 +96,17 @@ def catalog_id_for(directory: str) -> str:
     return slug
 
 
-def init(directory: str, profile: str = "nlgov") -> list[tuple[str, str]]:
-    """Write the starter files under ``directory``: (path, "created" | "kept" | "updated") each."""
+def init(directory: str, profile: str = profiles.DEFAULT.name) -> list[tuple[str, str]]:
+    """Write the starter files under ``directory``: (path, "created" | "kept" | "updated") each.
+    ``profile`` is one of ``profiles.starters()``."""
     catalog_id = catalog_id_for(directory)
-    starter = _STARTERS[profile]
+    starter = profiles.PROFILES[profile].starter
+    if starter is None:
+        raise ValueError(f"profile {profile!r} has no starter catalog")  # the CLI offers only profiles.starters()
     files = {
         os.path.join("catalog", f"{catalog_id}.yaml"): CATALOG.format(
             catalog_id=catalog_id, title=catalog_id.replace("-", " ").capitalize() + " events", profile=profile,
-            **starter,
+            type=starter.type, source=starter.source, datacontenttype=starter.datacontenttype, time=starter.time,
         ),
         os.path.join("catalog", "catalog.schema.json"): json.dumps(catalog_json_schema(), indent=2) + "\n",
         os.path.join(".github", "workflows", "evcat.yml"): GITHUB_ACTIONS,

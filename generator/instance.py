@@ -142,7 +142,7 @@ def check_envelope(event: dict[str, Any], entry: EventType | None, profile: Prof
     """The context attributes of ``event``: the declared ones by their
     ``ContextAttribute``, the others as undeclared extensions."""
     problems: list[Problem] = []
-    attributes = entry.attribute_map if entry is not None else _UNKNOWN_EVENT_ATTRIBUTES[profile.name]
+    attributes = entry.attribute_map if entry is not None else _unknown_event_attributes(profile)
     for name, value in event.items():
         if name in vocabulary.DATA_MEMBERS:
             continue
@@ -273,8 +273,10 @@ def _check_undeclared(name: str, value: Any, entry: EventType | None) -> list[Pr
     return problems
 
 
+@cache
 def _unknown_event_attributes(profile: Profile) -> dict[str, ContextAttribute]:
-    """The core attributes, for an event whose type the catalog does not know."""
+    """The core attributes, for an event whose type the catalog does not know
+    (worked out once per profile; callers only read it)."""
     return {
         "specversion": ContextAttribute("specversion", "String", True, fixed=vocabulary.SPECVERSION),
         "id": ContextAttribute("id", "String", True, non_empty=True),
@@ -287,7 +289,6 @@ def _unknown_event_attributes(profile: Profile) -> dict[str, ContextAttribute]:
     }
 
 
-_UNKNOWN_EVENT_ATTRIBUTES = {name: _unknown_event_attributes(profile) for name, profile in profiles.PROFILES.items()}
 
 
 def check_size(size: int, profile: Profile) -> list[Problem]:

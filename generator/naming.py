@@ -261,7 +261,15 @@ def python_package_name(catalog_id: str) -> str:
 
 
 _RUNTIME = Path(__file__).resolve().parent / "runtime"
-_TEMPLATES = Path(__file__).resolve().parent.parent / "templates" / "python"
+
+
+def _python_templates() -> Path:
+    """The built-in Python templates, wherever they are (a checkout's
+    templates/, or generator/templates/ in a wheel): render.templatefiles'
+    ``builtin_dir``, the one function that finds them."""
+    from .render.templatefiles import builtin_dir  # here: render imports this module
+
+    return builtin_dir() / "python"
 
 
 @cache
@@ -302,7 +310,8 @@ def _fixed_names() -> frozenset[str]:
     names = set(dir(builtins)) | {"annotations", "models", "events", "EVENTS", "Field", "ClassVar", "Literal", "Any",
                                   "Iterable", "Mapping", "Annotated", "BaseModel", "ConfigDict", "RootModel"}
     names.update(source.stem for source in _runtime_sources())
-    for template in sorted(_TEMPLATES.glob("*.jinja")) if _TEMPLATES.is_dir() else ():
+    templates = _python_templates()
+    for template in sorted(templates.glob("*.jinja")) if templates.is_dir() else ():
         with suppress(OSError):
             names.update(re.findall(r"^from [.\w]+ import ([A-Z]\w*)", template.read_text(encoding="utf-8"), re.MULTILINE))
     return frozenset(names)

@@ -117,10 +117,14 @@ INT32_STRING_SCHEMA_PATTERN = rf"^(?:\+?0*{_UP_TO_2147483647}|-0*(?:{_UP_TO_2147
 # form (§3.1.3.3: booleans as true/false), with space, '"', '%' and everything
 # outside printable ASCII percent-encoded. (The runtime has its own copy.)
 _HEADER_SAFE = "".join(chr(code) for code in range(0x21, 0x7F) if chr(code) not in '"%')
+_HEADER_PLAIN = re.compile(f"[{re.escape(_HEADER_SAFE)}]*")  # only _HEADER_SAFE's characters: ``quote`` leaves the text as it is
 
 
 def header_value(value: Any) -> str:
-    return quote(("true" if value else "false") if isinstance(value, bool) else str(value), safe=_HEADER_SAFE)
+    """The ``ce-`` header value of an attribute value (every output that writes one asks here)."""
+    text = ("true" if value else "false") if isinstance(value, bool) else str(value)
+    return text if _HEADER_PLAIN.fullmatch(text) else quote(text, safe=_HEADER_SAFE)
+
 
 @dataclass(frozen=True)
 class CEType:

@@ -18,6 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from markupsafe import Markup
 
+from generator import vocabulary
 from generator.render import docs
 from generator.render.templates import _INLINE_LINK, _REFERENCE, md_cell, md_code, md_text, safe_link
 
@@ -86,7 +87,7 @@ def test_http_headers_are_quoted_as_before(values: dict[str, Any]) -> None:
     expected = []
     for name, value in values.items():
         text = ("true" if value else "false") if isinstance(value, bool) else str(value)
-        expected.append(f"ce-{name}: {quote(text, safe=docs._HEADER_SAFE)}")
+        expected.append(f"ce-{name}: {quote(text, safe=vocabulary._HEADER_SAFE)}")
     assert lines == expected
 
 

@@ -15,7 +15,6 @@ from functools import cache
 from itertools import chain
 from operator import itemgetter
 from typing import Any
-from urllib.parse import quote
 
 from markupsafe import Markup
 
@@ -24,15 +23,29 @@ from ..diff import Change, diff_events
 from ..formats import semver_key
 from ..model import Catalog, CatalogSet, EventType, SharedSchema
 from ..naming import safe_file_name
+from ..profiles import PROFILES, Profile
+from ..vocabulary import header_value
 from . import Unit, catalog_inputs, compact_json, dump_json, event_dir, partial_set, render_all
-from ..profiles import PROFILES
 from .asyncapi import message_id
 from .templates import environment, template_set
 from .timeline import TypeVersions, layout
 
-PROFILE_NAMES = {profile: profile.title for profile in PROFILES.values()}
-_HEADER_SAFE = "".join(chr(c) for c in range(0x21, 0x7F) if chr(c) not in '"%')
-_HEADER_PLAIN = re.compile(f"[{re.escape(_HEADER_SAFE)}]*")  # only _HEADER_SAFE's characters: ``quote`` leaves the text as it is
+
+class ProfileTitles(Mapping[Profile, str]):
+    """The docs templates' ``profiles`` global: each registered profile's
+    title (``profiles[catalog.profile]`` in templates written before
+    ``catalog.profile.title``), read from the profile itself."""
+
+    def __getitem__(self, profile: Profile) -> str:
+        if not isinstance(profile, Profile):
+            raise KeyError(profile)
+        return profile.title
+
+    def __iter__(self) -> Iterator[Profile]:
+        return iter(tuple(PROFILES.values()))
+
+    def __len__(self) -> int:
+        return len(PROFILES)
 
 
 def markdown(text: str | None) -> Markup:
@@ -411,8 +424,7 @@ def http_request(wire: dict[str, Any], path: str) -> str:
     for name, value in wire.items():
         if name in ("data", "datacontenttype"):
             continue
-        text = ("true" if value else "false") if isinstance(value, bool) else str(value)
-        lines.append(f"ce-{name}: {text if _HEADER_PLAIN.fullmatch(text) else quote(text, safe=_HEADER_SAFE)}")
+        lines.append(f"ce-{name}: {header_value(value)}")  # HTTP binding §3.1.3.2
     if "data" in wire:
         lines.append(f"content-type: {wire.get('datacontenttype', 'application/json')}")
         return "\n".join(lines) + "\n\n" + _json_block(wire["data"])
@@ -592,7 +604,7 @@ def units(catalog_set: CatalogSet) -> list[Unit]:
 def _environment(env: Any) -> Any:
     """``env`` with the docs' filters and globals."""
     env.filters["markdown"] = markdown
-    env.globals.update(catalog_path=catalog_path, schema_path=schema_path, link_url=link_url, profiles=PROFILE_NAMES,
+    env.globals.update(catalog_path=catalog_path, schema_path=schema_path, link_url=link_url, profiles=ProfileTitles(),
                        version=__version__)
     return env
 

@@ -35,6 +35,7 @@ from .. import vocabulary
 from ..cachefile import Store
 from ..model import Catalog, CatalogSet, ContextAttribute, EventType
 from ..patterns import python_patterns
+from ..profiles import Profile
 from ..naming import (
     envelope_class_names,
     payload_class_name,
@@ -410,7 +411,7 @@ def _construct_default(attribute: ContextAttribute) -> str | None:
 def _field(event: EventType, attribute: ContextAttribute) -> FieldView | None:
     """One context attribute as a field; None where the base class's field serves."""
     name = attribute.name
-    annotation, class_default = _annotation(attribute), None
+    annotation, class_default = _annotation(attribute, event.profile), None
     if attribute.required:
         if attribute.fixed is not None:
             class_default = repr(attribute.fixed)
@@ -433,8 +434,9 @@ def _field(event: EventType, attribute: ContextAttribute) -> FieldView | None:
     return FieldView(python_name, annotation, class_default, attribute.meaning)
 
 
-def _annotation(attribute: ContextAttribute) -> str:
-    """The Python type of an attribute (CloudEvents type system §3.2, mapped)."""
+def _annotation(attribute: ContextAttribute, profile: Profile) -> str:
+    """The Python type of an attribute (CloudEvents type system §3.2, mapped;
+    `time` as its profile has it: the profile's exact form, where it has one)."""
     name = attribute.name
     if attribute.fixed is not None:
         return f"Literal[{attribute.fixed!r}]"
@@ -446,12 +448,13 @@ def _annotation(attribute: ContextAttribute) -> str:
         return "MediaType"
     if name == "source":
         return "NonEmptyUriReference"
-    if attribute.type == "Timestamp" and attribute.pattern is not None:
-        return "NormoTimestamp"
+    if name == "time":
+        return profile.time_class
     return vocabulary.TYPES[attribute.type].python
 
 
-_RUNTIME_NAMES = ("Base64Binary", "Int32", "IntegerSequence", "MediaType", "NonEmptyString", "NonEmptyUriReference", "NormoTimestamp",
+# The runtime's names events.py may use (besides each profile's ``time_class``).
+_RUNTIME_NAMES = ("Base64Binary", "Int32", "IntegerSequence", "MediaType", "NonEmptyString", "NonEmptyUriReference",
                   "String", "Timestamp", "Uri", "UriReference", "new_id", "now")
 
 
@@ -466,7 +469,8 @@ def _event_imports(views: list[EventView]) -> dict[str, Any]:
         "deprecated": any(view.event.deprecated for view in views),
         "pydantic": "Field" in used,
         "models": "models" in used,
-        "runtime": sorted({"CloudEvent", *(name for name in _RUNTIME_NAMES if name in used)}),
+        "runtime": sorted({"CloudEvent", *(name for name in _RUNTIME_NAMES if name in used),
+                           *(view.event.profile.time_class for view in views if view.event.profile.time_class in used)}),
     }
 
 

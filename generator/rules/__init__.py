@@ -18,7 +18,7 @@ from ..cachefile import diagnostic_from_data, diagnostic_to_data
 from ..diagnostics import Diagnostic, Location, Severity
 from ..loader import Document, Path
 from ..model import EventType, SharedSchema
-from ..profiles import PROFILES, Profile
+from ..profiles import PROFILES, Profile, profile_of_rules
 from ..schemawalk import subschemas
 from ..engine.workers import run_shared as parallel
 
@@ -144,13 +144,12 @@ class Context:
 
 RULES: dict[str, Rule] = {}
 
-# Where each family of rules comes from (hover in ``evcat lsp``, ``evcat rules``).
+# Where each family of rules comes from (hover in ``evcat lsp``, ``evcat rules``);
+# a profile's own rules (its ``rule_prefix``) come from the specification it is titled by.
 RULE_SOURCES = {
     "CAT": "evcat catalog format (docs/catalog-format.md)",
     "PAY": "evcat payload naming (docs/catalog-format.md, Payload naming)",
     "CE": "CloudEvents 1.0.2 core specification (spec.md)",
-    "NLGOV": "NL GOV profile for CloudEvents 1.1",
-    "NORMO": "Het Normo Event Data Specification 1.1",
 }
 
 
@@ -173,7 +172,11 @@ def rule_source(rule_id: str) -> str:
     Het Normo rules name their section (§3.3.4, ID04) in their summary."""
     if rule_id in _CE_SECTIONS:
         return f"CloudEvents 1.0.2 core specification (spec.md), {_CE_SECTIONS[rule_id]}"
-    return RULE_SOURCES.get(rule_id.split("-", 1)[0], "evcat")
+    prefix = rule_id.split("-", 1)[0]
+    if prefix in RULE_SOURCES:
+        return RULE_SOURCES[prefix]
+    profile = profile_of_rules(prefix)
+    return profile.title if profile is not None else "evcat"
 EventCheck = Callable[[EventType, Context], Iterable[Diagnostic]]
 FileCheck = Callable[[Document, Context], Iterable[Diagnostic]]
 SetCheck = Callable[[Context], Iterable[Diagnostic]]

@@ -278,8 +278,8 @@ def _example_problems(checker: EventChecker, full: dict[str, Any], event: EventT
         yield Problem("CE-UNKNOWN-EVENT", ("type",), f"the example is of another event ({full.get('type')} {full.get('dataversion')})")
         return
     for problem in checker.check(full, event):
-        if problem.rule in ("CE-SIZE", "NORMO-SIZE-ADVISED") and RULES[problem.rule].severity is Severity.WARNING:
-            continue  # size advice is for real events; a big example is not an error
+        if RULES[problem.rule].severity is Severity.WARNING and any(limit.rule == problem.rule for limit in event.profile.sizes):
+            continue  # size advice (the profile's warning size limits) is for real events; a big example is not an error
         yield problem
 
 

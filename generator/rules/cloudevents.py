@@ -12,15 +12,12 @@ from ..formats import is_media_type, is_uri, is_uri_reference
 from ..loader import Document, Path
 from ..model import EventType
 from ..naming import closest, did_you_mean
+from ..vocabulary import ATTRIBUTE_NAME, ATTRIBUTE_NAME_SOFT_MAX, RESERVED, TYPE_NAMES
 from . import ALL, Context, declare, event_rule, file_rule
 
 E, W = Severity.ERROR, Severity.WARNING
-EXTENSION_TYPES = ("Boolean", "Integer", "String", "Binary", "URI", "URI-reference", "Timestamp")
-RESERVED = (
-    "specversion", "id", "source", "type", "datacontenttype", "dataschema", "subject", "time",
-    "data", "data_base64", "dataref", "sequence", "sequencetype", "dataversion",
-)
-_ATTRIBUTE_NAME = re.compile(r"^[a-z0-9]+$")
+# The extensions the catalog format gives keys of their own (an event's `dataref:`, `sequence:`).
+_KEYED_EXTENSIONS = ("dataref", "sequence", "sequencetype")
 _LABEL = re.compile(r"^[a-z0-9]([a-z0-9-]*[a-z0-9])?$")
 
 # Checked on instances only (examples in the catalog, `evcat validate`): instance.py.
@@ -86,7 +83,7 @@ def content_types(document: Document) -> Iterator[tuple[str, Path]]:
 @event_rule("CE-ATTR-NAME", E, ALL, "Extension attribute names are [a-z0-9]+.")
 def attribute_name(event: EventType, context: Context) -> Iterator[Diagnostic]:
     for extension in event.extensions:
-        if not _ATTRIBUTE_NAME.match(extension.name):
+        if not ATTRIBUTE_NAME.match(extension.name):
             fix = re.sub(r"[^a-z0-9]", "", extension.name.lower())
             yield context.report(
                 "CE-ATTR-NAME",
@@ -96,13 +93,13 @@ def attribute_name(event: EventType, context: Context) -> Iterator[Diagnostic]:
             )
 
 
-@event_rule("CE-ATTR-LENGTH", W, ALL, "Attribute names are at most 20 characters.")
+@event_rule("CE-ATTR-LENGTH", W, ALL, f"Attribute names are at most {ATTRIBUTE_NAME_SOFT_MAX} characters.")
 def attribute_length(event: EventType, context: Context) -> Iterator[Diagnostic]:
     for extension in event.extensions:
-        if len(extension.name) > 20:
+        if len(extension.name) > ATTRIBUTE_NAME_SOFT_MAX:
             yield context.report(
                 "CE-ATTR-LENGTH",
-                f"extension name '{extension.name}' has {len(extension.name)} characters; keep it to 20 or fewer",
+                f"extension name '{extension.name}' has {len(extension.name)} characters; keep it to {ATTRIBUTE_NAME_SOFT_MAX} or fewer",
                 context.event_loc(event, "extensions", extension.name, key=True),
             )
 
@@ -114,7 +111,7 @@ def attribute_reserved(event: EventType, context: Context) -> Iterator[Diagnosti
             yield context.report(
                 "CE-ATTR-RESERVED",
                 f"'{extension.name}' is a core or profile attribute; choose another extension name"
-                + (" (use the event's 'dataref'/'sequence' keys instead)" if extension.name in ("dataref", "sequence", "sequencetype") else ""),
+                + (" (use the event's 'dataref'/'sequence' keys instead)" if extension.name in _KEYED_EXTENSIONS else ""),
                 context.event_loc(event, "extensions", extension.name, key=True),
             )
 
@@ -122,13 +119,13 @@ def attribute_reserved(event: EventType, context: Context) -> Iterator[Diagnosti
 @event_rule("CE-ATTR-TYPE", E, ALL, "Extension types are CloudEvents types.")
 def attribute_type(event: EventType, context: Context) -> Iterator[Diagnostic]:
     for extension in event.extensions:
-        if extension.type not in EXTENSION_TYPES:
+        if extension.type not in TYPE_NAMES:
             yield context.report(
                 "CE-ATTR-TYPE",
-                f"extension type '{extension.type}' is not one of {', '.join(EXTENSION_TYPES)}"
-                + did_you_mean(extension.type, EXTENSION_TYPES),
+                f"extension type '{extension.type}' is not one of {', '.join(TYPE_NAMES)}"
+                + did_you_mean(extension.type, TYPE_NAMES),
                 context.event_loc(event, "extensions", extension.name, "type"),
-                closest(extension.type, EXTENSION_TYPES),
+                closest(extension.type, TYPE_NAMES),
             )
 
 
