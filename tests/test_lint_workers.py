@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from generator.engine.config import RunConfig
-from generator import rules
+from generator.engine import checks as checks_module
 from generator.lint import lint
 from generator.rules import catalog as catalog_rules
 
@@ -53,16 +53,16 @@ def test_costly_checks_in_workers_give_the_serial_outcome(
 
     # Workers for any number of events; note which processes ran the checks.
     monkeypatch.setenv("EVCAT_JOBS", "2")
-    monkeypatch.setattr(rules, "COSTLY_MIN_EVENTS", 1)
+    monkeypatch.setattr(checks_module, "COSTLY_MIN_EVENTS", 1)
     ran = tmp_path / "ran"
     ran.mkdir()
-    checks = rules._costly_slice
+    checks = checks_module._costly_slice
 
     def noted(context: Any, positions: list[int]) -> dict[str, Any]:
         (ran / str(os.getpid())).touch()
         return checks(context, positions)
 
-    monkeypatch.setattr(rules, "_costly_slice", noted)
+    monkeypatch.setattr(checks_module, "_costly_slice", noted)
     cache = tmp_path / "cache"
     parallel = lint(str(directory), RunConfig(cache_dir=str(cache))).diagnostics
     assert parallel == serial

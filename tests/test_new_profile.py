@@ -127,8 +127,8 @@ def _write(directory: Path, event_type: str) -> Path:
 
 def test_a_fourth_profile_lints_with_its_rules(acme: ModuleType, tmp_path: Path) -> None:
     assert "acme" in profiles.NAMES and profiles.get("acme") is ACME
-    assert lint(str(_write(tmp_path / "good", "com.acme.order.placed")), cache_dir=None).diagnostics == []
-    bad = lint(str(_write(tmp_path / "bad", "org.example.order.placed")), cache_dir=None).diagnostics
+    assert lint(str(_write(tmp_path / "good", "com.acme.order.placed"))).diagnostics == []
+    bad = lint(str(_write(tmp_path / "bad", "org.example.order.placed"))).diagnostics
     assert [(d.rule, d.location.line, d.suggestion) for d in bad] == [("ACME-TYPE-PREFIX", 13, "com.acme.org.example.order.placed")]
     # The rules of the profiles it does not extend stay out (NL GOV asks for a documented id, an nld URN ...).
     assert not any(rule.id.startswith(("NLGOV-", "NORMO-")) and rule.applies(ACME) for rule in RULES.values())
@@ -193,7 +193,7 @@ def test_a_fourth_profile_in_the_commands(acme: ModuleType, tmp_path: Path, caps
     capsys.readouterr()
     (starter,) = (project / "catalog").glob("*.yaml")
     assert "profile: acme\n" in starter.read_text() and "type: com.acme.registration.created\n" in starter.read_text()
-    assert lint(str(project / "catalog"), cache_dir=None).diagnostics == []
+    assert lint(str(project / "catalog")).diagnostics == []
     # The catalog format (editors' schema, `profile:` values) knows it too.
     assert main(["schema"]) == 0
     assert [*profiles.NAMES] in _enums(json.loads(capsys.readouterr().out)) and "acme" in profiles.NAMES

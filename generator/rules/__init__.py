@@ -20,7 +20,6 @@ from ..loader import Document, Path
 from ..model import EventType, SharedSchema
 from ..profiles import PROFILES, Profile, profile_of_rules
 from ..schemawalk import subschemas
-from ..engine.workers import run_shared as parallel
 
 # Rule families: a rule belongs to one, and applies under every profile whose
 # ``families`` include it, unless that profile ``replaces`` it (profiles.py).
@@ -190,6 +189,8 @@ class _Checks:
     costly: list[tuple[Rule, EventCheck]] = field(default_factory=list)
     # Set checks that run after the costly event checks.
     late: list[tuple[Rule, SetCheck]] = field(default_factory=list)
+    # Event checks that read more than their event (``event_rule(local=False)``).
+    wide: list[str] = field(default_factory=list)
     file: list[tuple[Rule, FileCheck]] = field(default_factory=list)
     whole: list[tuple[Rule, SetCheck]] = field(default_factory=list)
 
@@ -209,13 +210,24 @@ def declare(rule_id: str, severity: Severity, profiles: frozenset[str], summary:
 
 
 def event_rule(
-    rule_id: str, severity: Severity, profiles: frozenset[str], summary: str, *, costly: bool = False
+    rule_id: str, severity: Severity, profiles: frozenset[str], summary: str, *, costly: bool = False,
+    local: bool = True,
 ) -> Callable[[EventCheck], EventCheck]:
     """A check of one event. ``costly``: it is memoised under ``rule_id`` and
-    worth running in worker processes on a large catalog (``_start_costly``)."""
+    worth running in worker processes on a large catalog (engine.checks).
+    ``local``: it reads nothing but its event and the positions of its
+    file, so a long-running caller may keep its findings while both are
+    unchanged; a check that reads other events or its catalog's header says
+    ``local=False``."""
 
     def register(check: EventCheck) -> EventCheck:
-        (CHECKS.costly if costly else CHECKS.event).append((declare(rule_id, severity, profiles, summary), check))
+        rule = declare(rule_id, severity, profiles, summary)
+        if costly:
+            CHECKS.costly.append((rule, check))
+        else:
+            CHECKS.event.append((rule, check))
+            if not local:
+                CHECKS.wide.append(rule_id)
         return check
 
     return register
@@ -242,80 +254,6 @@ def set_rule(
         return check
 
     return register
-
-
-def run_rules(context: Context, workers: int = 1) -> Iterator[Diagnostic]:
-    """Every rule over the directory. With ``workers`` > 1 and enough to do,
-    the costly event checks run in worker processes meanwhile (``_start_costly``)."""
-    costly = _start_costly(context, workers)
-    for document in context.documents.values():
-        if not isinstance(document.value, dict):
-            continue
-        profile = context.profile(document.file)
-        for rule, file_check in CHECKS.file:
-            if rule.applies(profile):
-                yield from file_check(document, context)
-    events = context.built.catalog_set.events
-    for event in events:
-        for rule, event_check in CHECKS.event:
-            if rule.applies(event.profile):
-                yield from event_check(event, context)
-    for _, set_check in CHECKS.whole:
-        yield from set_check(context)
-    fresh: dict[str, Any] = {}
-    for results in costly:
-        fresh.update(results)
-    if fresh:  # a new dict: the one read from the cache stays as it was read (lint.Cache.save_memo)
-        context.memo = {**context.memo, **fresh}
-    # Last: a costly check may leave state for a later one of the same event
-    # (a payload that does not compile has no examples to check) or for a
-    # late set check.
-    for event in events:
-        for rule, event_check in CHECKS.costly:
-            if rule.applies(event.profile):
-                yield from event_check(event, context)
-    for _, set_check in CHECKS.late:
-        yield from set_check(context)
-
-
-# Below this many events to check, starting workers costs more than it saves.
-COSTLY_MIN_EVENTS = 200
-
-
-def _start_costly(context: Context, workers: int) -> Iterator[dict[str, Any]]:
-    """Start the costly event checks (compiling payload schemas, checking
-    examples) of the events the memo lacks on ``workers`` processes; their
-    results are memo entries, which the checks then find in ``context.memo``.
-    The outcome is the one of running them here: a memoised check depends
-    only on its event and the files it reads."""
-    if workers < 2:
-        return iter(())
-    events = context.built.catalog_set.events
-    pending = [
-        position
-        for position, event in enumerate(events)
-        if any(
-            rule.applies(event.profile) and (key := context.memo_key(rule.id, event)) is not None and key not in context.memo
-            for rule, _ in CHECKS.costly
-        )
-    ]
-    if len(pending) < COSTLY_MIN_EVENTS:
-        return iter(())
-    slices = [pending[start::workers * 4] for start in range(workers * 4)]
-    return parallel(_costly_slice, context, slices, workers, ordered=False)
-
-
-def _costly_slice(context: Context, positions: list[int]) -> dict[str, Any]:
-    """In a worker: the costly checks of the events at ``positions``; hands back their memo entries."""
-    context.memo_used = {}
-    events = context.built.catalog_set.events
-    for position in positions:
-        event = events[position]
-        for rule, check in CHECKS.costly:
-            if rule.applies(event.profile):
-                for _ in check(event, context):
-                    pass
-    return context.memo_used
 
 
 @dataclass(frozen=True)

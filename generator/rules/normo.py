@@ -126,7 +126,8 @@ def content_type(event: EventType, context: Context) -> Iterator[Diagnostic]:
         )
 
 
-@event_rule("NORMO-DATA-EMPTY", E, NORMO, "data is an object schema with at least one property (ID08).")
+@event_rule("NORMO-DATA-EMPTY", E, NORMO, "data is an object schema with at least one property (ID08).",
+            local=False)  # reads the shared schemas its data refers to
 def data_not_empty(event: EventType, context: Context) -> Iterator[Diagnostic]:
     if event.payload is None:
         return

@@ -1,0 +1,132 @@
+"""Running the rules (rules/) over a directory: which checks run where, and
+what a run may take from an earlier one.
+
+The rules are functions of their inputs (``rules.Context``); this module
+decides how they run:
+
+- the costly event checks (compiling payload schemas, checking examples) of
+  the events the memo lacks run in worker processes while this process runs
+  the other rules (``_start_costly``); their results are memo entries, which
+  the checks then find in ``Context.memo``: the outcome is the one of running
+  them here, since a memoised check depends only on its event and the files
+  it reads;
+- ``Kept``: what a long-running caller (``evcat lsp``) keeps between checks
+  of the same directory. The findings of each local event check
+  (``rules.event_rule(local=True)``) are taken again while the event is
+  equal to the one they were found for and its file's ``Document`` is the
+  same object (same content, same positions): an edit re-runs them only for
+  the events it changed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..diagnostics import Diagnostic
+from ..loader import Document, Path
+from ..model import EventType
+from ..rules import CHECKS, Context
+from .workers import run_shared as parallel
+
+# Below this many events to check, starting workers costs more than it saves.
+COSTLY_MIN_EVENTS = 200
+
+
+@dataclass
+class Kept:
+    """The findings of local event checks, by event (file, path): the event
+    and document they were found for, and the findings of each rule."""
+
+    events: dict[tuple[str, Path], tuple[EventType, Document, dict[str, list[Diagnostic]]]] = field(default_factory=dict)
+
+
+def run_rules(context: Context, workers: int = 1, kept: Kept | None = None) -> Iterator[Diagnostic]:
+    """Every rule over the directory. With ``workers`` > 1 and enough to do,
+    the costly event checks run in worker processes meanwhile. ``kept``: the
+    findings of an earlier run, for a caller that keeps them (it is left
+    holding this run's)."""
+    costly = _start_costly(context, workers)
+    for document in context.documents.values():
+        if not isinstance(document.value, dict):
+            continue
+        profile = context.profile(document.file)
+        for rule, file_check in CHECKS.file:
+            if rule.applies(profile):
+                yield from file_check(document, context)
+    events = context.built.catalog_set.events
+    yield from _event_checks(context, events, kept)
+    for _, set_check in CHECKS.whole:
+        yield from set_check(context)
+    fresh: dict[str, Any] = {}
+    for results in costly:
+        fresh.update(results)
+    if fresh:  # a new dict: the one read from the cache stays as it was read (lint.Cache.save_memo)
+        context.memo = {**context.memo, **fresh}
+    # Last: a costly check may leave state for a later one of the same event
+    # (a payload that does not compile has no examples to check) or for a
+    # late set check.
+    for event in events:
+        for rule, event_check in CHECKS.costly:
+            if rule.applies(event.profile):
+                yield from event_check(event, context)
+    for _, set_check in CHECKS.late:
+        yield from set_check(context)
+
+
+def _event_checks(context: Context, events: tuple[EventType, ...] | list[EventType], kept: Kept | None) -> Iterator[Diagnostic]:
+    before = kept.events if kept is not None else {}
+    now: dict[tuple[str, Path], tuple[EventType, Document, dict[str, list[Diagnostic]]]] = {}
+    for event in events:
+        document = context.documents.get(event.file)
+        known = before.get((event.file, event.path))
+        # ``is`` first: an unchanged document is the very object kept; then the event by value.
+        same = known is not None and known[1] is document and known[0] == event
+        found: dict[str, list[Diagnostic]] = known[2] if same and known is not None else {}
+        for rule, event_check in CHECKS.event:
+            if not rule.applies(event.profile):
+                continue
+            if rule.id in CHECKS.wide or kept is None:
+                yield from event_check(event, context)
+                continue
+            if not same or rule.id not in found:
+                found[rule.id] = list(event_check(event, context))
+            yield from found[rule.id]
+        if kept is not None and document is not None:
+            now[(event.file, event.path)] = (event, document, found)
+    if kept is not None:
+        kept.events = now
+
+
+def _start_costly(context: Context, workers: int) -> Iterator[dict[str, Any]]:
+    """Start the costly event checks of the events the memo lacks on
+    ``workers`` processes; their results are memo entries."""
+    if workers < 2:
+        return iter(())
+    events = context.built.catalog_set.events
+    pending = [
+        position
+        for position, event in enumerate(events)
+        if any(
+            rule.applies(event.profile) and (key := context.memo_key(rule.id, event)) is not None and key not in context.memo
+            for rule, _ in CHECKS.costly
+        )
+    ]
+    if len(pending) < COSTLY_MIN_EVENTS:
+        return iter(())
+    slices = [pending[start::workers * 4] for start in range(workers * 4)]
+    return parallel(_costly_slice, context, slices, workers, ordered=False)
+
+
+def _costly_slice(context: Context, positions: list[int]) -> dict[str, Any]:
+    """In a worker: the costly checks of the events at ``positions``; hands back their memo entries."""
+    context.memo_used = {}
+    events = context.built.catalog_set.events
+    for position in positions:
+        event = events[position]
+        for rule, check in CHECKS.costly:
+            if rule.applies(event.profile):
+                for _ in check(event, context):
+                    pass
+    return context.memo_used
