@@ -53,6 +53,8 @@ from pydantic import (
 from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import CoreConfig, CoreSchema, SchemaValidator, from_json
 
+from ._reading import MAX_DEPTH, deep_pointer, nesting_problem, too_deep
+
 __all__ = [
     "BATCH_CONTENT_TYPE",
     "STRUCTURED_CONTENT_TYPE",
@@ -91,7 +93,6 @@ __all__ = [
 STRUCTURED_CONTENT_TYPE = "application/cloudevents+json"
 BATCH_CONTENT_TYPE = "application/cloudevents-batch+json"
 INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
-MAX_DEPTH = 128  # nesting of a JSON event, data included (evcat validate reads alike)
 
 # The grammars of evcat's CloudEvents vocabulary (generator/vocabulary.py),
 # copied: tests/test_one_verdict.py checks both read one corpus alike.
@@ -155,14 +156,18 @@ class EventError(ValueError):
 def read_json(raw: str | bytes | bytearray) -> Any:
     """JSON text as Python values, within bounds: ``EventError`` for invalid
     JSON (a lone surrogate is not Unicode text, NaN and Infinity are not
-    numbers) and nesting deeper than ``MAX_DEPTH``. Parsed by pydantic-core's
-    JSON reader (three times the standard library's speed here). A number too
-    large for a float (1e400) reads as infinity, which the models refuse
-    (``allow_inf_nan=False``, ``_finite_extras``)."""
+    numbers) and nesting deeper than ``MAX_DEPTH`` (``_reading``: the same
+    verdict as ``evcat validate``'s, whatever the parser's own limit). Parsed
+    by pydantic-core's JSON reader (three times the standard library's speed
+    here). A number too large for a float (1e400) reads as infinity, which
+    the models refuse (``allow_inf_nan=False``, ``_finite_extras``)."""
     data = raw.encode("utf-8", "surrogatepass") if isinstance(raw, str) else bytes(raw)
     try:
         value = from_json(data, allow_inf_nan=False)
     except ValueError as error:
+        deep = too_deep(data)
+        if deep is not None:
+            raise EventError(nesting_problem(deep)) from None
         raise EventError(f"not valid JSON: {error}") from error
     if data.count(b"[") + data.count(b"{") > MAX_DEPTH:  # else it cannot be that deep
         check_value(value)
@@ -186,7 +191,7 @@ def check_value(value: Any) -> None:
             if _SURROGATE.search(item):
                 raise EventError("a string holds a lone surrogate (not Unicode text)")
         elif depth >= MAX_DEPTH and isinstance(item, (dict, list)):
-            raise EventError(f"the JSON is nested more than {MAX_DEPTH} levels deep")
+            raise EventError(nesting_problem(deep_pointer(value) or ()))
         elif isinstance(item, dict):
             for key, child in cast("dict[object, Any]", item).items():
                 if isinstance(key, str) and _SURROGATE.search(key):
