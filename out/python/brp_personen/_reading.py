@@ -1,4 +1,4 @@
-"""How deeply JSON text may nest: the one depth rule of every judge.
+"""Reading JSON text: ``read_json``, ``EventError`` and the one depth rule of every judge.
 
 Part of evcat's runtime (``generator/runtime/``): copied verbatim into every
 generated package. ``evcat validate`` and ``evcat serve`` read with it too,
@@ -17,12 +17,25 @@ the same pointer.
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Iterable, Sequence
 from itertools import accumulate
 from typing import Any, cast
 
-__all__ = ["MAX_DEPTH", "Pointer", "deep_pointer", "nesting_problem", "too_deep"]
+from pydantic_core import from_json
+
+__all__ = [
+    "MAX_DEPTH",
+    "SURROGATE",
+    "EventError",
+    "Pointer",
+    "check_value",
+    "deep_pointer",
+    "nesting_problem",
+    "read_json",
+    "too_deep",
+]
 
 MAX_DEPTH = 128  # nesting of a JSON event, data included (evcat's vocabulary.MAX_DEPTH)
 
@@ -164,3 +177,58 @@ def _pointer_text(pointer: Pointer) -> str:
     return "".join(
         "/" + str(part).replace("~", "~0").replace("/", "~1") for part in pointer
     )
+
+
+class EventError(ValueError):
+    """An event that is not one of this catalog's, or not a CloudEvent at all."""
+
+
+# --- Reading JSON --------------------------------------------------------------
+
+
+def read_json(raw: str | bytes | bytearray) -> Any:
+    """JSON text as Python values, within bounds: ``EventError`` for invalid
+    JSON (a lone surrogate is not Unicode text, NaN and Infinity are not
+    numbers) and nesting deeper than ``MAX_DEPTH`` (``_reading``: the same
+    verdict as ``evcat validate``'s, whatever the parser's own limit). Parsed
+    by pydantic-core's JSON reader (three times the standard library's speed
+    here). A number too large for a float (1e400) reads as infinity, which
+    the models refuse (``allow_inf_nan=False``, ``_finite_extras``)."""
+    data = raw.encode("utf-8", "surrogatepass") if isinstance(raw, str) else bytes(raw)
+    try:
+        value = from_json(data, allow_inf_nan=False)
+    except ValueError as error:
+        deep = too_deep(data)
+        if deep is not None:
+            raise EventError(nesting_problem(deep)) from None
+        raise EventError(f"not valid JSON: {error}") from error
+    if data.count(b"[") + data.count(b"{") > MAX_DEPTH:  # else it cannot be that deep
+        check_value(value)
+    return value
+
+
+SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def check_value(value: Any) -> None:
+    """``EventError`` for JSON no UTF-8 text can carry (a lone surrogate in a
+    string or a name), a number no JSON number is (NaN, Infinity, 1e400) or
+    nesting more than ``MAX_DEPTH`` levels deep."""
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, float):
+            if not math.isfinite(item):
+                raise EventError(f"the number {item} is not a JSON number (too large?)")
+        elif isinstance(item, str):
+            if SURROGATE.search(item):
+                raise EventError("a string holds a lone surrogate (not Unicode text)")
+        elif depth >= MAX_DEPTH and isinstance(item, (dict, list)):
+            raise EventError(nesting_problem(deep_pointer(value) or ()))
+        elif isinstance(item, dict):
+            for key, child in cast("dict[object, Any]", item).items():
+                if isinstance(key, str) and SURROGATE.search(key):
+                    raise EventError("a name holds a lone surrogate (not Unicode text)")
+                stack.append((child, depth + 1))
+        elif isinstance(item, list):
+            stack.extend((child, depth + 1) for child in cast("Sequence[Any]", item))
