@@ -28,6 +28,7 @@ from .runtime._webhook import (
     check_binary_body,
     essence,
 )
+from .validate import InputProblem
 from .validate import _check_depth as check_depth
 from .validate import loads as validate_loads
 
@@ -82,7 +83,7 @@ class CatalogJudge:
             try:
                 items = read_json(body)
             except (ValueError, RecursionError) as error:
-                return [_unreadable(f"the batch is not JSON: {error}")]
+                return [_unreadable("the batch is not JSON", error)]
             if not isinstance(items, list):
                 return [_unreadable("a batch is a JSON array of events")]
             return [
@@ -93,7 +94,7 @@ class CatalogJudge:
             try:
                 value = read_json(body)
             except (ValueError, RecursionError) as error:
-                return [_unreadable(f"the body is not JSON: {error}")]
+                return [_unreadable("the body is not JSON", error)]
             return [self.judge(0, value, len(body))]
         if "ce-specversion" not in headers:
             raise Unsupported(f"{kind or 'no Content-Type'} is not a CloudEvents format this catalog describes")
@@ -101,7 +102,7 @@ class CatalogJudge:
         try:
             event = binary_to_structured(headers, body, self.checker)
         except (ValueError, RecursionError) as error:
-            return [_unreadable(f"binary mode: {error}")]
+            return [_unreadable("binary mode", error)]
         return [self.judge(0, event, None)]
 
     def judge(self, index: int, value: Any, wire_size: int | None) -> Judged:
@@ -119,8 +120,12 @@ def _finding(problem: Problem) -> Finding:
     return Finding(problem.rule, pointer_text(problem.pointer), problem.message, severity)
 
 
-def _unreadable(message: str) -> Judged:
-    return Judged(0, findings=[Finding("CE-FORMAT", "/", message)])
+def _unreadable(what: str, error: Exception | None = None) -> Judged:
+    """A body the reader refused: what ``evcat validate`` says of it (rule,
+    pointer, message) when the reader named where, else ``what``."""
+    if isinstance(error, InputProblem) and error.pointer is not None:
+        return Judged(0, findings=[Finding(error.rule, pointer_text(error.pointer), error.msg)])
+    return Judged(0, findings=[Finding("CE-FORMAT", "/", what if error is None else f"{what}: {error}")])
 
 
 def printer(stream: TextIO) -> Any:

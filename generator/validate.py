@@ -33,6 +33,7 @@ from .rules import RULES
 from .engine.config import RunConfig
 from .engine.workers import no_collection
 from .engine.workers import run_shared as parallel
+from .runtime._reading import deep_pointer, nesting_problem, too_deep
 
 EVENT_SUFFIXES = (".json", ".jsonl", ".ndjson")
 
@@ -219,17 +220,22 @@ def loads(raw: bytes) -> Any:
     and numbers beyond a double (1e400), integers beyond 64 bits, lone
     surrogates and nesting deeper than MAX_DEPTH are problems, never values."""
     try:
-        return orjson.loads(raw)  # nests at most 1,024 deep; deeper than MAX_DEPTH is found if a check fails (_check_one)
+        return orjson.loads(raw)  # deeper than MAX_DEPTH is found by the caller (_check_depth)
     except orjson.JSONDecodeError:
         return _careful_loads(raw)
 
 
 def _careful_loads(raw: bytes) -> Any:
+    # Nesting is judged on the bytes first (runtime/_reading.py, the rule of
+    # every judge): the standard library's parser recurses, and how deep it
+    # gets depends on the Python version; within MAX_DEPTH it never fails.
+    deep = too_deep(raw)
+    if deep is not None:
+        raise InputProblem(nesting_problem(deep), pointer=deep)
     try:
         value = json.loads(raw, parse_constant=_constant, parse_float=_float, parse_int=_int)
-    except RecursionError:
-        raise InputProblem(f"nested deeper than {MAX_DEPTH} levels (the limit)") from None
-    _check_depth(value)
+    except RecursionError:  # within MAX_DEPTH: only under a recursion limit set below it
+        raise InputProblem(f"cannot be read within Python's recursion limit ({sys.getrecursionlimit()})") from None
     _check_values(value)
     return value
 
@@ -265,42 +271,9 @@ def _int(text: str) -> Any:
 
 def _check_depth(value: Any) -> None:
     """Raise InputProblem when ``value`` nests deeper than MAX_DEPTH (no recursion)."""
-    stack = [(value, 1)]
-    while stack:
-        item, depth = stack.pop()
-        if isinstance(item, dict):
-            children: Any = item.values()
-        elif isinstance(item, list):
-            children = item
-        else:
-            continue
-        if depth > MAX_DEPTH:
-            pointer = _deep_pointer(value)
-            raise InputProblem(f"{_short_pointer(pointer)}: nested deeper than {MAX_DEPTH} levels (the limit)", pointer=pointer)
-        stack.extend((child, depth + 1) for child in children if isinstance(child, (dict, list)))
-
-
-def _deep_pointer(value: Any) -> tuple[str | int, ...]:
-    """The pointer of the first container nested deeper than MAX_DEPTH (only
-    asked once ``_check_depth`` found one)."""
-    stack: list[tuple[Any, tuple[str | int, ...]]] = [(value, ())]
-    while stack:
-        item, pointer = stack.pop()
-        if isinstance(item, (dict, list)) and len(pointer) >= MAX_DEPTH:
-            return pointer
-        if isinstance(item, dict):
-            stack.extend((child, (*pointer, key)) for key, child in reversed(item.items()) if isinstance(child, (dict, list)))
-        elif isinstance(item, list):
-            stack.extend((item[index], (*pointer, index)) for index in range(len(item) - 1, -1, -1)
-                         if isinstance(item[index], (dict, list)))
-    return ()
-
-
-def _short_pointer(pointer: tuple[str | int, ...]) -> str:
-    """``pointer_text``, its middle left out when it is long (a deep pointer)."""
-    if len(pointer) <= 6:
-        return pointer_text(pointer)
-    return f"{pointer_text(pointer[:3])}/.../{pointer_text(pointer[-2:])[1:]}"
+    deep = deep_pointer(value)
+    if deep is not None:
+        raise InputProblem(nesting_problem(deep), pointer=deep)
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")

@@ -1,8 +1,12 @@
-"""Golden trees: the whole generated output of each test catalog, committed.
+"""Golden trees: the generated output of each test catalog, committed.
 
 Regenerate all goldens (then review the diff like code):
 
     python3 -m tests.goldens
+
+The runtime modules every Python package holds (``generator/runtime/``,
+copied verbatim) are not stored again in each tree: tests/test_goldens.py
+shows each package's copies are the shipped files byte for byte.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ from pathlib import Path
 from generator.engine.config import RunConfig
 from generator.generate import RENDERERS, render, use_templates
 from generator.lint import lint
+from generator.runtime import runtime_files
 
 ROOT = Path(__file__).resolve().parent.parent
 GOLDEN = ROOT / "tests" / "golden"
@@ -30,7 +35,19 @@ WITH_TEMPLATES = {
 }
 
 
+def is_runtime_copy(path: str) -> bool:
+    """Whether ``path`` is a runtime module copied into a package (``python/<package>/<module>.py``)."""
+    parts = path.split("/")
+    return len(parts) == 3 and parts[0] == "python" and parts[2] in runtime_files()
+
+
 def generated(name: str) -> dict[str, bytes]:
+    """The output of golden tree ``name``, less the runtime modules' copies."""
+    return {path: content for path, content in rendered(name).items() if not is_runtime_copy(path)}
+
+
+def rendered(name: str) -> dict[str, bytes]:
+    """The whole output of golden tree ``name``, as evcat writes it."""
     catalog, kinds, templates = WITH_TEMPLATES.get(name, (name, tuple(RENDERERS), None))
     result = lint(str(CATALOGS[catalog]))
     if result.has_errors:

@@ -36,7 +36,7 @@ from generator.generate import render
 from generator.lint import lint
 from generator.naming import python_package_name
 from generator.rules import RULES
-from generator.runtime._cloudevents import MAX_DEPTH
+from generator.runtime._reading import MAX_DEPTH
 from generator.validate import FastValidator
 
 from .conftest import ROOT
@@ -175,9 +175,9 @@ def test_every_judge_gives_one_verdict(judges: Judges, data: Any) -> None:
         parsed = module.parse_event(raw)
     except (module.EventError, ValidationError):
         parsed = None
-    quick = module._cloudevents._parse_fast(raw, module.EVENTS)
+    quick = module._fastpath.parse_fast(raw, module.EVENTS)
     if quick is not None:  # what the runtime's fast path takes, its careful path takes alike
-        slow = module._cloudevents._parse_careful(raw, module.EVENTS)
+        slow = module._parsing._parse_careful(raw, module.EVENTS)
         assert type(slow) is type(quick), text
         for options in ({"mode": "json", "by_alias": True, "exclude_unset": True}, {}):
             assert slow.model_dump(**options) == quick.model_dump(**options), text

@@ -19,12 +19,10 @@ from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime, timedelta
 from typing import Any, Literal, cast
 
-from ._cloudevents import (
+from ._cloudevents import CloudEvent, EventError, parse_event
+from ._http import (
     _CORE_TYPES,  # pyright: ignore[reportPrivateUsage]  # a sibling module's table
     STRUCTURED_CONTENT_TYPE,
-    CloudEvent,
-    EventError,
-    parse_event,
     structured_from_binary,
 )
 

@@ -1,0 +1,364 @@
+"""CloudEvents types (§3.2) and payload formats as pydantic types.
+
+Part of evcat's runtime (``generator/runtime/``): copied verbatim into every
+generated package. Each type keeps its text as sent (timestamps, binary
+values, URIs) and checks the grammar of evcat's vocabulary
+(``generator/vocabulary.py``), copied here: tests/test_one_verdict.py checks
+both read one corpus alike.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+import uuid
+from datetime import UTC, date, datetime
+from typing import Annotated, Any
+
+from pydantic import (
+    AfterValidator,
+    BeforeValidator,
+    Field,
+    PlainSerializer,
+    PlainValidator,
+    Strict,
+    ValidationError,
+    WithJsonSchema,
+)
+from pydantic_core import SchemaValidator
+
+__all__ = [
+    "ATTRIBUTE_NAME",
+    "CONSTRUCT",
+    "INT32_MAX",
+    "INT32_MIN",
+    "INTEGER",
+    "MEDIA_TYPE",
+    "RUST_NORMO_TIME",
+    "RUST_TIMESTAMP",
+    "URI",
+    "URI_REFERENCE",
+    "YEAR",
+    "Base64Binary",
+    "Date",
+    "DateTime",
+    "Int32",
+    "IntegerSequence",
+    "JsonInt",
+    "MediaType",
+    "NonEmptyString",
+    "NonEmptyUriReference",
+    "NormoTimestamp",
+    "SequenceString",
+    "String",
+    "Timestamp",
+    "Uri",
+    "UriReference",
+    "WireBytes",
+    "WireDateTime",
+    "checked_string",
+    "integral",
+    "new_id",
+    "now",
+]
+
+INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
+
+# The grammars of evcat's CloudEvents vocabulary (generator/vocabulary.py),
+# copied: tests/test_one_verdict.py checks both read one corpus alike.
+# RFC 3986 appendix A.
+_UNRESERVED = r"A-Za-z0-9\-._~"
+_SUB_DELIMS = r"!$&'()*+,;="
+_PCT = r"%[0-9A-Fa-f]{2}"
+_PCHAR = rf"(?:[{_UNRESERVED}{_SUB_DELIMS}:@]|{_PCT})"
+_SCHEME = r"[A-Za-z][A-Za-z0-9+\-.]*"
+_USERINFO = rf"(?:[{_UNRESERVED}{_SUB_DELIMS}:]|{_PCT})*"
+_IP_LITERAL = r"\[[0-9A-Fa-f:.vV]+\]"
+_REG_NAME = rf"(?:[{_UNRESERVED}{_SUB_DELIMS}]|{_PCT})*"
+_AUTHORITY = rf"(?:{_USERINFO}@)?(?:{_IP_LITERAL}|{_REG_NAME})(?::[0-9]*)?"
+_QUERY = rf"(?:{_PCHAR}|[/?])*"
+_HIER = rf"(?://{_AUTHORITY}(?:/{_PCHAR}*)*|/?(?:{_PCHAR}+(?:/{_PCHAR}*)*)?)"
+_RELATIVE = (
+    rf"(?://{_AUTHORITY}(?:/{_PCHAR}*)*|/(?:{_PCHAR}+(?:/{_PCHAR}*)*)?"
+    rf"|(?:(?:[{_UNRESERVED}{_SUB_DELIMS}@]|{_PCT})+(?:/{_PCHAR}*)*)?)"
+)
+URI = re.compile(rf"^{_SCHEME}:{_HIER}(?:\?{_QUERY})?(?:#{_QUERY})?\Z")
+URI_REFERENCE = re.compile(
+    rf"^(?:{_SCHEME}:{_HIER}|{_RELATIVE})(?:\?{_QUERY})?(?:#{_QUERY})?\Z"
+)
+ATTRIBUTE_NAME = re.compile(r"^[a-z0-9]+\Z")
+# CloudEvents 1.0.2 §3.2 String: no control characters, noncharacters or lone surrogates.
+_BAD_CHARS = re.compile(
+    "[\\u0000-\\u001f\\u007f-\\u009f\\ufdd0-\\ufdef\\ufffe\\uffff"
+    + "".join(chr(p * 0x10000 + low) for p in range(1, 17) for low in (0xFFFE, 0xFFFF))
+    + "\\ud800-\\udfff]"
+)
+# RFC 3339 §5.6 date-time, as evcat's vocabulary spells it (no :60, no year 0000).
+YEAR = r"(?:[1-9][0-9]{3}|0[1-9][0-9]{2}|00[1-9][0-9]|000[1-9])"
+_RFC3339 = re.compile(
+    rf"^{YEAR}-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12][0-9]|3[01])[Tt]"
+    r"(?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\.[0-9]+)?"
+    r"([Zz]|[+-](?:[01][0-9]|2[0-3]):[0-5][0-9])\Z"
+)
+# Het Normo ID06: yyyy-mm-ddThh:mm:ss.ffffffZ, in UTC.
+_NORMO_TIME = re.compile(
+    rf"^{YEAR}-[0-9]{{2}}-[0-9]{{2}}T[0-9]{{2}}:[0-9]{{2}}:[0-9]{{2}}\.[0-9]{{6}}Z\Z"
+)
+_FULL_DATE = re.compile(rf"^{YEAR}-[0-9]{{2}}-[0-9]{{2}}\Z")
+_TOKEN = r"[!#$%&'*+.^_`|~0-9A-Za-z-]+"
+MEDIA_TYPE = re.compile(
+    rf'^{_TOKEN}/{_TOKEN}(?:[ \t]*;[ \t]*{_TOKEN}=(?:{_TOKEN}|"(?:[^"\\]|\\.)*"))*\Z'
+)
+_BASE64 = re.compile(
+    r"^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?\Z"
+)
+INTEGER = re.compile(r"^[+-]?[0-9]+\Z")
+CONSTRUCT = {"evcat": "construct"}  # validation context of __init__
+
+
+# Timestamps as the fast path reads them (pydantic-core), which the careful
+# path reads into the same values: Rust patterns (``$`` is the end of the
+# text there, as ``\Z`` is in Python).
+_RUST_DATE = (
+    rf"{YEAR}-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12][0-9]|3[01])"
+    r"T(?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9]"
+)
+# Timestamps whose text the serializer gives back from the datetime alone
+# (``_rfc3339``: isoformat, six fraction digits unless zero, Z for UTC).
+RUST_TIMESTAMP = (
+    rf"^{_RUST_DATE}(?:\.(?:[1-9][0-9]{{5}}|0[1-9][0-9]{{4}}|00[1-9][0-9]{{3}}"
+    r"|000[1-9][0-9]{2}|0000[1-9][0-9]|00000[1-9]))?"
+    r"(?:Z|[+-](?:0[0-9]:(?:0[1-9]|[1-5][0-9])|(?:0[1-9]|1[0-9]|2[0-3]):[0-5][0-9]))$"
+)
+# ``_normo_time``: strftime, which writes a year before 1000 with fewer digits.
+RUST_NORMO_TIME = r"^[1-9][0-9]{3}" + _RUST_DATE.removeprefix(YEAR) + r"\.[0-9]{6}Z$"
+
+
+# The careful path reads what the fast path reads into the same values.
+_CANONICAL_TIMESTAMP = re.compile(RUST_TIMESTAMP.removesuffix("$") + r"\Z")
+_CANONICAL_NORMO_TIME = re.compile(RUST_NORMO_TIME.removesuffix("$") + r"\Z")
+_DATETIME = SchemaValidator({"type": "datetime"})
+
+
+def _wire_datetime(text: str) -> datetime:
+    """Timestamp text the serializer gives back from the value alone, read as
+    pydantic reads it (the fast path's ``datetime`` step)."""
+    try:
+        parsed: datetime = _DATETIME.validate_python(text)
+    except ValidationError as error:  # 30 February and the like
+        raise ValueError(f"{text!r} is not a valid date and time") from error
+    return parsed
+
+
+# --- Values: CloudEvents types (§3.2) and payload formats ------------------------
+
+
+class WireDateTime(datetime):
+    """A timestamp read from the wire: a ``datetime`` that keeps its text."""
+
+    text: str
+
+
+class WireBytes(bytes):
+    """Binary data read from the wire: ``bytes`` that keep their base64 text."""
+
+    text: str
+
+
+def checked_string(value: str) -> str:
+    if _BAD_CHARS.search(value):
+        raise ValueError(
+            "holds a control character, a noncharacter or a lone surrogate"
+        )
+    return value
+
+
+def _uri(value: Any) -> str:
+    if not isinstance(value, str) or not URI.match(value):
+        raise ValueError(f"{value!r} is not an absolute URI (RFC 3986)")
+    return value
+
+
+def _uri_reference(value: Any) -> str:
+    if not isinstance(value, str) or not URI_REFERENCE.match(value):
+        raise ValueError(f"{value!r} is not a URI-reference (RFC 3986)")
+    return value
+
+
+def _non_empty_uri_reference(value: Any) -> str:
+    if value == "":
+        raise ValueError("must be a non-empty URI-reference")
+    return _uri_reference(value)
+
+
+def _media_type(value: Any) -> str:
+    if not isinstance(value, str) or not MEDIA_TYPE.match(value):
+        raise ValueError(f"{value!r} is not a media type (RFC 2046)")
+    return value
+
+
+def _timestamp(value: Any) -> datetime:
+    if isinstance(value, datetime):  # a program constructing an event
+        if value.tzinfo is None:
+            raise ValueError("a timestamp needs a time zone, e.g. 2024-01-01T00:00:00Z")
+        return value
+    if not isinstance(value, str):
+        raise ValueError("a timestamp is an RFC 3339 string")
+    match = _RFC3339.match(value)
+    if match is None:
+        raise ValueError(
+            f"{value!r} is not an RFC 3339 timestamp, e.g. 2024-01-01T00:00:00Z"
+        )
+    if _CANONICAL_TIMESTAMP.match(value):  # as the fast path reads it (same value)
+        return _wire_datetime(value)
+    fraction, offset = match.group(1) or "", match.group(2)
+    zone = "+00:00" if offset in ("Z", "z") else offset
+    try:  # fromisoformat: at most 6 fraction digits (the rest is below a microsecond)
+        parsed = WireDateTime.fromisoformat(
+            value[:10] + "T" + value[11:19] + fraction[:7] + zone
+        )
+    except ValueError as error:  # 30 February and the like
+        raise ValueError(f"{value!r} is not a valid date and time") from error
+    parsed.text = value
+    return parsed
+
+
+def _normo_timestamp(value: Any) -> datetime:
+    if isinstance(value, str) and not _NORMO_TIME.match(value):
+        raise ValueError(
+            f"{value!r} is not UTC as yyyy-mm-ddThh:mm:ss.ffffffZ (Het Normo ID06)"
+        )
+    if isinstance(value, str) and _CANONICAL_NORMO_TIME.match(value):
+        return _wire_datetime(value)  # as the fast path reads it (same value)
+    return _timestamp(value)
+
+
+def _rfc3339(value: datetime) -> str:
+    text = getattr(value, "text", None)
+    if isinstance(text, str):
+        return text
+    iso = value.isoformat()
+    return iso[:-6] + "Z" if iso.endswith("+00:00") else iso
+
+
+def _normo_time(value: datetime) -> str:
+    text = getattr(value, "text", None)
+    if isinstance(text, str) and _NORMO_TIME.match(text):
+        return text
+    return value.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def _full_date(value: Any) -> date:
+    if isinstance(value, datetime):
+        raise ValueError("a date, not a date and time")
+    if isinstance(value, date):
+        return value
+    if not isinstance(value, str) or not _FULL_DATE.match(value):
+        raise ValueError(f"{value!r} is not an RFC 3339 full-date, e.g. 2024-01-31")
+    try:
+        return date.fromisoformat(value)
+    except ValueError as error:
+        raise ValueError(f"{value!r} is not a valid date") from error
+
+
+def _binary(value: Any) -> bytes:
+    if isinstance(value, bytes) and not isinstance(value, WireBytes):
+        return value  # a program constructing an event
+    text = value.text if isinstance(value, WireBytes) else value
+    if not isinstance(text, str) or not _BASE64.match(text):
+        raise ValueError("not base64 (RFC 4648 §4) with padding")
+    try:
+        decoded = WireBytes(base64.b64decode(text, validate=True))
+    except (binascii.Error, ValueError) as error:
+        raise ValueError("not base64 (RFC 4648 §4)") from error
+    decoded.text = text
+    return decoded
+
+
+def _binary_text(value: bytes) -> str:
+    text = getattr(value, "text", None)
+    return text if isinstance(text, str) else base64.b64encode(value).decode("ascii")
+
+
+def integral(value: Any) -> Any:
+    # JSON Schema and the JSON format: 1.0 is an integer (a number without fraction).
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
+def _integer_sequence(value: str) -> str:
+    if not INTEGER.match(value) or not INT32_MIN <= int(value) <= INT32_MAX:
+        raise ValueError("must be a string-encoded signed 32-bit integer")
+    return value
+
+
+def now() -> datetime:
+    """The current moment in UTC (the default of ``time``)."""
+    return datetime.now(UTC)
+
+
+def new_id() -> str:
+    """A random UUID v4 (the default of ``id``)."""
+    return str(uuid.uuid4())
+
+
+_STRING_SCHEMA = {"type": "string"}
+String = Annotated[str, Strict(), AfterValidator(checked_string)]
+NonEmptyString = Annotated[
+    str, Strict(), Field(min_length=1), AfterValidator(checked_string)
+]
+Int32 = Annotated[
+    int, BeforeValidator(integral), Strict(), Field(ge=INT32_MIN, le=INT32_MAX)
+]
+JsonInt = Annotated[int, BeforeValidator(integral), Strict()]
+Uri = Annotated[
+    str,
+    PlainValidator(_uri),
+    AfterValidator(checked_string),
+    WithJsonSchema({"type": "string", "format": "uri"}),
+]
+UriReference = Annotated[
+    str,
+    PlainValidator(_uri_reference),
+    AfterValidator(checked_string),
+    WithJsonSchema({"type": "string", "format": "uri-reference"}),
+]
+NonEmptyUriReference = Annotated[
+    str,
+    PlainValidator(_non_empty_uri_reference),
+    AfterValidator(checked_string),
+    WithJsonSchema({"type": "string", "format": "uri-reference", "minLength": 1}),
+]
+MediaType = Annotated[str, PlainValidator(_media_type), WithJsonSchema(_STRING_SCHEMA)]
+Base64Binary = Annotated[
+    bytes,
+    PlainValidator(_binary),
+    PlainSerializer(_binary_text, return_type=str, when_used="json"),
+    WithJsonSchema({"type": "string", "contentEncoding": "base64"}),
+]
+Timestamp = Annotated[
+    datetime,
+    PlainValidator(_timestamp),
+    PlainSerializer(_rfc3339, return_type=str, when_used="json"),
+    WithJsonSchema({"type": "string", "format": "date-time"}),
+]
+NormoTimestamp = Annotated[
+    datetime,
+    PlainValidator(_normo_timestamp),
+    PlainSerializer(_normo_time, return_type=str, when_used="json"),
+    WithJsonSchema({"type": "string", "format": "date-time"}),
+]
+# Payload formats (JSON Schema 2020-12 §7.3), text kept as sent.
+DateTime = Timestamp
+Date = Annotated[
+    date,
+    PlainValidator(_full_date),
+    PlainSerializer(date.isoformat, return_type=str, when_used="json"),
+    WithJsonSchema({"type": "string", "format": "date"}),
+]
+SequenceString = NonEmptyString
+IntegerSequence = Annotated[
+    str, Strict(), Field(min_length=1), AfterValidator(_integer_sequence)
+]

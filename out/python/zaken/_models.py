@@ -1,0 +1,333 @@
+"""The base models of generated events and payloads.
+
+Part of evcat's runtime (``generator/runtime/``): copied verbatim into every
+generated package. Reading fills in nothing: ``model_validate`` is the wire
+(the catalog's names only, JSON types as sent, every required attribute
+present); defaults and Python attribute names apply only when a program
+constructs an event (``__init__``). ``event_class`` picks the class of a JSON
+event by (type, dataversion), contract §5.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import math
+import warnings
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from typing import Any, ClassVar, Literal, cast
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    GetJsonSchemaHandler,
+    ValidationInfo,
+    model_validator,
+)
+from pydantic.json_schema import JsonSchemaValue
+from pydantic_core import CoreSchema
+
+from ._reading import EventError
+from ._values import (
+    ATTRIBUTE_NAME,
+    CONSTRUCT,
+    INT32_MAX,
+    INT32_MIN,
+    MediaType,
+    NonEmptyString,
+    NonEmptyUriReference,
+    Uri,
+    checked_string,
+    integral,
+    new_id,
+)
+
+__all__ = [
+    "CloudEvent",
+    "Events",
+    "Payload",
+    "by_type",
+    "event_class",
+]
+
+# --- Models ----------------------------------------------------------------------
+
+
+def _constructing(info: ValidationInfo) -> bool:
+    return info.context is CONSTRUCT
+
+
+_PYTHON_NAMES: dict[type[BaseModel], dict[str, str]] = {}
+
+
+def _python_names(model: type[BaseModel]) -> dict[str, str]:
+    """Wire name -> Python name of each field of ``model`` (worked out once per class)."""
+    names = _PYTHON_NAMES.get(model)
+    if names is None:
+        names = {
+            field.alias or name: name for name, field in model.model_fields.items()
+        }
+        _PYTHON_NAMES[model] = names
+    return names
+
+
+def _unset_shadowed(model: BaseModel, extra: Mapping[str, Any]) -> None:
+    """An undeclared property named like a field's Python name (``meter_id``
+    beside the field ``meterId``) is kept as such; pydantic also counts the
+    field as set, which would write it back as ``null``: it was not sent.
+    (Pydantic passes no input to an "after" validator, and drops ``by_name``
+    behind a "wrap" one: a field left ``None`` is taken as not sent.)"""
+    for alias, name in _python_names(type(model)).items():
+        if alias != name and name in extra and getattr(model, name) is None:
+            model.__pydantic_fields_set__.discard(name)
+
+
+def _finite_extras(extra: Mapping[str, Any]) -> None:
+    """Undeclared properties are kept as sent, but only as JSON can send them."""
+    stack: list[Any] = list(extra.values())
+    while stack:
+        item = stack.pop()
+        if isinstance(item, float) and not math.isfinite(item):
+            raise ValueError("a number too large for JSON (or NaN, Infinity)")
+        if isinstance(item, dict):
+            stack.extend(cast("dict[str, Any]", item).values())
+        elif isinstance(item, list):
+            stack.extend(cast("Sequence[Any]", item))
+
+
+def _construct(
+    model: BaseModel, data: dict[str, Any], defaults: Mapping[str, Any]
+) -> None:
+    """``model.__init__``: a program constructing it. Each default (by wire or
+    Python name; a function gives the value) fills a field given under
+    neither name; Python names are accepted."""
+    names = _python_names(type(model))
+    given = {names.get(key, key) for key in data}
+    for name, default in defaults.items():
+        if names.get(name, name) not in given:
+            data[name] = default() if callable(default) else copy.deepcopy(default)
+    model.__pydantic_validator__.validate_python(
+        data, self_instance=model, by_name=True, context=CONSTRUCT
+    )
+
+
+class Payload(BaseModel):
+    """Base of every payload model: an open content model unless the schema
+    closes it (``extra="forbid"``), the catalog's names on the wire.
+
+    Each generated model may set ``evcat_not_null`` (optional properties the
+    schema does not let be ``null``) and ``evcat_defaults`` (the schema's
+    ``default``s, by wire name, applied only by a constructing program)."""
+
+    model_config = ConfigDict(
+        extra="allow",
+        validate_by_alias=True,
+        validate_by_name=False,
+        protected_namespaces=(),
+        allow_inf_nan=False,
+    )
+
+    evcat_not_null: ClassVar[frozenset[str]] = frozenset()
+    evcat_defaults: ClassVar[dict[str, Any]] = {}
+
+    def __init__(self, /, **data: Any) -> None:
+        """A program constructs a payload: Python names accepted, defaults applied."""
+        _construct(self, data, self.evcat_defaults)
+
+    # Marks this __init__ as pydantic's own: model_validate (the wire) does not call it.
+    __init__.__pydantic_base_init__ = True  # type: ignore[attr-defined]
+
+    @model_validator(mode="before")
+    @classmethod
+    def _wire_nulls(cls, value: Any, info: ValidationInfo) -> Any:
+        if isinstance(value, Mapping) and not _constructing(info):
+            for name in cls.evcat_not_null:
+                if name in value and value[name] is None:
+                    raise ValueError(f"{name!r} may be left out, but not null")
+        # As it came; pyright's isinstance narrowing left it Mapping[Unknown, Unknown].
+        return value  # pyright: ignore[reportUnknownVariableType]
+
+    @model_validator(mode="after")
+    def _wire_shadowed(self, info: ValidationInfo) -> Payload:
+        if self.__pydantic_extra__:
+            _finite_extras(self.__pydantic_extra__)
+            if not _constructing(info):
+                _unset_shadowed(self, self.__pydantic_extra__)
+        return self
+
+
+class CloudEvent(BaseModel):
+    """A structured-mode CloudEvent (JSON format). Each generated event class
+    fixes ``type``, ``dataversion``, the declared extensions and ``data``."""
+
+    model_config = ConfigDict(
+        extra="allow",
+        validate_by_alias=True,
+        validate_by_name=False,
+        validate_assignment=True,
+        protected_namespaces=(),
+        allow_inf_nan=False,
+    )
+
+    # Filled in by each generated event class.
+    event_type: ClassVar[str] = ""
+    event_dataversion: ClassVar[str | None] = None
+    has_data: ClassVar[bool] = False
+    # Declared extension attributes on the wire -> CloudEvents type (binary modes).
+    attribute_types: ClassVar[dict[str, str]] = {}
+    # Attributes every event of the class carries on the wire.
+    wire_required: ClassVar[frozenset[str]] = frozenset(
+        {"specversion", "id", "source", "type"}
+    )
+    # Python name -> value (or a function giving it) a constructing program gets.
+    construct_defaults: ClassVar[dict[str, Any]] = {}
+
+    specversion: Literal["1.0"] = "1.0"
+    id: NonEmptyString = Field(default_factory=new_id)
+    source: NonEmptyUriReference
+    type: str
+    time: datetime | None = None
+    subject: NonEmptyString | None = None
+    datacontenttype: MediaType | None = None
+    dataschema: Uri | None = None
+    data: Any = None
+
+    def __init__(self, /, **data: Any) -> None:
+        """A program constructs an event: defaults applied, Python names accepted.
+        A deprecated event version (``@deprecated(message, category=None)``:
+        marked for type checkers only, so parsing one never warns) warns here."""
+        deprecation = getattr(type(self), "__deprecated__", None)
+        if deprecation is not None:
+            warnings.warn(str(deprecation), DeprecationWarning, stacklevel=2)
+        _construct(self, data, {"specversion": "1.0", **self.construct_defaults})
+
+    __init__.__pydantic_base_init__ = True  # type: ignore[attr-defined]
+
+    @model_validator(mode="before")
+    @classmethod
+    def _read_wire(cls, value: Any, info: ValidationInfo) -> Any:
+        if not isinstance(value, Mapping) or _constructing(info):
+            # As it came (see _wire_nulls).
+            return value  # pyright: ignore[reportUnknownVariableType]
+        fields = _python_names(cls)
+        # JSON format §2.4: null for an optional attribute means unset; JSON
+        # null data is data, and a notification has none.
+        wire: dict[Any, Any] = {}
+        undeclared: list[object] = []
+        for name, item in cast("Mapping[object, Any]", value).items():
+            if name in fields:
+                if item is not None or (name == "data" and cls.has_data):
+                    wire[name] = item
+            elif name == "data_base64":
+                if item is not None:
+                    if not cls.has_data:
+                        raise ValueError(
+                            f"{cls.event_type!r} is a notification without data"
+                        )
+                    raise ValueError("this event's data is JSON: send it as 'data'")
+            elif not isinstance(name, str) or not ATTRIBUTE_NAME.match(name):
+                # CloudEvents 1.0.2 §2: names of attributes, set or null
+                raise ValueError(
+                    f"attribute name {name!r} must consist of a-z and 0-9 only"
+                )
+            elif item is not None:
+                undeclared.append(name)
+                wire[name] = item
+        if "data" in wire and not cls.has_data:
+            raise ValueError(f"{cls.event_type!r} is a notification without data")
+        if not cls.wire_required <= wire.keys():
+            missing = sorted(cls.wire_required - wire.keys())[0]
+            raise ValueError(f"the required attribute {missing!r} is missing")
+        for name in undeclared:
+            # An undeclared extension (contract §5): String, Boolean or Integer.
+            item = wire[name]
+            if isinstance(item, str):
+                checked_string(item)
+                continue
+            if isinstance(item, bool):
+                continue
+            item = integral(item)
+            if not isinstance(item, int):
+                raise ValueError(
+                    f"extension attribute {name!r} holds a value no CloudEvents type can hold"
+                )
+            if not INT32_MIN <= item <= INT32_MAX:
+                raise ValueError(
+                    f"extension attribute {name!r} is outside the signed 32-bit range"
+                )
+            wire[name] = item
+        return wire
+
+    @classmethod
+    def __get_pydantic_json_schema__(
+        cls, core_schema: CoreSchema, handler: GetJsonSchemaHandler
+    ) -> JsonSchemaValue:
+        """The JSON Schema of the wire (OpenAPI for FastAPI): the attributes the
+        class gives a constructing program are still required on the wire."""
+        schema = handler.resolve_ref_schema(handler(core_schema))
+        required = list(schema.get("required", []))
+        required += sorted(cls.wire_required - set(required))
+        schema["required"] = required
+        return schema
+
+    def to_dict(self) -> dict[str, Any]:
+        """The structured-mode JSON form as a dict: what was set, under the
+        catalog's names; attributes set to None are left out (unset)."""
+        wire = self.model_dump(mode="json", by_alias=True, exclude_unset=True)
+        return {
+            name: value
+            for name, value in wire.items()
+            if value is not None or (name == "data" and self.has_data)
+        }
+
+    def to_json(self) -> bytes:
+        """The structured-mode JSON form (what ``to_http`` sends)."""
+        return json.dumps(
+            self.to_dict(), ensure_ascii=False, separators=(",", ":")
+        ).encode("utf-8")
+
+
+Events = Mapping[tuple[str, str | None], type[CloudEvent]]
+
+
+_BY_TYPE: dict[int, tuple[Events, dict[str, dict[str | None, type[CloudEvent]]]]] = {}
+
+
+def by_type(events: Events) -> dict[str, dict[str | None, type[CloudEvent]]]:
+    """The event classes by type, then dataversion (worked out once per registry)."""
+    known = _BY_TYPE.get(id(events))
+    if known is None or known[0] is not events:
+        index: dict[str, dict[str | None, type[CloudEvent]]] = {}
+        for (event_type, version), cls in events.items():
+            index.setdefault(event_type, {})[version] = cls
+        known = (events, index)
+        _BY_TYPE[id(events)] = known
+    return known[1]
+
+
+def event_class(event: Mapping[str, Any], events: Events) -> type[CloudEvent]:
+    """Contract §5: by (type, dataversion); without dataversion only when the type has one."""
+    event_type = event.get("type")
+    if not isinstance(event_type, str) or not event_type:
+        raise EventError(
+            "the required attribute 'type' is missing or not a non-empty string"
+        )
+    candidates = by_type(events).get(event_type, {})
+    if not candidates:
+        known_types = ", ".join(sorted({t for t, _ in events}))
+        raise EventError(f"unknown event type {event_type!r}; known: {known_types}")
+    dataversion = event.get("dataversion")
+    if dataversion is not None:
+        if not isinstance(dataversion, str) or dataversion not in candidates:
+            known = ", ".join(sorted(str(v) for v in candidates))
+            raise EventError(
+                f"unknown dataversion {dataversion!r} of {event_type!r}; known: {known}"
+            )
+        return candidates[dataversion]
+    if len(candidates) == 1:
+        return next(iter(candidates.values()))
+    raise EventError(
+        f"{event_type!r} has several dataversions; the event must carry 'dataversion'"
+    )
