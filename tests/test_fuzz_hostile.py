@@ -13,6 +13,7 @@ import pickle
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -126,6 +127,7 @@ def _tree(directory: Path) -> dict[str, bytes]:
     return {str(p.relative_to(directory)): p.read_bytes() for p in sorted(directory.rglob("*")) if p.is_file()}
 
 
+@pytest.mark.slow
 @settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
 @given(files=catalogs(), stream=events(), data=st.data())
 def test_hostile_inputs_never_crash_escape_or_execute(tmp_path_factory: Any, files: dict[str, bytes], stream: bytes,

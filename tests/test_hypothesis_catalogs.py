@@ -18,6 +18,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -109,6 +110,7 @@ def black_format(source: str) -> str:
     return black.format_str(source, mode=black.Mode(target_versions={black.TargetVersion.PY311}))
 
 
+@pytest.mark.slow
 def test_random_catalogs(tmp_path: Path) -> None:
     COUNTS.clear()
     check_random_catalog(root=tmp_path)

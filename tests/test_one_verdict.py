@@ -69,7 +69,7 @@ def _parse(module: Any, event: dict[str, Any]) -> Any:
         return None
 
 
-CONFORMANCE = ROOT.parent / "shared" / "conformance" / "cloudevents-json" / "valid-events.json"
+CONFORMANCE = ROOT / "tests" / "data" / "cloudevents-json" / "valid-events.json"
 
 
 def _seeds(event: Any) -> list[tuple[int, dict[str, Any]]]:

@@ -162,6 +162,7 @@ def _holds_surrogate(text: str) -> bool:
     return re.search("[\ud800-\udfff]", text) is not None
 
 
+@pytest.mark.slow
 @settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck), database=None)
 @given(data=st.data())
 def test_every_judge_gives_one_verdict(judges: Judges, data: Any) -> None:

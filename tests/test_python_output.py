@@ -24,7 +24,7 @@ from generator.naming import python_package_name
 
 from .goldens import CATALOGS
 
-CONFORMANCE = Path(__file__).resolve().parents[2] / "shared" / "conformance" / "cloudevents-json"
+CONFORMANCE = Path(__file__).resolve().parent / "data" / "cloudevents-json"  # vendored (its README: source, licence)
 
 
 @pytest.fixture(scope="session")
@@ -193,8 +193,6 @@ def test_notification_rejects_data(generated: Path) -> None:
 
 def _conformance(name: str) -> list[dict[str, Any]]:
     path = CONFORMANCE / f"{name}.json"
-    if not path.exists():
-        pytest.skip(f"the conformance suite is not beside the project ({path})")
     return json.loads(path.read_text())["tests"]
 
 

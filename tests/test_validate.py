@@ -15,7 +15,7 @@ from generator.validate import FastValidator, validate
 from .conftest import ROOT, run_evcat
 from .goldens import CATALOGS
 
-CONFORMANCE = Path(__file__).resolve().parents[2] / "shared" / "conformance" / "cloudevents-json"
+CONFORMANCE = Path(__file__).resolve().parent / "data" / "cloudevents-json"  # vendored (its README: source, licence)
 NORMO = lint(str(CATALOGS["normo"])).catalog_set
 NLGOV = lint(str(CATALOGS["nlgov"])).catalog_set
 
@@ -203,8 +203,6 @@ def test_undeclared_extension_is_only_a_warning(tmp_path: Path) -> None:
 
 def _suite(name: str) -> list[dict[str, Any]]:
     path = CONFORMANCE / f"{name}.json"
-    if not path.exists():
-        pytest.skip(f"the conformance suite is not beside the project ({path})")
     return json.loads(path.read_text())["tests"]
 
 
