@@ -229,7 +229,7 @@ def _rule_engine() -> None:
 def check(documents: Iterable[Document], cache: Cache | None = None) -> LintResult:
     from .build import build
     from .format import check_structure
-    from .engine.checks import Kept, run_rules
+    from .engine.checks import run_rules
     from .rules import Context
 
     by_file = {document.file: document for document in documents}
@@ -268,8 +268,7 @@ def check(documents: Iterable[Document], cache: Cache | None = None) -> LintResu
     if cache is not None:
         context.memo, context.memo_used = cache.memo, cache.memo_used
     jobs = cache.jobs if cache is not None else None
-    kept = keep.setdefault("events", Kept()) if keep is not None else None
-    diagnostics.extend(run_rules(context, worker_count(len(built.catalog_set.events), jobs), kept))
+    diagnostics.extend(run_rules(context, worker_count(len(built.catalog_set.events), jobs)))
     return LintResult(by_file, built, sort_diagnostics(_apply_overrides(diagnostics, by_file)), notes)
 
 

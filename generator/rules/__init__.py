@@ -189,8 +189,6 @@ class _Checks:
     costly: list[tuple[Rule, EventCheck]] = field(default_factory=list)
     # Set checks that run after the costly event checks.
     late: list[tuple[Rule, SetCheck]] = field(default_factory=list)
-    # Event checks that read more than their event (``event_rule(local=False)``).
-    wide: list[str] = field(default_factory=list)
     file: list[tuple[Rule, FileCheck]] = field(default_factory=list)
     whole: list[tuple[Rule, SetCheck]] = field(default_factory=list)
 
@@ -210,24 +208,13 @@ def declare(rule_id: str, severity: Severity, profiles: frozenset[str], summary:
 
 
 def event_rule(
-    rule_id: str, severity: Severity, profiles: frozenset[str], summary: str, *, costly: bool = False,
-    local: bool = True,
+    rule_id: str, severity: Severity, profiles: frozenset[str], summary: str, *, costly: bool = False
 ) -> Callable[[EventCheck], EventCheck]:
     """A check of one event. ``costly``: it is memoised under ``rule_id`` and
-    worth running in worker processes on a large catalog (engine.checks).
-    ``local``: it reads nothing but its event and the positions of its
-    file, so a long-running caller may keep its findings while both are
-    unchanged; a check that reads other events or its catalog's header says
-    ``local=False``."""
+    worth running in worker processes on a large catalog (engine.checks)."""
 
     def register(check: EventCheck) -> EventCheck:
-        rule = declare(rule_id, severity, profiles, summary)
-        if costly:
-            CHECKS.costly.append((rule, check))
-        else:
-            CHECKS.event.append((rule, check))
-            if not local:
-                CHECKS.wide.append(rule_id)
+        (CHECKS.costly if costly else CHECKS.event).append((declare(rule_id, severity, profiles, summary), check))
         return check
 
     return register

@@ -126,8 +126,7 @@ def content_type(event: EventType, context: Context) -> Iterator[Diagnostic]:
         )
 
 
-@event_rule("NORMO-DATA-EMPTY", E, NORMO, "data is an object schema with at least one property (ID08).",
-            local=False)  # reads the shared schemas its data refers to
+@event_rule("NORMO-DATA-EMPTY", E, NORMO, "data is an object schema with at least one property (ID08).")
 def data_not_empty(event: EventType, context: Context) -> Iterator[Diagnostic]:
     if event.payload is None:
         return
