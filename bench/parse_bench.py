@@ -41,8 +41,8 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
 import measure  # noqa: E402
-from generator.generate import render  # noqa: E402
-from generator.lint import lint  # noqa: E402
+from generator.commands.generate import render  # noqa: E402
+from generator.commands.lint import lint  # noqa: E402
 from generator.naming import python_package_name  # noqa: E402
 
 

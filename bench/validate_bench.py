@@ -41,7 +41,7 @@ import synth  # noqa: E402
 from measure import Rounds, Targets  # noqa: E402
 
 from generator.envelope import envelope_schema  # noqa: E402
-from generator.lint import lint  # noqa: E402
+from generator.commands.lint import lint  # noqa: E402
 
 # argv: schemas.json ([[type, dataversion, schema], ...]), events.jsonl, jobs, library (rs | jsonschema)
 PEER = r"""

@@ -32,7 +32,7 @@ sys.path.insert(0, str(HERE.parent))
 import synth  # noqa: E402
 from validate_bench import write_events  # noqa: E402
 
-from generator.lint import lint  # noqa: E402
+from generator.commands.lint import lint  # noqa: E402
 
 
 def _tree_memory(root: int) -> tuple[int, int]:

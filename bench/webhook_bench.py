@@ -43,8 +43,8 @@ ROOT = HERE.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(HERE))
 
-from generator.generate import render  # noqa: E402
-from generator.lint import lint  # noqa: E402
+from generator.commands.generate import render  # noqa: E402
+from generator.commands.lint import lint  # noqa: E402
 import measure  # noqa: E402
 
 CATALOG = ROOT / "catalog" / "nlgov"

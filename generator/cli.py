@@ -18,11 +18,11 @@ from typing import NoReturn
 from . import __version__
 from .engine.config import RunConfig
 from .diagnostics import format_github, format_json, format_sarif, format_text, terminal_text
-from .lint import UsageError, display_path, lint
+from .commands.lint import UsageError, display_path, lint
 from .profiles import DEFAULT as DEFAULT_PROFILE
 from .profiles import NAMES as PROFILE_NAMES
 from .profiles import starters as starter_profiles
-from .renderers import only_help
+from .outputs import only_help
 
 DEFAULT_CACHE = ".evcat-cache"
 FORMATS = ("text", "json", "sarif", "github")
@@ -163,7 +163,7 @@ def _config(arguments: argparse.Namespace) -> RunConfig:
     """The run's settings, from the command line: the one value that travels through the run."""
     templates = getattr(arguments, "templates", None)
     if templates:
-        from .generate import use_templates
+        from .commands.generate import use_templates
 
         templates = use_templates(templates)
     return RunConfig(
@@ -234,14 +234,14 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _run(arguments: argparse.Namespace) -> int:
     if arguments.command == "schema":
-        from .format import catalog_json_schema
+        from .catalog_format import catalog_json_schema
 
         sys.stdout.write(json.dumps(catalog_json_schema(), indent=2) + "\n")
         return 0
     if arguments.command == "rules":
         return _list_rules(arguments.format, arguments.profile)
     if arguments.command == "init":
-        from .init import init
+        from .commands.init import init
 
         for path, what in init(arguments.directory, arguments.profile):
             print(f"{what:8} {os.path.join(arguments.directory, path)}")
@@ -290,7 +290,7 @@ def _watched(catalog: str, templates: str | None = None) -> dict[str, tuple[int,
     writes a new file and renames it over the old one gives a new inode)."""
     from pathlib import Path
 
-    from .lint import find_catalog_files
+    from .commands.lint import find_catalog_files
     from .render.templates import template_dirs
 
     files: list[str] = []
@@ -315,7 +315,7 @@ def _watch(arguments: argparse.Namespace, run: Callable[[argparse.Namespace], in
     what changed: the edited file is parsed again, only its catalog re-rendered."""
     import time
 
-    from .generate import forget_code_digest
+    from .commands.generate import forget_code_digest
 
     templates = getattr(arguments, "templates", None)
     state = _watched(arguments.catalog, templates)
@@ -344,7 +344,7 @@ def _watch(arguments: argparse.Namespace, run: Callable[[argparse.Namespace], in
 
 
 def _generate(arguments: argparse.Namespace) -> int:
-    from .generate import generate, parse_kinds
+    from .commands.generate import generate, parse_kinds
     from .render.templatefiles import TemplateError
     from .writer import OutputError
 
@@ -393,8 +393,8 @@ def _generate(arguments: argparse.Namespace) -> int:
 
 
 def _diff(arguments: argparse.Namespace) -> int:
-    from .diff import diff_sets, format_json, format_markdown, format_text
-    from .gitsource import catalog_from
+    from .commands.diff import diff_sets, format_json, format_markdown, format_text
+    from .commands.gitsource import catalog_from
 
     sides = []
     for label, spec in (("OLD", arguments.old), ("NEW", arguments.new)):
@@ -420,7 +420,7 @@ def _is_catalog(path: str) -> bool:
 
 
 def _validate(arguments: argparse.Namespace) -> int:
-    from .validate import validate
+    from .commands.validate import validate
 
     paths = list(arguments.paths)
     catalog = paths.pop(0) if len(paths) > 1 and _is_catalog(paths[0]) else "catalog"
@@ -448,7 +448,7 @@ def _catalog_for_webhook(catalog: str, arguments: argparse.Namespace) -> object 
 
 
 def _serve(arguments: argparse.Namespace) -> int:
-    from .serve import application, serve
+    from .commands.serve import application, serve
 
     catalog_set = _catalog_for_webhook(arguments.catalog, arguments)
     if catalog_set is None:
@@ -469,7 +469,7 @@ def _serve(arguments: argparse.Namespace) -> int:
 
 def _send(arguments: argparse.Namespace) -> int:
     from .runtime._delivery import Policy
-    from .send import check_receiver, deliver, examples, read_events
+    from .commands.send import check_receiver, deliver, examples, read_events
 
     paths = list(arguments.paths)
     catalog = "catalog"

@@ -2,9 +2,9 @@
 
 The one builder of envelope schemas: ``render/jsonschema.py`` writes them,
 ``evcat validate`` compiles them for its fast path and ``render/asyncapi.py``
-embeds them. It maps the event type's ``ContextAttribute``s (model.py) with
+embeds them. It maps the event type's ``ContextAttribute``s (model/) with
 the CloudEvents vocabulary (vocabulary.py), so the schema gives the verdict
-of the detailed checker (instance.py) and of the generated ``parse_event``
+of the detailed checker (event_checker.py) and of the generated ``parse_event``
 (contract §4.1). Grammars are spelled as patterns as well as formats, so a
 validator's own reading of ``format`` cannot change the verdict; anchored
 patterns are paired with ``vocabulary.NO_BAD_CHARS``, which rules out the

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from generator.diagnostics import Diagnostic
-from generator.lint import lint
+from generator.commands.lint import lint
 
 ROOT = Path(__file__).resolve().parent.parent
 

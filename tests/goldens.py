@@ -16,8 +16,8 @@ import sys
 from pathlib import Path
 
 from generator.engine.config import RunConfig
-from generator.generate import RENDERERS, render, use_templates
-from generator.lint import lint
+from generator.commands.generate import RENDERERS, render, use_templates
+from generator.commands.lint import lint
 from generator.runtime import runtime_files
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -42,7 +42,7 @@ def replace_between(path: Path, start_marker: str, end_marker: str, body: str) -
 
 
 def main() -> None:
-    from generator.format import reference_markdown
+    from generator.catalog_format import reference_markdown
 
     for case in cases():
         expected_path(case).write_text(lint_output(case), encoding="utf-8")

@@ -12,7 +12,7 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from generator.lint import lint
+from generator.commands.lint import lint
 from generator.render import render_all
 from generator.render.asyncapi import Settings, units
 

@@ -60,8 +60,8 @@ def test_child_names() -> None:
 
 @pytest.fixture(scope="module")
 def packages(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from generator.generate import render
-    from generator.lint import lint
+    from generator.commands.generate import render
+    from generator.commands.lint import lint
 
     out = tmp_path_factory.mktemp("names")
     for name in ("nlgov", "normo", "hostile"):

@@ -12,8 +12,8 @@ import yaml
 
 from generator.engine.config import RunConfig
 from generator.cli import main
-from generator.format import catalog_json_schema
-from generator.lint import lint
+from generator.catalog_format import catalog_json_schema
+from generator.commands.lint import lint
 
 from .conftest import ROOT, catalog_text, run_evcat
 

@@ -35,9 +35,9 @@ _JUDGES = r"""
 import asyncio, json, sys
 sys.setrecursionlimit(200)
 sys.path[:0] = [sys.argv[1], sys.argv[1] + "/out/python"]
-from generator.lint import lint
-from generator.serve import CatalogJudge
-from generator.validate import validate
+from generator.commands.lint import lint
+from generator.commands.serve import CatalogJudge
+from generator.commands.validate import validate
 import meter_data
 from meter_data.webhook import Receiver
 

@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 import yaml
 
-from generator.diff import diff_events, diff_sets, required_bump
-from generator.lint import check
+from generator.commands.diff import diff_events, diff_sets, required_bump
+from generator.commands.lint import check
 from generator.loader import load_text
 
 from .conftest import SOURCES, TYPES, run_evcat
@@ -197,7 +197,7 @@ def test_changed_in_place_and_removed_without_deprecation() -> None:
 
 def test_versions_sort_numerically() -> None:
     catalog_set = catalog("normo", [event_yaml("normo", BASE, v) for v in ("1.10.0", "1.9.0", "1.2.0")])
-    from generator.diff import consecutive
+    from generator.commands.diff import consecutive
     assert [(o.dataversion, n.dataversion) for o, n, _ in consecutive(catalog_set)] == [("1.2.0", "1.9.0"), ("1.9.0", "1.10.0")]
 
 
@@ -234,8 +234,8 @@ def test_diff_between_two_git_commits(tmp_path: Path) -> None:
 
 
 def test_docs_show_what_changed_between_dataversions(tmp_path: Path) -> None:
-    from generator.generate import render
-    from generator.lint import lint
+    from generator.commands.generate import render
+    from generator.commands.lint import lint
     from .conftest import ROOT
 
     files = render(lint(str(ROOT / "catalog")).catalog_set, ["docs"])["docs"]

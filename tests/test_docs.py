@@ -14,8 +14,8 @@ from urllib.parse import unquote, urlsplit
 
 import pytest
 
-from generator.generate import RENDERERS, render
-from generator.lint import lint
+from generator.commands.generate import RENDERERS, render
+from generator.commands.lint import lint
 from generator.naming import safe_file_name
 from generator.render.docs import catalog_path, schema_path
 

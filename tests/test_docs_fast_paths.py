@@ -173,15 +173,15 @@ def test_search_index_json_is_json_dumps(value: Any) -> None:
 def test_warm_up_compiles_the_templates_the_docs_units_render_with() -> None:
     """``evcat generate`` warms the docs up before its workers fork: the
     templates must be compiled in the environment the units then use."""
-    from generator import renderers
-    from generator.lint import lint
+    from generator import outputs
+    from generator.commands.lint import lint
     from generator.render import templates as template_module
 
     from .goldens import CATALOGS
 
     template_module.forget_templates()
     docs.warm_up()
-    unit = renderers.units("docs", lint(str(CATALOGS["normo"])).catalog_set, None)[0]
+    unit = outputs.units("docs", lint(str(CATALOGS["normo"])).catalog_set, None)[0]
     env = template_module.environment(unit.render.keywords["templates"], unit.render.keywords["code"])
     compiled = {name for _, name in env.cache}
     assert compiled == {name for name in env.list_templates() if name.startswith("docs/")}

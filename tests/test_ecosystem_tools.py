@@ -21,7 +21,7 @@ import pytest
 import yaml
 
 from generator.envelope import envelope_id, payload_id
-from generator.lint import lint
+from generator.commands.lint import lint
 from generator.model import CatalogSet, EventType
 from generator.naming import python_package_name
 

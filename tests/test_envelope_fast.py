@@ -30,7 +30,7 @@ from generator.envelope import (
     shared_titled,
     titled,
 )
-from generator.lint import lint
+from generator.commands.lint import lint
 from generator.model import ContextAttribute, Payload, SharedSchema
 from generator.naming import child_class_name, payload_class_name, schema_class_name
 from generator.render import dump_json

@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 import yaml
 
-from generator.generate import render
-from generator.lint import lint
+from generator.commands.generate import render
+from generator.commands.lint import lint
 from generator.naming import safe_file_name
 from generator.render.eventcatalog import NO_DATAVERSION, event_id, viewer_schema
 
@@ -40,7 +40,7 @@ def _export(source: Path) -> tuple[Any, dict[str, bytes]]:
 
 def _versions(catalog_set: Any) -> dict[str, list[str]]:
     """Every event id with its versions, newest first."""
-    from generator.formats import semver_key
+    from generator.string_formats import semver_key
 
     found: dict[str, list[str]] = {}
     for event in catalog_set.events:

@@ -19,8 +19,8 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from generator.generate import render
-from generator.lint import lint
+from generator.commands.generate import render
+from generator.commands.lint import lint
 from generator.naming import python_package_name
 from generator.runtime import runtime_files
 from generator.runtime._reading import MAX_DEPTH

@@ -24,8 +24,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from generator.engine.config import RunConfig
-from generator.generate import RENDERERS, render
-from generator.lint import check
+from generator.commands.generate import RENDERERS, render
+from generator.commands.lint import check
 from generator.loader import load_text
 from generator.naming import python_package_name
 from generator.writer import write

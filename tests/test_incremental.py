@@ -20,10 +20,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from generator.engine.config import RunConfig
-from generator import generate as generate_module
+from generator.commands import generate as generate_module
 from generator.cli import main
-from generator.generate import Progress, RenderCache, RenderStats, generate, render
-from generator.lint import lint
+from generator.commands.generate import Progress, RenderCache, RenderStats, generate, render
+from generator.commands.lint import lint
 from generator.render import docs
 from generator.render import templates as template_module
 
@@ -198,8 +198,8 @@ def test_render_cache_keys_do_not_depend_on_the_process(tmp_path: Path) -> None:
     """String hashes change per process (PYTHONHASHSEED): a key built from the
     repr of a set would miss every entry in the next run."""
     probe = (
-        "from generator.lint import lint\n"
-        "from generator.generate import RenderCache\n"
+        "from generator.commands.lint import lint\n"
+        "from generator.commands.generate import RenderCache\n"
         "from generator.render import asyncapi, docs, jsonschema\n"
         "from generator.render import python\n"
         f"cache = RenderCache({str(tmp_path)!r})\n"

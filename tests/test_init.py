@@ -9,7 +9,7 @@ import jsonschema
 import pytest
 import yaml
 
-from generator.format import catalog_json_schema
+from generator.catalog_format import catalog_json_schema
 from tests.conftest import run_evcat
 
 

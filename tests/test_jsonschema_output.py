@@ -11,8 +11,8 @@ import jsonschema
 import pytest
 from referencing import Registry, Resource
 
-from generator.generate import render
-from generator.lint import lint
+from generator.commands.generate import render
+from generator.commands.lint import lint
 
 from .conftest import ROOT
 

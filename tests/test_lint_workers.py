@@ -7,14 +7,16 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from generator.engine.config import RunConfig
+from generator.commands.lint import lint
 from generator.engine import checks as checks_module
-from generator.lint import lint
+from generator.engine.config import RunConfig
 from generator.rules import catalog as catalog_rules
 
 from .conftest import ROOT, catalog_text
@@ -148,30 +150,40 @@ def test_memo_entries_of_another_shape_are_worked_out_again(directory: Path, tmp
     assert lint(str(directory), RunConfig(cache_dir=str(cache))).diagnostics == expected
 
 
-def test_no_worker_is_forked_while_another_thread_runs(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_no_worker_is_forked_while_another_thread_runs() -> None:
     """The one decision (engine.workers.worker_count): a process with a second
     thread never forks (a forked child keeps the other thread's locks held
-    forever: the hang of ``evcat lsp`` in issue 29); with one thread it does."""
-    import threading
+    forever: the hang of ``evcat lsp`` in issue 29); with one thread it does.
+    In a fresh interpreter: the test process may run threads of other tests."""
+    script = """
+import os, threading
+from generator.engine import workers
 
-    from generator.engine import workers
-
-    monkeypatch.setenv("EVCAT_JOBS", "2")
-    assert workers.single_threaded() and workers.worker_count(10) == 2
-    release = threading.Event()
-    thread = threading.Thread(target=release.wait)
-    thread.start()
-    try:
-        assert not workers.single_threaded()
-        assert workers.worker_count(10) == 1
-        assert workers.pool(2) is None and workers.helper(lambda: None) is None
-        results = workers.run(_pid, range(4), 2)
-        assert set(results) == {os.getpid()}  # all here, none in a forked worker
-    finally:
-        release.set()
-        thread.join()
-    assert workers.worker_count(10) == 2
-
-
-def _pid(_: int) -> int:
+def pid(_):
     return os.getpid()
+
+assert workers.single_threaded() and workers.worker_count(10, 2) == 2
+assert set(workers.run(pid, range(4), 2)) - {os.getpid()}, "no worker ran"
+release = threading.Event()
+thread = threading.Thread(target=release.wait)
+thread.start()
+try:
+    assert not workers.single_threaded()
+    assert workers.worker_count(10, 2) == 1
+    assert workers.pool(2) is None and workers.helper(lambda: None) is None
+    assert set(workers.run(pid, range(4), 2)) == {os.getpid()}  # all here, none in a forked worker
+finally:
+    release.set()
+    thread.join()
+import time
+deadline = time.monotonic() + 5
+while not workers.single_threaded() and time.monotonic() < deadline:
+    time.sleep(0.01)  # a joined thread leaves /proc/self/task a moment later
+assert workers.worker_count(10, 2) == 2
+print("ok")
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT, timeout=120,
+                          env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr
+
+

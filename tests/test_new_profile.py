@@ -19,9 +19,11 @@ from types import ModuleType
 import jsonschema
 import pytest
 
-from generator import instance, profiles
+from generator import profiles
+
+from generator import event_checker
 from generator.cli import main
-from generator.lint import lint
+from generator.commands.lint import lint
 from generator.profiles import Profile, SizeLimit, Starter
 from generator.rules import CHECKS, RULES
 
@@ -116,7 +118,7 @@ def acme(tmp_path: Path) -> Iterator[ModuleType]:
         RULES.update(saved_rules)
         for name, checks in saved_checks.items():
             getattr(CHECKS, name)[:] = checks
-        instance._unknown_event_attributes.cache_clear()
+        event_checker._unknown_event_attributes.cache_clear()
 
 
 def _write(directory: Path, event_type: str) -> Path:

@@ -21,11 +21,11 @@ import pytest
 import importlib
 
 from generator import profiles, vocabulary
-from generator.generate import render
+from generator.commands.generate import render
 from generator.naming import python_package_name
 from generator.envelope import envelope_schema
-from generator.instance import EventChecker
-from generator.lint import lint
+from generator.event_checker import EventChecker
+from generator.commands.lint import lint
 from generator.rules import RULES
 
 from .conftest import ROOT, catalog_text, run_evcat

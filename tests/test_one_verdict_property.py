@@ -32,12 +32,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from generator.envelope import envelope_schema
-from generator.generate import render
-from generator.lint import lint
+from generator.commands.generate import render
+from generator.commands.lint import lint
 from generator.naming import python_package_name
 from generator.rules import RULES
 from generator.runtime._reading import MAX_DEPTH
-from generator.validate import FastValidator
+from generator.commands.validate import FastValidator
 
 from .conftest import ROOT
 

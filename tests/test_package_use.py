@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from generator.generate import render
-from generator.lint import lint
+from generator.commands.generate import render
+from generator.commands.lint import lint
 
 from .conftest import ROOT
 

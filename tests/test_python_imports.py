@@ -23,8 +23,8 @@ from hypothesis import assume, HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from generator.engine.config import RunConfig
-from generator.generate import render, use_templates
-from generator.lint import check, lint
+from generator.commands.generate import render, use_templates
+from generator.commands.lint import check, lint
 from generator.loader import load_text
 from generator.render import python
 from generator.render.python_imports import IMPORTS, import_line, sorted_imports, surely_in_ruffs_order

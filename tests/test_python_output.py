@@ -17,8 +17,8 @@ import pytest
 from pydantic import ValidationError
 
 from generator.engine.config import RunConfig
-from generator.generate import render
-from generator.lint import lint
+from generator.commands.generate import render
+from generator.commands.lint import lint
 from generator.model import EventType
 from generator.naming import python_package_name
 

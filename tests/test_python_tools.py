@@ -24,7 +24,7 @@ from typing import Any
 
 import pytest
 
-from generator.lint import lint
+from generator.commands.lint import lint
 from generator.naming import python_package_name
 
 from .goldens import CATALOGS
@@ -260,7 +260,7 @@ def test_shared_schemas_that_are_no_object_are_named_types(tmp_path: Path) -> No
     the wire verdicts are those of the schema."""
     from pydantic import TypeAdapter, ValidationError
 
-    from generator.generate import render
+    from generator.commands.generate import render
 
     from .conftest import catalog_text
 

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from generator.lint import lint
-from generator.serve import CatalogJudge
+from generator.commands.lint import lint
+from generator.commands.serve import CatalogJudge
 
 from .conftest import ROOT, run_evcat
 
@@ -36,7 +36,7 @@ def test_serve_reads_events_as_validate_does(judge: CatalogJudge, extra: str) ->
 
 
 def test_serve_types_integer_headers_by_ascii_digits_only(judge: CatalogJudge) -> None:
-    from generator.serve import binary_to_structured
+    from generator.commands.serve import binary_to_structured
 
     zaken = lint(str(ROOT / "catalog")).catalog_set
     event = next(e for c in zaken.catalogs for e in c.events if any(x.type == "Integer" for x in e.extensions))
@@ -75,7 +75,7 @@ def test_git_file_names_that_are_not_utf8_are_no_crash(tmp_path: Path) -> None:
 def test_the_receiver_measures_a_batch_event_in_utf8(tmp_path: Path) -> None:
     """An event of about 100 kB on the wire (50,000 'é') is under Het Normo's
     256 kB, in a batch as in structured mode."""
-    from generator.generate import render
+    from generator.commands.generate import render
 
     for relative, content in render(lint(str(ROOT / "catalog")).catalog_set, ["python"])["python"].items():
         path = tmp_path / relative

@@ -194,7 +194,7 @@ def test_severities_follow_rules_md() -> None:
 
 
 def test_suggestions() -> None:
-    from generator.lint import check
+    from generator.commands.lint import check
     from generator.loader import load_text
 
     text = catalog_text(

@@ -43,7 +43,7 @@ def test_profile_filter() -> None:
 
 
 def test_format_reference_lists_every_key() -> None:
-    from generator.format import CATALOG, reference_markdown
+    from generator.catalog_format import CATALOG, reference_markdown
 
     doc = (ROOT / "docs" / "catalog-format.md").read_text(encoding="utf-8")
     start = doc.index("\n", doc.index("<!-- reference:start")) + 1

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from generator.lint import lint
+from generator.commands.lint import lint
 from tests.conftest import catalog_text, run_evcat
 
 LIBRARY = """\

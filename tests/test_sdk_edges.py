@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from generator.generate import render
-from generator.lint import lint
+from generator.commands.generate import render
+from generator.commands.lint import lint
 
 from .conftest import ROOT
 

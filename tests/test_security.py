@@ -491,7 +491,7 @@ def test_one_hostile_event_is_a_diagnostic_and_never_stops_the_others(case: str,
 
 
 def test_an_event_line_beyond_the_limit_is_a_diagnostic(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from generator import validate as validate_module
+    from generator.commands import validate as validate_module
 
     from .goldens import CATALOGS
     from .test_validate import NORMO
@@ -658,7 +658,7 @@ def test_lint_text_output_shows_control_characters_escaped(tmp_path: Path) -> No
 
 
 def test_docs_grow_linearly_with_the_number_of_catalogs(tmp_path: Path) -> None:
-    from generator.lint import lint
+    from generator.commands.lint import lint
     from generator.render import docs
 
     def size(count: int) -> int:
@@ -735,7 +735,7 @@ def test_the_generated_package_raises_only_its_documented_errors(normo_package: 
 
 
 def test_the_event_limit_stops_reading_early(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from generator import lint as lint_module
+    from generator.commands import lint as lint_module
 
     catalog = tmp_path / "catalog"
     catalog.mkdir()

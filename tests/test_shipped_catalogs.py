@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from generator.format import CATALOG, EVENT, EXTENSION, PRODUCER, CONTACT, DEFAULTS, SERVER
-from generator.lint import lint
+from generator.catalog_format import CATALOG, EVENT, EXTENSION, PRODUCER, CONTACT, DEFAULTS, SERVER
+from generator.commands.lint import lint
 
 from .conftest import ROOT, run_evcat
 

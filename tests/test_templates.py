@@ -1,4 +1,4 @@
-"""`evcat generate --templates DIR` and the renderer registry (generator/renderers.py).
+"""`evcat generate --templates DIR` and the renderer registry (generator/outputs.py).
 
 A file in DIR replaces the built-in template with the same relative path;
 ``builtin/<path>`` names the built-in one; DIR's templates run sandboxed; a
@@ -16,11 +16,11 @@ from pathlib import Path
 import pytest
 
 from generator.engine.config import RunConfig
-from generator import generate as generate_module
-from generator import renderers
+from generator.commands import generate as generate_module
+from generator import outputs
 from generator.cli import main
-from generator.generate import RenderStats, generate, render, use_templates
-from generator.lint import UsageError, lint
+from generator.commands.generate import RenderStats, generate, render, use_templates
+from generator.commands.lint import UsageError, lint
 from generator.render import templatefiles
 from generator.render import templates as template_module
 
@@ -77,7 +77,7 @@ def test_the_builtin_templates_render_the_same_in_the_sandbox(tmp_path: Path) ->
     only_docs = use_templates(str(_template(tmp_path, "docs/docs.js", "// mine\n")))
     assert not template_module._environment(template_module.template_set(("python",), only_docs)).sandboxed
     catalog_set = lint(str(CATALOGS["normo"])).catalog_set
-    kinds = [kind for kind, renderer in renderers.RENDERERS.items() if renderer.templates]
+    kinds = [kind for kind, renderer in outputs.RENDERERS.items() if renderer.templates]
     assert render(catalog_set, kinds, RunConfig(jobs=1, templates=user)) == render(catalog_set, kinds, RunConfig(jobs=1))
 
 
@@ -216,17 +216,17 @@ def builtin_copy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     copy = tmp_path / "builtin"
     shutil.copytree(template_module.builtin_dir(), copy)
     monkeypatch.setattr(templatefiles, "_SOURCE_TEMPLATES", copy)
-    renderers.forget()
+    outputs.forget()
     template_module._environment.cache_clear()
     yield copy
     monkeypatch.undo()
-    renderers.forget()
+    outputs.forget()
     template_module._environment.cache_clear()
 
 
 def _salts(user: Path | None = None) -> dict[str, str]:
-    renderers.forget()
-    return {kind: renderers.kind_salt(kind, user) for kind in renderers.RENDERERS}
+    outputs.forget()
+    return {kind: outputs.kind_salt(kind, user) for kind in outputs.RENDERERS}
 
 
 def test_every_template_file_enters_the_key_of_its_kind_only(builtin_copy: Path, tmp_path: Path) -> None:
@@ -258,7 +258,7 @@ def test_every_template_file_enters_the_key_of_its_kind_only(builtin_copy: Path,
 
 def test_every_template_belongs_to_one_kind() -> None:
     """The registry names every template directory, so every template file is in some kind's key."""
-    owners = [prefix for renderer in renderers.RENDERERS.values() for prefix in renderer.templates]
+    owners = [prefix for renderer in outputs.RENDERERS.values() for prefix in renderer.templates]
     assert len(owners) == len(set(owners))
     for name in template_module.builtin_templates():
         assert name.split("/", 1)[0] in owners, name
@@ -268,7 +268,7 @@ def test_every_template_belongs_to_one_kind() -> None:
 
 def test_editing_a_template_renders_exactly_its_kind_again(builtin_copy: Path, tmp_path: Path) -> None:
     cache = str(tmp_path / "cache")
-    kinds = list(renderers.RENDERERS)
+    kinds = list(outputs.RENDERERS)
     out = str(tmp_path / "out")
     first = generate(str(CONFORMANCE), out, kinds, RunConfig(cache_dir=cache))
     assert first.stats is not None and first.stats.rendered == first.stats.units
@@ -305,26 +305,26 @@ def test_editing_a_template_renders_exactly_its_kind_again(builtin_copy: Path, t
 # -- the registry ----------------------------------------------------------
 
 def test_the_registry_is_the_one_list_of_kinds() -> None:
-    assert generate_module.parse_kinds(None) == list(renderers.KINDS) == ["python", "jsonschema", "asyncapi", "docs"]
-    assert renderers.OPTIONAL_KINDS == ("eventcatalog",)
+    assert generate_module.parse_kinds(None) == list(outputs.KINDS) == ["python", "jsonschema", "asyncapi", "docs"]
+    assert outputs.OPTIONAL_KINDS == ("eventcatalog",)
     assert generate_module.parse_kinds("docs, eventcatalog,docs") == ["docs", "eventcatalog"]
     with pytest.raises(UsageError, match="python, jsonschema, asyncapi, docs, eventcatalog"):
         generate_module.parse_kinds("html")
-    assert sorted(generate_module.RENDERERS) == sorted(renderers.RENDERERS)
+    assert sorted(generate_module.RENDERERS) == sorted(outputs.RENDERERS)
     help_text = run_evcat("generate", "--help").stdout
     assert " ".join(help_text.split()).count("eventcatalog (an EventCatalog project, only when asked for)") == 1
-    for kind in renderers.RENDERERS:
+    for kind in outputs.RENDERERS:
         assert kind in help_text
     assert "--templates DIR" in help_text
 
 
 def test_heavier_kinds_are_handed_out_first() -> None:
-    costs = {kind: renderer.cost for kind, renderer in renderers.RENDERERS.items()}
+    costs = {kind: renderer.cost for kind, renderer in outputs.RENDERERS.items()}
     assert max(costs, key=costs.__getitem__) == "python"
     stats = RenderStats()
     catalog_set = lint(str(CONFORMANCE)).catalog_set
-    outputs = render(catalog_set, ["jsonschema", "docs"], RunConfig(jobs=1), stats=stats)
-    assert sorted(outputs) == ["docs", "jsonschema"] and stats.units == 4
+    rendered = render(catalog_set, ["jsonschema", "docs"], RunConfig(jobs=1), stats=stats)
+    assert sorted(rendered) == ["docs", "jsonschema"] and stats.units == 4
 
 
 def test_watch_follows_the_templates(tmp_path: Path) -> None:
@@ -371,10 +371,10 @@ def test_linked_directories_are_followed_once(tmp_path: Path) -> None:
     with pytest.raises(UsageError, match="docs/evnt.md.jinja"):
         use_templates(str(directory))
     (shared / "evnt.md.jinja").unlink()
-    before = renderers.kind_salt("docs", user)
+    before = outputs.kind_salt("docs", user)
     (shared / "event.md.jinja").write_text("{{ page.type }}!\n")
-    renderers.forget()
-    assert renderers.kind_salt("docs", user) != before
+    outputs.forget()
+    assert outputs.kind_salt("docs", user) != before
 
 
 def test_units_render_the_texts_their_key_covers(tmp_path: Path) -> None:
@@ -383,13 +383,13 @@ def test_units_render_the_texts_their_key_covers(tmp_path: Path) -> None:
     directory = _template(tmp_path, "docs/index.md.jinja", "first\n")
     user = use_templates(str(directory))
     catalog_set = lint(str(CONFORMANCE)).catalog_set
-    [index] = [unit for unit in renderers.units("docs", catalog_set, None, user) if unit.name == "index"]
-    key = renderers.kind_salt("docs", user)
+    [index] = [unit for unit in outputs.units("docs", catalog_set, None, user) if unit.name == "index"]
+    key = outputs.kind_salt("docs", user)
     (directory / "docs" / "index.md.jinja").write_text("second\n")
     assert index.render(index.inputs)["docs/markdown/index.md"] == b"first\n"
-    assert renderers.kind_salt("docs", user) == key  # the same run: the same texts
-    renderers.forget()
-    assert renderers.kind_salt("docs", user) != key  # the next run reads them again
+    assert outputs.kind_salt("docs", user) == key  # the same run: the same texts
+    outputs.forget()
+    assert outputs.kind_salt("docs", user) != key  # the next run reads them again
     import pickle
 
     assert len(pickle.dumps(index.render)) < 100_000  # what each task carries to a worker besides its inputs

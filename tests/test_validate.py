@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from generator.lint import lint
-from generator.validate import FastValidator, validate
+from generator.commands.lint import lint
+from generator.commands.validate import FastValidator, validate
 
 from .conftest import ROOT, run_evcat
 from .goldens import CATALOGS
@@ -231,7 +231,7 @@ def test_catalog_argument_is_optional(tmp_path: Path) -> None:
 
 
 def test_parallel_path_gives_the_serial_result_in_input_order(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import generator.validate as module
+    import generator.commands.validate as module
 
     lines = []
     for index in range(6000):
@@ -265,7 +265,7 @@ def test_a_source_other_than_the_catalogs_is_a_warning_on_every_path(tmp_path: P
 
 
 def test_a_source_matches_its_catalog_source_as_a_level_1_uri_template() -> None:
-    from generator.instance import source_matches
+    from generator.event_checker import source_matches
 
     template = "/subscriptions/{subscriptionId}/resourceGroups/{group}"
     assert source_matches(template, "/subscriptions/42/resourceGroups/rg-1")

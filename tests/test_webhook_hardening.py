@@ -26,7 +26,7 @@ from typing import Any
 import httpx
 import pytest
 
-from generator.lint import lint
+from generator.commands.lint import lint
 from generator.runtime import _webhook
 from generator.runtime._webhook import Judged, WebhookApp, refused_address
 

@@ -4,6 +4,9 @@ what it computes.
 The stages (load, model, rules, render, writer) are functions of their
 inputs. What wraps them lives here, each mechanism in one module:
 
+- ``config``: ``RunConfig``, the settings of one run as one frozen value;
 - ``workers``: worker processes, the one decision whether to start them
-  (``worker_count``), garbage-collector tuning and Ctrl-C handling.
+  (``worker_count``), garbage-collector tuning and Ctrl-C handling;
+- ``checks``: how the rules run over a directory (the costly checks on
+  workers while the others run here, and their memo).
 """

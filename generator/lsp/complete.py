@@ -8,7 +8,7 @@ import os
 
 from lsprotocol import types
 
-from ..format import CATALOG, EXTENSION_TYPES, PROFILES, ListOf, MapOf, Obj, Spec
+from ..catalog_format import CATALOG, EXTENSION_TYPES, PROFILES, ListOf, MapOf, Obj, Spec
 from ..schemawalk import FORMATS, SCHEMA_TYPES
 from .folder import Folder
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..diagnostics import Diagnostic
-from ..lint import CATALOG_SUFFIXES, Cache, LintResult, UsageError, check, find_catalog_files, source_digest
+from ..commands.lint import CATALOG_SUFFIXES, Cache, LintResult, UsageError, check, find_catalog_files, source_digest
 from ..loader import MAX_FILE_BYTES, Document, load_bytes
 
 _SKIPPED = {".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv", "venv"}

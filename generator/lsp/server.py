@@ -20,7 +20,7 @@ from pygls.lsp.server import LanguageServer
 from pygls.uris import from_fs_path, to_fs_path
 
 from .. import __version__
-from ..build import REF as _REF
+from ..model.build import REF as _REF
 from ..diagnostics import Diagnostic, Severity
 from .complete import key_documentation, key_items, ref_items, value_items
 from .folder import Folder, catalog_directory

@@ -12,11 +12,11 @@ from typing import Any
 
 import orjson
 
-from ..formats import semver_key
+from ..string_formats import semver_key
 from ..model import Catalog, CatalogSet, EventType, SharedSchema
 from ..naming import safe_file_name
 
-# The output kinds, their costs, templates and tools: ``renderers``.
+# The output kinds, their costs, templates and tools: ``outputs``.
 
 
 @dataclass(frozen=True)
@@ -24,16 +24,17 @@ class Unit:
     """A piece of one output that renders on its own (in a worker process, or
     from the render cache): the output of ``render(catalog_set, name)`` depends
     only on ``inputs``, whose ``repr`` (with the evcat code, the templates
-    and tool versions of its kind, see ``renderers.kind_salt``) is the cache key. ``render`` is handed ``inputs`` and nothing
+    and tool versions of its kind, see ``outputs.kind_salt``) is the cache key. ``render`` is handed ``inputs`` and nothing
     else, so the key covers all a unit can read, by construction. Most units
     are one catalog; indexes read every catalog."""
 
     kind: str
     name: str
     inputs: tuple[Any, ...]
-    # Called with ``inputs``, nothing else (the templates of the run are bound
-    # to it by ``renderers.units``; their content is in the key by kind).
-    render: Callable[[tuple[Any, ...]], dict[str, bytes]]  # called with ``inputs``, nothing else
+    # Called with ``inputs``, nothing else, once ``outputs.units`` has bound
+    # the run's templates to it (a kind with templates: ``render(inputs,
+    # environment)`` before that; their content is in the key by kind).
+    render: Callable[..., dict[str, bytes]]
     local: bool = False  # rendered in evcat's own process (an index: its inputs are every catalog)
 
 

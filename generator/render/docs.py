@@ -19,8 +19,8 @@ from typing import Any
 from markupsafe import Markup
 
 from .. import __version__
-from ..diff import Change, diff_events
-from ..formats import semver_key
+from ..commands.diff import Change, diff_events
+from ..string_formats import semver_key
 from ..model import Catalog, CatalogSet, EventType, SharedSchema
 from ..naming import safe_file_name
 from ..profiles import PROFILES, Profile
@@ -613,11 +613,11 @@ def warm_up(code: Any = None) -> None:
     """Compile the docs templates (what the first page of a process would
     otherwise wait for): done by ``evcat generate`` before its workers fork,
     so they inherit them. In the environment the docs units render in (that
-    of the docs templates, ``renderers.units``; a ``--templates`` directory
+    of the docs templates, ``outputs.units``; a ``--templates`` directory
     makes another). Not the Markdown parser: most descriptions are plain
     text that ``markdown`` renders without it, and a process that meets
     another imports it then."""
-    from ..renderers import RENDERERS
+    from ..outputs import RENDERERS
 
     env = _environment(environment(template_set(RENDERERS["docs"].templates), code))
     for name in env.list_templates():
@@ -678,6 +678,6 @@ def _render_catalog(inputs: tuple[Any, ...], env: Any) -> dict[str, bytes]:
 
 
 def render(catalog_set: CatalogSet) -> dict[str, bytes]:
-    from ..renderers import units as bound_units  # with the built-in templates bound
+    from ..outputs import units as bound_units  # with the built-in templates bound
 
     return render_all(bound_units("docs", catalog_set))

@@ -253,6 +253,6 @@ def _render_index(inputs: tuple[Any, ...], env: Any) -> dict[str, bytes]:
 
 
 def render(catalog_set: CatalogSet) -> dict[str, bytes]:
-    from ..renderers import units as bound_units  # with the built-in templates bound
+    from ..outputs import units as bound_units  # with the built-in templates bound
 
     return render_all(bound_units("eventcatalog", catalog_set))

@@ -607,7 +607,7 @@ def _render_unit(inputs: tuple[Any, ...], env: Any, settings: Settings = Setting
 
 
 def render(catalog_set: CatalogSet) -> dict[str, bytes]:
-    from ..renderers import units as bound_units  # with the built-in templates bound
+    from ..outputs import units as bound_units  # with the built-in templates bound
 
     return render_all(bound_units("python", catalog_set, {"python": Settings()}))
 

@@ -1,6 +1,6 @@
 """The template files of each output kind, without jinja2: which files a
 kind reads (built-in and ``--templates DIR``'s), their texts and their
-digest (the cache key of the kind: ``renderers.kind_salt``). Kept apart from
+digest (the cache key of the kind: ``outputs.kind_salt``). Kept apart from
 ``templates`` (the jinja2 environments) so that a run with nothing to
 render computes its key without importing jinja2."""
 

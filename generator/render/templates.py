@@ -19,7 +19,7 @@ included (the same output, tested); a kind DIR leaves alone renders only
 evcat's own templates, in a plain environment (the sandbox checks every
 attribute access and call: `generate --only docs` of 1,000 types took 1.2
 to 1.5 times as long sandboxed). Each output kind sees only its own template directories
-(``renderers``), read once per run into a ``TemplateSet``: its units render
+(``outputs``), read once per run into a ``TemplateSet``: its units render
 from those texts, and its cache key is their digest, so the key covers all
 the templates a unit can read, by construction.
 """
@@ -190,7 +190,7 @@ def template_dirs(user: Path | None = None) -> list[Path]:
 def render_unit(inputs: tuple[Any, ...], *, render: Callable[[tuple[Any, ...], jinja2.Environment], dict[str, bytes]],
                 kind: str, templates: TemplateSet, code: Any = None) -> dict[str, bytes]:
     """``render(inputs, environment)``, in the environment of ``templates``
-    and ``code`` (bound to a unit's render function by ``renderers.units``,
+    and ``code`` (bound to a unit's render function by ``outputs.units``,
     so they travel to a worker process). An
     error in a template (an undefined variable, a syntax error found on first
     use, a forbidden attribute, a failing filter) becomes a ``TemplateError``

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..formats import semver_key
+from ..string_formats import semver_key
 
 MAX_LANES = 150  # larger catalogs get the first lanes and a note: pages stay small
 MAX_COLUMNS = 24  # more distinct dataversions than this: dots are placed by their order within the type

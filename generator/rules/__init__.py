@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..build import Built, file_profile
+from ..model.build import Built, file_profile
 from ..cachefile import diagnostic_from_data, diagnostic_to_data
 from ..diagnostics import Diagnostic, Location, Severity
 from ..loader import Document, Path

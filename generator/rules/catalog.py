@@ -9,20 +9,17 @@ from typing import Any
 import jsonschema_rs
 
 from ..diagnostics import Diagnostic, Severity
-from ..formats import is_semver, semver_key
-from ..instance import EventChecker, Problem, pointer_text
+from ..string_formats import is_semver, semver_key
+from ..event_checker import EventChecker, Problem, pointer_text
 from ..loader import Document, Path
 from ..model import Catalog, EventType
 from ..naming import closest, did_you_mean
 from ..schemawalk import KEYWORDS, type_problem
-from . import (
-    ALL, RULES, Context, PayloadPart, declare, event_rule, file_rule, part_findings, payload_parts, schema_nodes,
-    set_rule, shared_schemas_of,
-)
+from . import ALL, RULES, Context, PayloadPart, declare, event_rule, file_rule, part_findings, payload_parts, schema_nodes, set_rule, shared_schemas_of
 
 E, W = Severity.ERROR, Severity.WARNING
 
-# Found while loading and shaping the file (loader.py, format.py, build.py).
+# Found while loading and shaping the file (loader.py, catalog_format.py, model/build.py).
 declare("CAT-YAML", E, ALL, "The file is valid YAML; alias expansion is bounded.", fixed=True)
 declare("CAT-DUPLICATE-KEY", E, ALL, "A mapping repeats a key.", fixed=True)
 declare("CAT-UNKNOWN-KEY", E, ALL, "A key the format does not know.", fixed=True)
@@ -316,7 +313,7 @@ __all__ = ["shared_schemas_of", "semver_key"]
 @set_rule("CAT-VERSION-BUMP", W, "Consecutive dataversions of a type bump as much as their change needs (evcat).")
 def version_bump(context: Context) -> Iterator[Diagnostic]:
     """Within one catalog: 1.2.0 -> 1.3.0 that is really breaking, and the like (diff.py)."""
-    from ..diff import consecutive, version_verdict
+    from ..commands.diff import consecutive, version_verdict
 
     for old, new, changes in consecutive(context.built.catalog_set):
         for violation in version_verdict(new.profile, old, new, changes):

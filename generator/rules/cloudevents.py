@@ -8,7 +8,7 @@ from functools import cache
 from importlib import resources
 
 from ..diagnostics import Diagnostic, Severity
-from ..formats import is_media_type, is_uri, is_uri_reference
+from ..string_formats import is_media_type, is_uri, is_uri_reference
 from ..loader import Document, Path
 from ..model import EventType
 from ..naming import closest, did_you_mean
@@ -20,7 +20,7 @@ E, W = Severity.ERROR, Severity.WARNING
 _KEYED_EXTENSIONS = ("dataref", "sequence", "sequencetype")
 _LABEL = re.compile(r"^[a-z0-9]([a-z0-9-]*[a-z0-9])?$")
 
-# Checked on instances only (examples in the catalog, `evcat validate`): instance.py.
+# Checked on instances only (examples in the catalog, `evcat validate`): event_checker.py.
 for _id, _severity, _summary in (
     ("CE-INTEGER-RANGE", E, "An Integer attribute is inside the signed 32-bit range."),
     ("CE-STRING-CHARS", E, "A String attribute holds no control characters, noncharacters or lone surrogates."),

@@ -10,7 +10,7 @@ import re
 from collections.abc import Iterator
 
 from ..diagnostics import Diagnostic, Severity
-from ..formats import SEMVER, is_json_media_type
+from ..string_formats import SEMVER, is_json_media_type
 from ..loader import Document
 from ..model import EventType
 from . import NLGOV, Context, declare, event_rule, file_rule

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from ..diagnostics import Diagnostic, Severity
-from ..formats import is_semver
+from ..string_formats import is_semver
 from ..loader import Document
 from ..model import EventType
 from ..naming import IRREGULAR_PAST, is_past_tense, past_tense

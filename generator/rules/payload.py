@@ -12,10 +12,7 @@ from ..loader import Document, Path
 from ..model import EventType
 from ..naming import CAMEL_CASE, PASCAL_CASE, closest, did_you_mean, to_camel, to_pascal
 from ..schemawalk import FORMAT_ALIASES, FORMATS
-from . import (
-    ALL, Context, PayloadPart, event_rule, file_rule, part_findings, payload_parts, schema_nodes, set_rule,
-    shared_schemas_of,
-)
+from . import ALL, Context, PayloadPart, event_rule, file_rule, part_findings, payload_parts, schema_nodes, set_rule, shared_schemas_of
 
 E, W = Severity.ERROR, Severity.WARNING
 

@@ -2,7 +2,7 @@
 
 One place for every "(instances)" rule of rules.md, applied to a JSON event
 in structured mode (CloudEvents JSON format). It maps the event type's
-``ContextAttribute``s (model.py) and its ``Profile`` (profiles.py) onto
+``ContextAttribute``s (model/) and its ``Profile`` (profiles.py) onto
 checks, with the grammars of the CloudEvents vocabulary (vocabulary.py), so
 its verdict is the verdict of the envelope schema (envelope.py) and of the
 generated ``parse_event`` (contract §4.1). Each problem carries the JSON
@@ -23,7 +23,7 @@ from typing import Any
 import jsonschema_rs
 
 from . import profiles, vocabulary
-from .formats import is_uri, is_uri_reference
+from .string_formats import is_uri, is_uri_reference
 from .model import CatalogSet, ContextAttribute, EventType
 from .profiles import Profile
 from .vocabulary import INT32_MAX, INT32_MIN

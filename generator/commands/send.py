@@ -15,12 +15,12 @@ from typing import Any
 
 import httpx
 
-from .instance import EventChecker
-from .model import CatalogSet, EventType
-from .runtime._delivery import DeliveryResult, Policy, prepare, run
-from .runtime._webhook import BATCH, STRUCTURED
+from ..event_checker import EventChecker
+from ..model import CatalogSet, EventType
+from ..runtime._delivery import DeliveryResult, Policy, prepare, run
+from ..runtime._webhook import BATCH, STRUCTURED
 from .serve import CatalogJudge, size_limit
-from .vocabulary import header_value
+from ..vocabulary import header_value
 
 MODES = ("structured", "binary", "batch")
 

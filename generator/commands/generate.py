@@ -26,27 +26,27 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, TextIO
 
-from . import __version__
-from .build import build
-from .cachefile import Store, TemplateCode, diagnostic_from_data, diagnostic_to_data
+from .. import __version__
+from ..model.build import build
+from ..cachefile import Store, TemplateCode, diagnostic_from_data, diagnostic_to_data
 from .lint import LintResult, UsageError, display_path, find_catalog_files, lint
-from .loader import Document, read_catalog_bytes
-from .model import CatalogSet
-from . import renderers
-from .render import Unit
-from .engine import workers as workers_module
-from .engine.config import RunConfig
-from .engine.workers import run as parallel
-from .writer import Stamps, Unavailable, WriteReport, write
-from .writer import check as check_outputs
+from ..loader import Document, read_catalog_bytes
+from ..model import CatalogSet
+from .. import outputs
+from ..render import Unit
+from ..engine import workers as workers_module
+from ..engine.config import RunConfig
+from ..engine.workers import run as parallel
+from ..writer import Stamps, Unavailable, WriteReport, write
+from ..writer import check as check_outputs
 
 def __getattr__(name: str) -> Any:
     """``RENDERERS``: every output kind's whole-set render function (for
-    tests and tools), from the one registry (renderers.py), made on first
+    tests and tools), from the one registry (outputs.py), made on first
     use: a run with nothing to render imports no renderer, nor jinja2."""
     if name == "RENDERERS":
         found: dict[str, Callable[[CatalogSet], dict[str, bytes]]] = {
-            kind: renderer.module().render for kind, renderer in renderers.RENDERERS.items()
+            kind: renderer.module().render for kind, renderer in outputs.RENDERERS.items()
         }
         return found
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
@@ -71,11 +71,11 @@ class RenderStats:
 
 def parse_kinds(text: str | None) -> list[str]:
     if not text:
-        return list(renderers.KINDS)
+        return list(outputs.KINDS)
     kinds = [part.strip() for part in text.split(",") if part.strip()]
-    unknown = [kind for kind in kinds if kind not in renderers.RENDERERS]
+    unknown = [kind for kind in kinds if kind not in outputs.RENDERERS]
     if unknown or not kinds:
-        raise UsageError(f"--only takes a comma-separated list of {', '.join(renderers.RENDERERS)}; "
+        raise UsageError(f"--only takes a comma-separated list of {', '.join(outputs.RENDERERS)}; "
                          f"not {', '.join(unknown) or text!r}")
     return list(dict.fromkeys(kinds))
 
@@ -85,7 +85,7 @@ def use_templates(directory: str | None) -> Path | None:
     a missing one is a usage error, a broken template a ``TemplateError``."""
     if not directory:
         return None
-    from .render import templates as template_module
+    from ..render import templates as template_module
 
     try:
         return template_module.check_directory(directory)
@@ -105,8 +105,8 @@ class RenderCache:
 
     def key(self, unit: Unit) -> str:
         """Evcat's code, the formatter, the templates and tools of the unit's
-        kind (``renderers.kind_salt``) and the unit's inputs."""
-        kind_salt = renderers.kind_salt(unit.kind, self.templates)
+        kind (``outputs.kind_salt``) and the unit's inputs."""
+        kind_salt = outputs.kind_salt(unit.kind, self.templates)
         material = f"{self.salt}\0{kind_salt}\0{unit.kind}\0{unit.name}\0{self._digest(unit.inputs)}"
         return hashlib.sha256(material.encode("utf-8", "surrogatepass")).hexdigest()
 
@@ -138,10 +138,10 @@ class RenderCache:
 @cache
 def _salt() -> str:
     """What, besides a unit's inputs and its kind's templates and tools
-    (``renderers.kind_salt``), decides its output: evcat's code (hashed, so
+    (``outputs.kind_salt``), decides its output: evcat's code (hashed, so
     an edited checkout never reuses stale entries) and Python's version."""
     digest = hashlib.sha256(__version__.encode())
-    package = Path(__file__).resolve().parent
+    package = Path(__file__).resolve().parent.parent  # the whole generator package
     for path in sorted(package.rglob("*")):
         if path.is_file() and path.suffix in (".py", ".json"):
             digest.update(str(path.relative_to(package)).encode() + b"\0" + path.read_bytes() + b"\0")
@@ -152,7 +152,7 @@ def _salt() -> str:
 def forget_code_digest() -> None:
     """For --watch: templates edited, added or removed since the last run give new cache keys."""
     _salt.cache_clear()
-    renderers.forget()
+    outputs.forget()
 
 
 class Progress:
@@ -208,14 +208,14 @@ def _payload_key(unit: Unit) -> str:
     catalog, schemas = unit.inputs[0], unit.inputs[1]
     events = getattr(catalog, "events", ())
     material = repr((tuple((event.type, event.dataversion, event.payload) for event in events), schemas))
-    salted = f"{_salt()}\0{renderers.kind_salt(unit.kind)}\0{material}"
+    salted = f"{_salt()}\0{outputs.kind_salt(unit.kind)}\0{material}"
     return hashlib.sha256(salted.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def _module(kind: str) -> ModuleType:
     """The renderer module of ``kind``, imported on first use (from the
     registry): a run with nothing to render imports none, nor jinja2."""
-    return renderers.RENDERERS[kind].module()
+    return outputs.RENDERERS[kind].module()
 
 
 def _template_code(cache_dir: str | None) -> TemplateCode | None:
@@ -274,7 +274,7 @@ def _render(catalog_set: CatalogSet, kinds: Sequence[str], config: RunConfig, *,
     code = _template_code(cache_dir)
     settings = python.Settings(formatter, (str(cache_dir), render_cache.salt) if render_cache is not None else None)
     settings_by_kind = {"python": settings, "asyncapi": asyncapi.Settings(asyncapi_version)}
-    units = [unit for kind in kinds for unit in renderers.units(kind, catalog_set, settings_by_kind, templates, code)]
+    units = [unit for kind in kinds for unit in outputs.units(kind, catalog_set, settings_by_kind, templates, code)]
     results: dict[int, dict[str, bytes]] = {}
     keys: dict[int, str] = {}
     for index, unit in enumerate(units):
@@ -283,7 +283,7 @@ def _render(catalog_set: CatalogSet, kinds: Sequence[str], config: RunConfig, *,
             hit = render_cache.get(keys[index], lazy=lazy)
             if hit is not None:
                 results[index] = hit
-    pending = sorted((i for i in range(len(units)) if i not in results), key=lambda i: (-renderers.RENDERERS[units[i].kind].cost, i))
+    pending = sorted((i for i in range(len(units)) if i not in results), key=lambda i: (-outputs.RENDERERS[units[i].kind].cost, i))
     # The helper is for units that run datamodel-code-generator: whose payloads
     # it has not seen (a title edited: the models come from the cache, and a
     # worker renders the unit without waiting for the helper's warm-up).
@@ -334,10 +334,10 @@ def _render(catalog_set: CatalogSet, kinds: Sequence[str], config: RunConfig, *,
         stats.units, stats.rendered, stats.workers = len(units), len(pending), workers + bool(to_helper)
         stats.cached = len(units) - len(pending)
         stats.keys = [(units[i].kind, keys[i]) for i in range(len(units))] if len(keys) == len(units) else None
-    outputs: dict[str, dict[str, Any]] = {kind: {} for kind in kinds}
+    rendered: dict[str, dict[str, Any]] = {kind: {} for kind in kinds}
     for index, unit in enumerate(units):
-        outputs[unit.kind].update(results[index])
-    return outputs
+        rendered[unit.kind].update(results[index])
+    return rendered
 
 
 def generate(catalog: str, out: str, kinds: Sequence[str], config: RunConfig = RunConfig(), *,
@@ -354,7 +354,7 @@ def generate(catalog: str, out: str, kinds: Sequence[str], config: RunConfig = R
     run_key = _run_key(catalog, kinds, cache_dir, f"{formatter}\0asyncapi={asyncapi_version}", out, user) if cache_dir else None
     replayed = _replay(run_key, cache_dir) if run_key and cache_dir else None
     if replayed is not None:
-        result, outputs, stats = replayed
+        result, rendered, stats = replayed
     else:
         # Workers are forked now, while evcat is small: forked after lint, each
         # would share the parent's large, fragmented heap and copy its pages
@@ -381,7 +381,7 @@ def generate(catalog: str, out: str, kinds: Sequence[str], config: RunConfig = R
             # leave it alone (at 5,000 types they took half the docs index time).
             with workers_module.frozen():
                 stats = RenderStats()
-                outputs = _render(result.catalog_set, kinds, config, stats=stats, helper=helper, pool=pool, lazy=True)
+                rendered = _render(result.catalog_set, kinds, config, stats=stats, helper=helper, pool=pool, lazy=True)
         finally:
             workers_module.stop(helper, pool)
         if run_key and cache_dir and stats.keys is not None:
@@ -389,9 +389,9 @@ def generate(catalog: str, out: str, kinds: Sequence[str], config: RunConfig = R
     out_path = Path(out)
     try:
         if check:
-            report = check_outputs(out_path, outputs, lock_timeout=lock_timeout)
+            report = check_outputs(out_path, rendered, lock_timeout=lock_timeout)
         else:
-            report = write(out_path, outputs, __version__, lock_timeout=lock_timeout,
+            report = write(out_path, rendered, __version__, lock_timeout=lock_timeout,
                            stamps=_StoredStamps(cache_dir, out_path) if cache_dir else None)
     except Unavailable:
         # A cache entry changed after its sealed header was read (its bytes no
@@ -436,7 +436,7 @@ class _StoredStamps(Stamps):
 # are taken from the record of that run instead of being worked out again.
 def _run_key(catalog: str, kinds: Sequence[str], cache_dir: str, formatter: str, out: str,
              templates: Path | None = None) -> str | None:
-    kind_salts = "\0".join(renderers.kind_salt(kind, templates) for kind in kinds)
+    kind_salts = "\0".join(outputs.kind_salt(kind, templates) for kind in kinds)
     digest = hashlib.sha256(f"{_salt()}\0{formatter}\0{','.join(kinds)}\0{kind_salts}\0".encode())
     try:
         for path in find_catalog_files(catalog, [cache_dir, out]):
@@ -463,15 +463,15 @@ def _replay(run_key: str, cache_dir: str) -> tuple[LintResult, dict[str, dict[st
     except (TypeError, ValueError):
         return None
     render_cache = RenderCache(cache_dir)
-    outputs: dict[str, dict[str, Any]] = {kind: {} for kind in kinds}
+    rendered: dict[str, dict[str, Any]] = {kind: {} for kind in kinds}
     for kind, key in keys:
         files_of_unit = render_cache.get(key, lazy=True)
-        if files_of_unit is None or kind not in outputs:
+        if files_of_unit is None or kind not in rendered:
             return None  # an entry was removed: do the work
-        outputs[kind].update(files_of_unit)
+        rendered[kind].update(files_of_unit)
     result = LintResult({name: Document(name) for name in files}, build([]), diagnostics)
     stats = RenderStats(units=len(keys), cached=len(keys), rendered=0, keys=[(kind, key) for kind, key in keys], replayed=True)
-    return result, outputs, stats
+    return result, rendered, stats
 
 
 __all__ = ["RENDERERS",  # noqa: F822  (made on first use: __getattr__)

@@ -16,9 +16,9 @@ from collections.abc import Iterator, Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from .formats import semver_key
-from .model import CatalogSet, EventType, SharedSchema
-from .profiles import Profile
+from ..string_formats import semver_key
+from ..model import CatalogSet, EventType, SharedSchema
+from ..profiles import Profile
 
 UPPER = ("maxLength", "maximum", "exclusiveMaximum", "maxItems", "maxProperties", "maxContains")
 LOWER = ("minLength", "minimum", "exclusiveMinimum", "minItems", "minProperties", "minContains")

@@ -20,7 +20,7 @@ from typing import Any
 import re
 
 from .diagnostics import Diagnostic, Severity
-from .formats import is_uri
+from .string_formats import is_uri
 from .loader import Document, Path
 from .naming import did_you_mean
 from .profiles import DEFAULT as DEFAULT_PROFILE

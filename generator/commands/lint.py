@@ -15,17 +15,17 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path as FsPath
 from typing import TYPE_CHECKING, Any
 
-from . import __version__
-from .cachefile import Single, Store
-from .engine.config import RunConfig
-from .diagnostics import Diagnostic, Severity, sort_diagnostics
-from .loader import MAX_EVENTS, Document, load_bytes, read_catalog_bytes
-from .engine.workers import run as parallel
-from .engine.workers import no_collection, worker_count
+from .. import __version__
+from ..cachefile import Single, Store
+from ..engine.config import RunConfig
+from ..diagnostics import Diagnostic, Severity, sort_diagnostics
+from ..loader import MAX_EVENTS, Document, load_bytes, read_catalog_bytes
+from ..engine.workers import run as parallel
+from ..engine.workers import no_collection, worker_count
 
 if TYPE_CHECKING:
-    from .build import Built
-    from .model import CatalogSet
+    from ..model.build import Built
+    from ..model import CatalogSet
 
 CATALOG_SUFFIXES = (".yaml", ".yml")
 _SKIP_DIRS = {".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv", "venv"}
@@ -200,7 +200,7 @@ def _events_in(document: Document) -> int:
 
 
 def _unreadable(display: str, error: OSError) -> Document:
-    from .loader import _failed
+    from ..loader import _failed
 
     return _failed(display, f"cannot read the file: {error.strerror or error}")
 
@@ -223,14 +223,15 @@ def lint(root: str, config: RunConfig = RunConfig(), exclude: Iterable[str | Non
 def _rule_engine() -> None:
     """Import the checking stages (a tenth of a second: jsonschema-rs, the
     format, the rules), done while the workers parse: they need only the loader."""
-    from . import build, format, rules  # noqa: F401
+    from .. import catalog_format, rules  # noqa: F401
+    from ..model import build  # noqa: F401
 
 
 def check(documents: Iterable[Document], cache: Cache | None = None) -> LintResult:
-    from .build import build
-    from .format import check_structure
-    from .engine.checks import run_rules
-    from .rules import Context
+    from ..model.build import build
+    from ..catalog_format import check_structure
+    from ..engine.checks import run_rules
+    from ..rules import Context
 
     by_file = {document.file: document for document in documents}
     # A YAML file that is plainly not a catalog (a mapping with neither
@@ -293,7 +294,7 @@ def _event_limit(documents: dict[str, Document]) -> Diagnostic | None:
 
 def _apply_overrides(diagnostics: list[Diagnostic], documents: dict[str, Document]) -> list[Diagnostic]:
     """A catalog's ``rules:`` map changes severities in its own file, or turns rules off."""
-    from .rules import RULES
+    from ..rules import RULES
 
     overrides: dict[str, dict[str, str]] = {}
     for file, document in documents.items():

@@ -14,11 +14,11 @@ import sys
 from collections.abc import Iterable, Mapping
 from typing import Any, TextIO
 
-from .instance import EventChecker, Problem, pointer_text
-from .model import CatalogSet
-from .rules import RULES
-from .runtime._cloudevents import structured_from_binary
-from .runtime._webhook import (
+from ..event_checker import EventChecker, Problem, pointer_text
+from ..model import CatalogSet
+from ..rules import RULES
+from ..runtime._cloudevents import structured_from_binary
+from ..runtime._webhook import (
     BATCH,
     STRUCTURED,
     Finding,

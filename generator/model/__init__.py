@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
-from . import vocabulary
-from .profiles import Profile
+from .. import vocabulary
+from ..profiles import Profile
 
 JSON = Any
 

@@ -17,10 +17,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from .diagnostics import Diagnostic, Location, Severity
-from .format import is_schema_library
-from .loader import Document, Path
-from .model import (
+from ..diagnostics import Diagnostic, Location, Severity
+from ..catalog_format import is_schema_library
+from ..loader import Document, Path
+from . import (
     Catalog,
     CatalogSet,
     Contact,
@@ -32,10 +32,10 @@ from .model import (
     Server,
     SharedSchema,
 )
-from . import profiles
-from .naming import closest, to_pascal
-from .profiles import Profile
-from .schemawalk import rewrite_refs
+from .. import profiles
+from ..naming import closest, to_pascal
+from ..profiles import Profile
+from ..schemawalk import rewrite_refs
 
 DEFAULT_PROFILE = profiles.DEFAULT.name
 # A catalog reference (contract §1); evcat lsp reads it too.

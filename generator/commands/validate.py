@@ -24,16 +24,16 @@ from typing import Any, BinaryIO
 import jsonschema_rs
 import orjson
 
-from . import vocabulary
-from .diagnostics import Diagnostic, Location
-from .envelope import envelope_schema
-from .instance import EventChecker, Problem, check_source, pointer_text
-from .model import CatalogSet, EventType
-from .rules import RULES
-from .engine.config import RunConfig
-from .engine.workers import no_collection
-from .engine.workers import run_shared as parallel
-from .runtime._reading import deep_pointer, nesting_problem, too_deep
+from .. import vocabulary
+from ..diagnostics import Diagnostic, Location
+from ..envelope import envelope_schema
+from ..event_checker import EventChecker, Problem, check_source, pointer_text
+from ..model import CatalogSet, EventType
+from ..rules import RULES
+from ..engine.config import RunConfig
+from ..engine.workers import no_collection
+from ..engine.workers import run_shared as parallel
+from ..runtime._reading import deep_pointer, nesting_problem, too_deep
 
 EVENT_SUFFIXES = (".json", ".jsonl", ".ndjson")
 

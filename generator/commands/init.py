@@ -15,8 +15,8 @@ import json
 import os
 import re
 
-from . import profiles
-from .format import catalog_json_schema
+from .. import profiles
+from ..catalog_format import catalog_json_schema
 
 CATALOG = """\
 # yaml-language-server: $schema=./catalog.schema.json
