@@ -12,6 +12,7 @@ import json
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 
 class Severity(enum.IntEnum):
@@ -204,3 +205,28 @@ def _sarif_location(location: Location) -> dict[str, object]:
             "region": {"startLine": location.line, "startColumn": location.column},
         }
     }
+
+
+# The one codec of a Diagnostic as plain data (cache entries, the memo of checks).
+def diagnostic_to_data(diagnostic: Diagnostic) -> tuple[Any, ...]:
+    """Plain data for a cache entry (``extra`` is kept as ``repr`` text only
+    by the callers that need it; here it is left out)."""
+    location = diagnostic.location
+    return (
+        diagnostic.rule, int(diagnostic.severity), diagnostic.message,
+        (location.file, location.line, location.column), diagnostic.suggestion,
+        tuple((r.file, r.line, r.column) for r in diagnostic.related),
+    )
+
+
+def diagnostic_from_data(data: Any, file: str | None = None) -> Diagnostic:
+    """The Diagnostic ``diagnostic_to_data`` made (``file``: the one it belongs to,
+    when the entry may have been made for a file of the same content elsewhere).
+    Raises TypeError or ValueError for data of another shape."""
+    rule, severity, message, (where, line, column), suggestion, related = data
+    if not isinstance(rule, str) or not isinstance(message, str):
+        raise TypeError("not a diagnostic")
+    return Diagnostic(
+        rule, Severity(severity), message, Location(file if file is not None else where, line, column), suggestion,
+        tuple(Location(*r) for r in related),
+    )

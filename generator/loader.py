@@ -120,13 +120,13 @@ class Document:
     def to_data(self) -> tuple[Any, ...]:
         """Plain data for ``marshal`` (the parse cache), without positions
         (``from_data`` takes the file's bytes to find them on demand)."""
-        from .cachefile import diagnostic_to_data
+        from .diagnostics import diagnostic_to_data
 
         return (self.value, self.scalar_text, [diagnostic_to_data(d) for d in self.diagnostics])
 
     @classmethod
     def from_data(cls, file: str, data: tuple[Any, ...], digest: str = "", source: bytes | None = None) -> "Document":
-        from .cachefile import diagnostic_from_data
+        from .diagnostics import diagnostic_from_data
 
         value, scalar_text, diagnostics = data
         return cls(file, value, scalar_text, [diagnostic_from_data(d, file) for d in diagnostics], digest, None, source)

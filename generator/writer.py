@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
-from .cachefile import CachedFile, read_cached
+from .engine.store import CachedFile, read_cached
 from .engine.workers import interrupts_held
 
 MANIFEST = ".evcat-manifest.json"

@@ -136,7 +136,7 @@ def test_memo_entries_of_another_shape_are_worked_out_again(directory: Path, tmp
                                                              monkeypatch: pytest.MonkeyPatch) -> None:
     """A memo entry whose rows are not what the Diagnostic codec writes (an
     older evcat's seven-field rows, garbage) is a miss: the check runs again."""
-    from generator.cachefile import Single
+    from generator.engine.store import Single
 
     monkeypatch.setenv("EVCAT_JOBS", "1")
     cache = tmp_path / "cache"

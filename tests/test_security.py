@@ -79,7 +79,7 @@ def test_a_planted_template_bytecode_entry_runs_nothing(small: Path, tmp_path: P
 
 
 def test_compiled_templates_in_the_cache_run_only_if_sealed(small: Path, tmp_path: Path) -> None:
-    """Compiled templates are kept (``cachefile.TemplateCode``) as marshal'd
+    """Compiled templates are kept (``engine.store.TemplateCode``) as marshal'd
     code objects, sealed: an entry replaced by code that would create a file
     is a miss, never executed; the output is what a cold run writes."""
     cache = tmp_path / "cache"

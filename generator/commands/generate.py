@@ -28,7 +28,8 @@ from typing import Any, TextIO
 
 from .. import __version__
 from ..model.build import build
-from ..cachefile import Store, TemplateCode, diagnostic_from_data, diagnostic_to_data
+from ..diagnostics import diagnostic_from_data, diagnostic_to_data
+from ..engine.store import Store, TemplateCode
 from .lint import LintResult, UsageError, display_path, find_catalog_files, lint
 from ..loader import Document, read_catalog_bytes
 from ..model import CatalogSet
@@ -220,7 +221,7 @@ def _module(kind: str) -> ModuleType:
 
 def _template_code(cache_dir: str | None) -> TemplateCode | None:
     """Compiled templates from (and into) the cache directory's sealed
-    ``jinja`` store, or from nowhere without a cache (``cachefile.TemplateCode``)."""
+    ``jinja`` store, or from nowhere without a cache (``engine.store.TemplateCode``)."""
     return TemplateCode(cache_dir, _salt()) if cache_dir else None
 
 
@@ -261,7 +262,7 @@ def _render(catalog_set: CatalogSet, kinds: Sequence[str], config: RunConfig, *,
     """``render``, with the processes ``generate`` started before lint:
     ``pool`` (the workers) and ``helper`` (see ``start_helper``: a few Python
     units). With ``lazy``, files of units found in the cache are
-    ``cachefile.CachedFile``s, which the writer compares with OUT by their
+    ``engine.store.CachedFile``s, which the writer compares with OUT by their
     digest and reads only when they must be written."""
     cache_dir, formatter, templates = config.cache_dir, config.formatter, config.templates
     python, asyncapi = _module("python"), _module("asyncapi")

@@ -16,7 +16,7 @@ from pathlib import Path as FsPath
 from typing import TYPE_CHECKING, Any
 
 from .. import __version__
-from ..cachefile import Single, Store
+from ..engine.store import Single, Store
 from ..engine.config import RunConfig
 from ..diagnostics import Diagnostic, Severity, sort_diagnostics
 from ..loader import MAX_EVENTS, Document, load_bytes, read_catalog_bytes

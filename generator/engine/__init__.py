@@ -8,5 +8,9 @@ inputs. What wraps them lives here, each mechanism in one module:
 - ``workers``: worker processes, the one decision whether to start them
   (``worker_count``), garbage-collector tuning and Ctrl-C handling;
 - ``checks``: how the rules run over a directory (the costly checks on
-  workers while the others run here, and their memo).
+  workers while the others run here, and their memo);
+- ``store``: the sealed, content-addressed stores of ``.evcat-cache/``
+  (parsed files, the memo of checks, rendered units, compiled templates):
+  entries verified against their seal, written atomically, never through a
+  planted link, read with ``marshal`` (no code runs from the cache).
 """

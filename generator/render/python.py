@@ -32,7 +32,7 @@ from typing import Any
 
 from .. import __version__
 from .. import vocabulary
-from ..cachefile import Store
+from ..engine.store import Store
 from ..model import Catalog, CatalogSet, ContextAttribute, EventType
 from ..patterns import python_patterns
 from ..profiles import Profile

@@ -279,7 +279,7 @@ def environment(templates: TemplateSet, code: Any = None) -> jinja2.Environment:
     """The environment that renders from ``templates``, made once per
     template set and ``code`` (jinja2 compiles each template once per
     environment). ``code``: compiled templates kept across runs (a
-    ``cachefile.TemplateCode``, sealed, so a planted entry is a miss and never
+    ``engine.store.TemplateCode``, sealed, so a planted entry is a miss and never
     unmarshalled), or None; only for the built-in templates: a sandboxed
     environment compiles other code for the same source."""
     return _environment(templates, code)

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..model.build import Built, file_profile
-from ..cachefile import diagnostic_from_data, diagnostic_to_data
+from ..diagnostics import diagnostic_from_data, diagnostic_to_data
 from ..diagnostics import Diagnostic, Location, Severity
 from ..loader import Document, Path
 from ..model import EventType, SharedSchema

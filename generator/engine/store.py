@@ -42,8 +42,6 @@ from pathlib import Path
 from types import CodeType
 from typing import Any
 
-from .diagnostics import Diagnostic, Location, Severity
-
 _MAGIC = b"evcat-cache-2\n"
 _SEAL = 32  # bytes of HMAC-SHA256
 MAX_ENTRY_BYTES = 1 << 30
@@ -391,27 +389,3 @@ class Single:
 
     def put(self, value: Any) -> None:
         write_entry(self.root, self.file, self.key, value)
-
-
-def diagnostic_to_data(diagnostic: Diagnostic) -> tuple[Any, ...]:
-    """Plain data for a cache entry (``extra`` is kept as ``repr`` text only
-    by the callers that need it; here it is left out)."""
-    location = diagnostic.location
-    return (
-        diagnostic.rule, int(diagnostic.severity), diagnostic.message,
-        (location.file, location.line, location.column), diagnostic.suggestion,
-        tuple((r.file, r.line, r.column) for r in diagnostic.related),
-    )
-
-
-def diagnostic_from_data(data: Any, file: str | None = None) -> Diagnostic:
-    """The Diagnostic ``diagnostic_to_data`` made (``file``: the one it belongs to,
-    when the entry may have been made for a file of the same content elsewhere).
-    Raises TypeError or ValueError for data of another shape."""
-    rule, severity, message, (where, line, column), suggestion, related = data
-    if not isinstance(rule, str) or not isinstance(message, str):
-        raise TypeError("not a diagnostic")
-    return Diagnostic(
-        rule, Severity(severity), message, Location(file if file is not None else where, line, column), suggestion,
-        tuple(Location(*r) for r in related),
-    )
