@@ -16,13 +16,13 @@ from collections.abc import Callable, Sequence
 from typing import NoReturn
 
 from . import __version__
+from .commands.lint import UsageError, lint
+from .diagnostics import display_path, format_github, format_json, format_sarif, format_text, terminal_text
 from .engine.config import RunConfig
-from .diagnostics import format_github, format_json, format_sarif, format_text, terminal_text
-from .commands.lint import UsageError, display_path, lint
+from .outputs import only_help
 from .profiles import DEFAULT as DEFAULT_PROFILE
 from .profiles import NAMES as PROFILE_NAMES
 from .profiles import starters as starter_profiles
-from .outputs import only_help
 
 DEFAULT_CACHE = ".evcat-cache"
 FORMATS = ("text", "json", "sarif", "github")
@@ -468,8 +468,8 @@ def _serve(arguments: argparse.Namespace) -> int:
 
 
 def _send(arguments: argparse.Namespace) -> int:
-    from .runtime._delivery import Policy
     from .commands.send import check_receiver, deliver, examples, read_events
+    from .runtime._delivery import Policy
 
     paths = list(arguments.paths)
     catalog = "catalog"

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import enum
 import json
+import os
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -205,6 +206,12 @@ def _sarif_location(location: Location) -> dict[str, object]:
             "region": {"startLine": location.line, "startColumn": location.column},
         }
     }
+
+
+def display_path(path: str) -> str:
+    relative = os.path.relpath(path)
+    shown = path if relative.startswith("..") else relative
+    return shown.replace(os.sep, "/")
 
 
 # The one codec of a Diagnostic as plain data (cache entries, the memo of checks).

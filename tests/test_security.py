@@ -736,6 +736,7 @@ def test_the_generated_package_raises_only_its_documented_errors(normo_package: 
 
 def test_the_event_limit_stops_reading_early(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from generator.commands import lint as lint_module
+    from generator.engine import cache as cache_module
 
     catalog = tmp_path / "catalog"
     catalog.mkdir()
@@ -743,14 +744,15 @@ def test_the_event_limit_stops_reading_early(tmp_path: Path, monkeypatch: pytest
         text = catalog_text(catalog_id=f"cat-{number}").replace("nl.test.thing-happened", f"nl.test.thing{number}-happened")
         (catalog / f"c{number:02}.yaml").write_text(text, encoding="utf-8")
     parsed: list[str] = []
-    real = lint_module.load_bytes
+    real = cache_module.load_bytes
 
     def counting(raw: bytes, display: str, **options: Any) -> Any:
         parsed.append(display)
         return real(raw, display, **options)
 
-    monkeypatch.setattr(lint_module, "load_bytes", counting)
-    monkeypatch.setattr(lint_module, "MAX_EVENTS", 5)
+    monkeypatch.setattr(cache_module, "load_bytes", counting)
+    monkeypatch.setattr(cache_module, "MAX_EVENTS", 5)  # where reading stops
+    monkeypatch.setattr(lint_module, "MAX_EVENTS", 5)  # where the limit is reported
     result = lint_module.lint(str(catalog))
     assert any("more than 5 event types" in d.message for d in result.diagnostics)
     assert len(parsed) == 6, parsed  # the sixth file passes the limit: the other 14 are never parsed

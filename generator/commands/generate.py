@@ -26,20 +26,20 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, TextIO
 
-from .. import __version__
-from ..model.build import build
-from ..diagnostics import diagnostic_from_data, diagnostic_to_data
-from ..engine.store import Store, TemplateCode
-from .lint import LintResult, UsageError, display_path, find_catalog_files, lint
-from ..loader import Document, read_catalog_bytes
-from ..model import CatalogSet
-from .. import outputs
-from ..render import Unit
+from .. import __version__, outputs
+from ..diagnostics import diagnostic_from_data, diagnostic_to_data, display_path
 from ..engine import workers as workers_module
 from ..engine.config import RunConfig
+from ..engine.store import Store, TemplateCode
 from ..engine.workers import run as parallel
+from ..loader import Document, read_catalog_bytes
+from ..model import CatalogSet
+from ..model.build import build
+from ..render import Unit
 from ..writer import Stamps, Unavailable, WriteReport, write
 from ..writer import check as check_outputs
+from .lint import LintResult, UsageError, find_catalog_files, lint
+
 
 def __getattr__(name: str) -> Any:
     """``RENDERERS``: every output kind's whole-set render function (for

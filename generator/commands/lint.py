@@ -1,35 +1,30 @@
-"""Read a catalog directory and check it: load -> structure -> model -> rules.
+"""`evcat lint`: read a catalog directory and check it: load -> structure ->
+model -> rules.
 
-Parsed files are cached by content hash under ``.evcat-cache/`` (safe to
-delete; never changes results), so a second lint after one file changed
-re-parses only that file.
+Parsed files and the findings of the costly checks are kept by content
+(``engine.cache``), so a second lint after one file changed re-parses only
+that file.
 """
 
 from __future__ import annotations
 
-import hashlib
 import os
-import marshal
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
-from pathlib import Path as FsPath
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from .. import __version__
-from ..engine.store import Single, Store
-from ..engine.config import RunConfig
 from ..diagnostics import Diagnostic, Severity, sort_diagnostics
-from ..loader import MAX_EVENTS, Document, load_bytes, read_catalog_bytes
-from ..engine.workers import run as parallel
+from ..engine.cache import Cache
+from ..engine.config import RunConfig
 from ..engine.workers import no_collection, worker_count
+from ..loader import MAX_EVENTS, Document
 
 if TYPE_CHECKING:
-    from ..model.build import Built
     from ..model import CatalogSet
+    from ..model.build import Built
 
 CATALOG_SUFFIXES = (".yaml", ".yml")
 _SKIP_DIRS = {".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv", "venv"}
-_CACHE_FORMAT = f"{__version__}-5"
 
 
 class UsageError(Exception):
@@ -72,139 +67,6 @@ def find_catalog_files(root: str, exclude: Iterable[str | None] = ()) -> list[st
     return sorted(found)
 
 
-def source_digest(display: str, raw: bytes) -> str:
-    """The key of a file's parse-cache entry and memoised checks."""
-    return hashlib.sha256(f"{_CACHE_FORMAT}\0{display}\0".encode() + raw).hexdigest()
-
-
-def display_path(path: str) -> str:
-    relative = os.path.relpath(path)
-    shown = path if relative.startswith("..") else relative
-    return shown.replace(os.sep, "/")
-
-
-class Cache:
-    """Parsed files and memoised checks under ``root`` (None: no cache at all).
-
-    Entries are keyed by content hash (and evcat's version), written
-    atomically, and read with ``marshal``; a missing, stale or corrupt entry
-    is simply recomputed, so deleting the directory is always safe.
-    """
-
-    def __init__(self, root: str | None, jobs: int | None = None) -> None:
-        self.root = FsPath(root) if root else None
-        self.jobs = jobs  # RunConfig.jobs
-        self.memo: dict[str, Any] = {}
-        self.memo_used: dict[str, Any] = {}
-        self.parsed = Store(root, "parsed") if root else None
-        self.checks = Single(root, "checks.marshal") if root else None
-        # Work a long-running process (evcat lsp) keeps between checks of
-        # the same directory: each file's structure check and rewritten
-        # schemas, each schema's subschemas; None: nothing is kept.
-        self.keep: dict[str, Any] | None = None
-        if self.checks is not None:
-            memo = self.checks.get()
-            self.memo = memo if isinstance(memo, dict) else {}
-
-    def load_all(
-        self, paths: list[str], meanwhile: Callable[[], object] | None = None,
-        root: str | None = None, display: Callable[[str], str] = display_path,
-    ) -> dict[str, Document]:
-        """Every file, from the cache where it holds it; the rest parsed,
-        on all cores when there is enough work (``meanwhile()`` runs here
-        while the workers parse). ``display`` names a file in diagnostics."""
-        documents: dict[str, Document] = {}
-        misses: list[tuple[str, bytes, str]] = []
-        for path in paths:
-            documents.update(self._load_one(path, display(path), misses, root))
-        entries = {digest: str(self.parsed.directory) if self.parsed is not None else None for _, _, digest in misses}
-        parsed = _parse_all(misses, entries, self.jobs)  # the workers start now
-        if meanwhile is not None:
-            meanwhile()
-        sources = {display: raw for display, raw, _ in misses}
-        # The event limit, counted as files come in: past it, the rest is not
-        # parsed (check() then reports the limit; the work would be unbounded).
-        count = sum(_events_in(document) for document in documents.values())
-        try:
-            for display, packed, digest in parsed:
-                documents[display] = Document.from_data(display, marshal.loads(packed), digest, sources[display])
-                count += _events_in(documents[display])
-                del sources[display]
-                if count > MAX_EVENTS:
-                    for unparsed in sources:  # never read: nothing to report about them
-                        del documents[unparsed]
-                    break
-        finally:
-            if hasattr(parsed, "close"):
-                parsed.close()  # stops the workers still parsing
-        return documents
-
-    def _load_one(
-        self, path: str, display: str, misses: list[tuple[str, bytes, str]], root: str | None = None
-    ) -> dict[str, Document]:
-        try:
-            raw = read_catalog_bytes(path, root)
-        except OSError as error:
-            return {display: _unreadable(display, error)}
-        digest = source_digest(display, raw)
-        cached = self._cached(display, digest, raw)
-        if cached is not None:
-            return {display: cached}
-        misses.append((display, raw, digest))
-        return {display: Document(display)}  # keeps the order; filled by load_all
-
-    def _cached(self, display: str, digest: str, raw: bytes) -> Document | None:
-        if self.parsed is None:
-            return None
-        data = self.parsed.get(digest)
-        if data is None:
-            return None
-        try:
-            return Document.from_data(display, data, digest, raw)
-        except (TypeError, ValueError):
-            return None  # an entry of another shape: parse again
-
-    def save_memo(self) -> None:
-        """Keep what this run used (the memo never grows without bound)."""
-        if self.checks is not None and self.memo_used != self.memo:
-            self.checks.put(self.memo_used)
-
-
-# Below this much YAML, starting worker processes costs more than it saves.
-PARALLEL_MIN_BYTES = 512 * 1024
-
-
-def _parse(item: tuple[str, bytes, str, str | None]) -> tuple[str, bytes, str]:
-    """Parse one file (positions are found later, if ever asked for); write
-    its cache entry; hand back marshal bytes (cheap to move)."""
-    display, raw, digest, store = item
-    data = load_bytes(raw, display, positions=False).to_data()
-    packed = marshal.dumps(data)
-    if store is not None:
-        Store(FsPath(store).parent, FsPath(store).name).put(digest, data)
-    return display, packed, digest
-
-
-def _parse_all(items: list[tuple[str, bytes, str]], entries: dict[str, str | None],
-               jobs: int | None) -> Iterator[tuple[str, bytes, str]]:
-    work = [(display, raw, digest, entries[digest]) for display, raw, digest in items]
-    workers = worker_count(len(work), jobs)
-    if sum(len(raw) for _, raw, _ in items) < PARALLEL_MIN_BYTES:
-        workers = 1
-    return parallel(_parse, work, workers, chunksize=max(1, len(work) // (workers * 4)))
-
-
-def _events_in(document: Document) -> int:
-    events = document.value.get("events") if isinstance(document.value, dict) else None
-    return len(events) if isinstance(events, list) else 0
-
-
-def _unreadable(display: str, error: OSError) -> Document:
-    from ..loader import _failed
-
-    return _failed(display, f"cannot read the file: {error.strerror or error}")
-
-
 def lint(root: str, config: RunConfig = RunConfig(), exclude: Iterable[str | None] = ()) -> LintResult:
     """Lint the catalog directory (or file) ``root`` with the settings of
     ``config``; ``exclude``: directories under ``root`` that are not
@@ -228,9 +90,9 @@ def _rule_engine() -> None:
 
 
 def check(documents: Iterable[Document], cache: Cache | None = None) -> LintResult:
-    from ..model.build import build
     from ..catalog_format import check_structure
     from ..engine.checks import run_rules
+    from ..model.build import build
     from ..rules import Context
 
     by_file = {document.file: document for document in documents}

@@ -51,7 +51,7 @@ def run_rules(context: Context, workers: int = 1) -> Iterator[Diagnostic]:
     fresh: dict[str, Any] = {}
     for results in costly:
         fresh.update(results)
-    if fresh:  # a new dict: the one read from the cache stays as it was read (lint.Cache.save_memo)
+    if fresh:  # a new dict: the one read from the cache stays as it was read (engine.cache.Cache.save_memo)
         context.memo = {**context.memo, **fresh}
     # Last: a costly check may leave state for a later one of the same event
     # (a payload that does not compile has no examples to check) or for a

@@ -18,8 +18,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..commands.lint import CATALOG_SUFFIXES, LintResult, UsageError, check, find_catalog_files
 from ..diagnostics import Diagnostic
-from ..commands.lint import CATALOG_SUFFIXES, Cache, LintResult, UsageError, check, find_catalog_files, source_digest
+from ..engine.cache import Cache, source_digest
 from ..loader import MAX_FILE_BYTES, Document, load_bytes
 
 _SKIPPED = {".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv", "venv"}

@@ -54,7 +54,7 @@ class Context:
     documents: dict[str, Document]
     # Work shared between rules (compiled validators and the like).
     cache: dict[str, Any] = field(default_factory=dict)
-    # Results of expensive checks from earlier runs, by fingerprint (lint.Cache).
+    # Results of expensive checks from earlier runs, by fingerprint (engine.cache.Cache).
     memo: dict[str, Any] = field(default_factory=dict)
     memo_used: dict[str, Any] = field(default_factory=dict)
     _memo_keys: dict[tuple[str, str, Path], str | None] = field(default_factory=dict, init=False, repr=False)
@@ -285,7 +285,7 @@ def part_findings(
 ) -> list[Diagnostic]:
     """``compute()``: the findings of a check that reads nothing but ``part``
     (cached by the part's schema object, which ``build`` hands back unchanged
-    to a long-running caller for an unchanged file, see ``lint.Cache.keep``;
+    to a long-running caller for an unchanged file, see ``engine.cache.Cache.keep``;
     and in the memo of checks by the content of the part's file)."""
     cache = context.cache.setdefault("part-findings", {})
     key = (rule_id, part.file, part.path)
