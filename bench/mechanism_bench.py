@@ -56,8 +56,8 @@ MECHANISMS: dict[str, tuple[str, list[tuple[str, str, str]], list[str]]] = {
     "replay": ("no run record: lint and the render-cache lookups run every time", [
         ("generate.py", "    run_key = _run_key(", "    run_key = None and _run_key("),
     ], GENERATE),
-    "payloads": ("no payloads store: the helper takes every changed Python unit (up to 2) "
-                 "and starts whenever a render cache exists", [
+    "payloads": (("no payloads store: the helper takes every changed Python unit (up to 2) "
+                  "and starts whenever a render cache exists"), [
         ("generate.py", "payloads = Store(cache_dir, PAYLOADS) if cache_dir else None", "payloads = None"),
         ("generate.py", "return Store(cache_dir, PAYLOADS).directory.is_dir()", "return Store(cache_dir, \"render\").directory.is_dir()"),
     ], GENERATE),
@@ -122,7 +122,7 @@ def make_copy(work: Path, name: str) -> Path:
 
 def same_tree(one: Path, other: Path) -> str | None:
     """None when the two directories hold the same files, byte for byte; else diff -r's first lines."""
-    found = subprocess.run(["diff", "-rq", str(one), str(other)], capture_output=True, text=True)
+    found = subprocess.run(["diff", "-rq", str(one), str(other)], check=False, capture_output=True, text=True)
     return None if found.returncode == 0 else (found.stdout + found.stderr)[:600]
 
 
