@@ -54,20 +54,11 @@ MECHANISMS: dict[str, tuple[str, list[tuple[str, str, str]], list[str]]] = {
     "null": ("nothing switched off: a plain copy, the control (its ratio is the noise and the cost of being a copy)", [],
              GENERATE),
     "replay": ("no run record: lint and the render-cache lookups run every time", [
-        ("generate.py", "    run_key = _run_key(", "    run_key = None and _run_key("),
-    ], GENERATE),
-    "payloads": (("no payloads store: the helper takes every changed Python unit (up to 2) "
-                  "and starts whenever a render cache exists"), [
-        ("generate.py", "payloads = Store(cache_dir, PAYLOADS) if cache_dir else None", "payloads = None"),
-        ("generate.py", "return Store(cache_dir, PAYLOADS).directory.is_dir()", "return Store(cache_dir, \"render\").directory.is_dir()"),
+        ("commands/generate.py", "    run_key = _run_key(", "    run_key = None and _run_key("),
     ], GENERATE),
     "helper": ("no warm helper: changed Python units render in a worker or here", [
-        ("generate.py", "helper = start_helper() if cache_dir", "helper = None if True else start_helper() if cache_dir"),
+        ("commands/generate.py", "helper = start_helper() if cache_dir", "helper = None if True else start_helper() if cache_dir"),
     ], GENERATE),
-    "imports": ("no imports by construction: ruff check --select I,F401 --fix sorts models.py and __init__.py", [
-        ("render/python.py", "sorted_models = sorted_imports(models)", "sorted_models = None"),
-        ("render/python.py", "if not surely_in_ruffs_order([", "if True or not surely_in_ruffs_order(["),
-    ], ["all-cold", "all-payload", "python-nocache"]),
     "header": ("no plain-text path in vocabulary.header_value: every value goes through quote()", [
         ("vocabulary.py", "return text if _HEADER_PLAIN.fullmatch(text) else quote(text, safe=_HEADER_SAFE)",
          "return quote(text, safe=_HEADER_SAFE)"),
@@ -76,29 +67,29 @@ MECHANISMS: dict[str, tuple[str, list[tuple[str, str, str]], list[str]]] = {
         ("naming.py", "words = _runtime_words() if name.isascii() else None", "words = None"),
     ], ["python-nocache", "all-title"]),
     "models_store": ("no store of datamodel-code-generator output (python.Settings.model_cache=None)", [
-        ("generate.py", "settings = python.Settings(formatter, (str(cache_dir), render_cache.salt) if render_cache is not None else None)",
+        ("commands/generate.py", "settings = python.Settings(formatter, (str(cache_dir), render_cache.salt) if render_cache is not None else None)",
          "settings = python.Settings(formatter, None)"),
     ], GENERATE),
     "template_code": ("no compiled-template store (cachefile.TemplateCode): templates compiled in every process", [
-        ("generate.py", "return TemplateCode(cache_dir, _salt()) if cache_dir else None", "return None"),
+        ("commands/generate.py", "return TemplateCode(cache_dir, _salt()) if cache_dir else None", "return None"),
     ], GENERATE),
     "prefork": ("workers forked when rendering starts (after lint), not before lint", [
-        ("generate.py", "pool = workers_module.pool(config.workers(1 << 16))", "pool = None"),
+        ("commands/generate.py", "pool = workers_module.pool(config.workers(1 << 16))", "pool = None"),
     ], ["all-cold", "all-payload"]),
     "frozen": ("no gc.freeze around rendering in generate", [
-        ("generate.py", "with workers_module.frozen():", "with __import__('contextlib').nullcontext():"),
+        ("commands/generate.py", "with workers_module.frozen():", "with __import__('contextlib').nullcontext():"),
     ], ["all-cold", "docs-nocache"]),
     "no_collection": ("cyclic gc left on while lint loads and checks", [
-        ("lint.py", "    with no_collection():\n        cache = Cache(", "    with __import__('contextlib').nullcontext():\n        cache = Cache("),
+        ("commands/lint.py", "    with no_collection():\n        cache = Cache(", "    with __import__('contextlib').nullcontext():\n        cache = Cache("),
     ], ["all-cold", "all-title"]),
     "parse_cache": ("no parse cache (lint.Cache.parsed=None): every file parsed again", [
-        ("lint.py", 'self.parsed = Store(root, "parsed") if root else None', "self.parsed = None"),
+        ("engine/cache.py", 'self.parsed = Store(root, "parsed") if root else None', "self.parsed = None"),
     ], ["all-cold", "all-title"]),
     "check_memo": ("no memo of costly checks (lint.Cache.checks=None): payload schemas and examples checked again", [
-        ("lint.py", 'self.checks = Single(root, "checks.marshal") if root else None', "self.checks = None"),
+        ("engine/cache.py", 'self.checks = Single(root, "checks.marshal") if root else None', "self.checks = None"),
     ], ["all-cold", "all-title"]),
     "render_cache": ("no render cache (and so no run record and no models store, which hang on it)", [
-        ("generate.py", "render_cache = RenderCache(cache_dir, formatter, templates) if cache_dir else None", "render_cache = None"),
+        ("commands/generate.py", "render_cache = RenderCache(cache_dir, formatter, templates) if cache_dir else None", "render_cache = None"),
     ], ["all-cold", "all-title"]),
 }
 

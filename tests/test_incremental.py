@@ -279,7 +279,7 @@ def test_out_files_are_trusted_by_their_stamp_only_while_untouched(catalog: Path
     assert len(reads) == len(again.report.unchanged) and snapshot(out) == expected
 
 
-def test_the_warm_helper_starts_only_when_an_earlier_run_recorded_payloads(
+def test_the_warm_helper_starts_only_on_a_warm_cache(
     catalog: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The helper that loads datamodel-code-generator while lint runs pays

@@ -192,25 +192,10 @@ def _render_task(task: Task) -> tuple[int, dict[str, bytes]]:
     return index, function(inputs)
 
 
-# The payloads of Python units rendered before (``_payload_key``), one store of the cache.
-PAYLOADS = "payloads"
-
 # A few changed catalogs are rendered by the helper: a process forked when
 # generation starts, which loads datamodel-code-generator while the parent
 # lints (almost a second a fresh process would otherwise spend after lint).
 HELPER_MAX_UNITS = 2
-
-
-def _payload_key(unit: Unit) -> str:
-    """What decides whether a Python unit runs datamodel-code-generator: its
-    catalog's payloads (with their event types) and the shared schemas, with
-    evcat's code and the tools. Only where the unit renders depends on it
-    (``render``: the helper, or a worker), never what it renders."""
-    catalog, schemas = unit.inputs[0], unit.inputs[1]
-    events = getattr(catalog, "events", ())
-    material = repr((tuple((event.type, event.dataversion, event.payload) for event in events), schemas))
-    salted = f"{_salt()}\0{outputs.kind_salt(unit.kind)}\0{material}"
-    return hashlib.sha256(salted.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def _module(kind: str) -> ModuleType:
@@ -236,9 +221,9 @@ def _warm_up(kinds: Sequence[str], code: TemplateCode | None) -> None:
             warm(code)
 
 
-def _payloads_recorded(cache_dir: str) -> bool:
-    """Whether an earlier run recorded the payloads it rendered (``render``)."""
-    return Store(cache_dir, PAYLOADS).directory.is_dir()
+def _warm_cache(cache_dir: str) -> bool:
+    """Whether an earlier run rendered into this cache (so few catalogs are new)."""
+    return Store(cache_dir, "render").directory.is_dir()
 
 
 def start_helper() -> Any:
@@ -285,13 +270,11 @@ def _render(catalog_set: CatalogSet, kinds: Sequence[str], config: RunConfig, *,
             if hit is not None:
                 results[index] = hit
     pending = sorted((i for i in range(len(units)) if i not in results), key=lambda i: (-outputs.RENDERERS[units[i].kind].cost, i))
-    # The helper is for units that run datamodel-code-generator: whose payloads
-    # it has not seen (a title edited: the models come from the cache, and a
-    # worker renders the unit without waiting for the helper's warm-up).
-    payloads = Store(cache_dir, PAYLOADS) if cache_dir else None  # (recorded without a helper too: the next run's)
-    payload_keys = {i: _payload_key(units[i]) for i in pending if units[i].kind == "python"} if payloads else {}
-    to_helper = [i for i in pending if units[i].kind == "python"
-                 and (payloads is None or payloads.get(payload_keys[i]) is None)] if helper is not None else []
+    # The helper takes the few Python units to render (it has loaded
+    # datamodel-code-generator meanwhile); many go to the workers.
+    # (Keeping it from units whose models are cached, by a store of the
+    # payloads rendered before, measured 0.95-1.01x: bench/MECHANISMS.md.)
+    to_helper = [i for i in pending if units[i].kind == "python"] if helper is not None else []
     if len(to_helper) > HELPER_MAX_UNITS:
         to_helper = []
     if helper is not None and not to_helper:
@@ -321,8 +304,6 @@ def _render(catalog_set: CatalogSet, kinds: Sequence[str], config: RunConfig, *,
             results[index] = files
             if render_cache is not None and index in keys:
                 render_cache.put(keys[index], files)
-            if payloads is not None and index in payload_keys:
-                payloads.put(payload_keys[index], True)
             if bar is not None:
                 bar.step(f"{units[index].kind} {units[index].name}")
     finally:
@@ -363,9 +344,9 @@ def generate(catalog: str, out: str, kinds: Sequence[str], config: RunConfig = R
         # renderers are imported and warmed up first, so the workers share them too.
         # With a cache, few catalogs usually changed: warm the helper while
         # linting (started first: its warm-up is the longest). Not on a cold
-        # cache (no payloads recorded: every catalog is new, the workers render
-        # them), where it would only take a core from lint.
-        helper = start_helper() if cache_dir and "python" in kinds and _payloads_recorded(cache_dir) \
+        # cache (nothing rendered before: every catalog is new, the workers
+        # render them), where it would only take a core from lint.
+        helper = start_helper() if cache_dir and "python" in kinds and _warm_cache(cache_dir) \
             and config.workers(2) > 1 else None
         _warm_up(kinds, _template_code(cache_dir))
         pool = workers_module.pool(config.workers(1 << 16))

@@ -24,7 +24,6 @@ import subprocess
 import tempfile
 import warnings
 import unicodedata
-from collections.abc import Collection
 from dataclasses import dataclass, field
 from functools import cache, partial
 from keyword import iskeyword
@@ -46,7 +45,6 @@ from ..naming import (
 from ..envelope import titled
 from ..runtime import EXTRAS, REQUIRES, runtime_files
 from . import Unit, catalog_inputs, event_order, partial_set, render_all
-from .python_imports import sorted_imports, surely_in_ruffs_order
 
 
 @dataclass
@@ -491,17 +489,8 @@ def render_catalog(catalog: Catalog, catalog_set: CatalogSet, env: Any, settings
         ),
         "delivery.py": env.get_template("python/delivery.py.jinja").render(context),
     }
-    # Imports sorted by construction (the built-in templates; models.py by
-    # sorted_imports), so only what is not certain goes through ruff's import rules.
-    check = set(sources) if getattr(env, "sandboxed", False) else set()  # a user's templates
-    if not surely_in_ruffs_order(["AnyEvent", *(view.class_name for view in views)]):
-        check.add("__init__.py")  # it imports the envelope classes in the events' order
-    models = models_source(catalog, catalog_set, data_names, settings.model_cache)
-    sorted_models = sorted_imports(models)
-    if sorted_models is None:
-        check.add("models.py")
-    sources["models.py"] = models if sorted_models is None else sorted_models
-    formatted = format_sources(sources, settings.formatter, check)
+    sources["models.py"] = models_source(catalog, catalog_set, data_names, settings.model_cache)
+    formatted = format_sources(sources, settings.formatter)  # imports sorted, none unused, by ruff's rules
     formatted.update(runtime_files())
     formatted["pyproject.toml"] = env.get_template("python/pyproject.toml.jinja").render(
         {**context, "requires": REQUIRES, "extras": sorted(EXTRAS.items())}
@@ -515,7 +504,7 @@ def render_catalog(catalog: Catalog, catalog_set: CatalogSet, env: Any, settings
 FORMATTERS = ("ruff", "black")
 
 
-def format_sources(sources: dict[str, str], formatter: str = "ruff", check: Collection[str] | None = None) -> dict[str, str]:
+def format_sources(sources: dict[str, str], formatter: str = "ruff") -> dict[str, str]:
     """Black-style formatting of one package's modules.
 
     ruff's formatter is black-compatible by design and ~100x faster, so it is
@@ -524,9 +513,9 @@ def format_sources(sources: dict[str, str], formatter: str = "ruff", check: Coll
     generated module of the golden catalogs, 2,000 random catalogs and the
     1,000-type benchmark catalog with black itself). ``--formatter black``
     runs black over ruff's output, for those who want black's last word.
-    Without the ruff binary, black does all the work. ``check``: the modules
-    whose imports ruff sorts first (None: all)."""
-    preformatted = _ruff(sources, set(sources) if check is None else check)
+    Without the ruff binary, black does all the work. Imports are sorted,
+    and unused ones dropped, by ruff's rules first."""
+    preformatted = _ruff(sources)
     if preformatted is not None and formatter == "ruff":
         return {name: _black(source) if _widths_may_differ(source) else source for name, source in preformatted.items()}
     return {name: _black(source) for name, source in (preformatted or sources).items()}
@@ -550,11 +539,10 @@ def _widths_may_differ(source: str) -> bool:
 _ZERO_OR_UNKNOWN = frozenset({"Cn", "Co", "Cf", "Mn", "Me"})
 
 
-def _ruff(sources: dict[str, str], check: Collection[str] = ()) -> dict[str, str] | None:
-    """``ruff check --select I,F401 --fix`` (imports sorted, none unused) over
-    the modules named in ``check`` (if any) and ``ruff format`` over all, a
-    process each (a few milliseconds); None when ruff is not installed or
-    refuses a file."""
+def _ruff(sources: dict[str, str]) -> dict[str, str] | None:
+    """``ruff check --select I,F401 --fix`` (imports sorted, none unused) and
+    ``ruff format`` over the modules, a process each (a few milliseconds);
+    None when ruff is not installed or refuses a file."""
     try:
         from ruff.__main__ import find_ruff_bin
 
@@ -569,12 +557,10 @@ def _ruff(sources: dict[str, str], check: Collection[str] = ()) -> dict[str, str
         common = ["--isolated", "--no-cache", "--quiet", "--line-length", "88", "--target-version", "py311"]
         # Imports sorted as isort (ruff's I rules) would, none unused (F401: what
         # the generated code does not use after all); then the black-style layout.
-        sort_imports = [ruff, "check", *common, "--select", "I,F401", "--fix", "--exit-zero",
-                        *(path for name, path in paths.items() if name in check)]
+        sort_imports = [ruff, "check", *common, "--select", "I,F401", "--fix", "--exit-zero", *paths.values()]
         command = [ruff, "format", *common, *paths.values()]
         try:
-            if any(name in check for name in paths):
-                subprocess.run(sort_imports, check=True, capture_output=True, timeout=120)
+            subprocess.run(sort_imports, check=True, capture_output=True, timeout=120)
             subprocess.run(command, check=True, capture_output=True, timeout=120)
         except (OSError, subprocess.SubprocessError):
             return None
