@@ -1,20 +1,16 @@
-"""Running the rules (rules/) over a directory: which checks run where, and
-what a run may take from an earlier one.
+"""Running the rules (rules/) over a directory: which checks run where.
 
 The rules are functions of their inputs (``rules.Context``); this module
-decides how they run:
+decides how they run. The costly event checks (compiling payload schemas,
+checking examples) of the events the memo lacks run in worker processes
+while this process runs the other rules (``_start_costly``); their results
+are memo entries, which the checks then find in ``Context.memo``. The
+outcome is the one of running them here: a memoised check depends only on
+its event and the files it reads.
 
-- the costly event checks (compiling payload schemas, checking examples) of
-  the events the memo lacks run in worker processes while this process runs
-  the other rules (``_start_costly``); their results are memo entries, which
-  the checks then find in ``Context.memo``: the outcome is the one of running
-  them here, since a memoised check depends only on its event and the files
-  it reads;
-
-The cheap event checks run again on every check, also in ``evcat lsp``:
-keeping their findings for unchanged events (compared by value) measured
-66.5 against 68.6 ms of CPU per check at 1,000 types in 10 files (the
-comparison costs what the checks cost), so no such mechanism stays.
+The cheap event checks run again on every check, ``evcat lsp``'s too:
+keeping their findings for unchanged events bought nothing (README, Speed
+mechanisms).
 """
 
 from __future__ import annotations
