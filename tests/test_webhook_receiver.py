@@ -117,6 +117,16 @@ def test_handshake_from_another_origin_is_refused(servers: dict[str, Server], cl
 
 
 @pytest.mark.parametrize("target", TARGETS)
+def test_near_miss_origins_are_refused(servers: dict[str, Server], client: httpx.Client, target: str) -> None:
+    """Only the allowed origin itself: one that ends or starts with it, or
+    differs by a dot, is another host (webhook spec §4.1)."""
+    for origin in (f"evil-{ORIGIN}", f"evil.{ORIGIN}", f"{ORIGIN}.evil.example", f"{ORIGIN}.", ORIGIN[1:], f"{ORIGIN}x"):
+        response = client.options(servers[target].url, headers={"webhook-request-origin": origin})
+        assert response.status_code == 403, origin
+        assert "webhook-allowed-origin" not in response.headers
+
+
+@pytest.mark.parametrize("target", TARGETS)
 def test_origins_are_dns_names_whatever_their_case(servers: dict[str, Server], client: httpx.Client, target: str) -> None:
     """RFC 4343: ``Producer.Example.NL`` is the allowed ``producer.example.nl``;
     the grant names the origin as the sender gave it (webhook spec §4.2.1)."""
@@ -435,3 +445,26 @@ def test_a_body_that_never_arrives_gets_408() -> None:
 
     asyncio.run(call())
     assert sent[0]["status"] == 408
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_one_token_method_per_request(servers: dict[str, Server], client: httpx.Client, target: str) -> None:
+    """RFC 6750 §2 (webhook spec §3): a right query token beside a wrong
+    Authorization header, two query tokens, or a wrong query token are
+    refused; each alone and right is accepted."""
+    url = servers[target].url
+    body = json.dumps(_event(id="one-method"))
+    refused = [
+        ({"authorization": "Bearer wrong"}, {"access_token": TOKEN}),
+        ({"authorization": f"Bearer {TOKEN}"}, {"access_token": TOKEN}),
+        ({}, [("access_token", TOKEN), ("access_token", TOKEN)]),
+        ({}, [("access_token", TOKEN), ("access_token", "wrong")]),
+        ({}, {"access_token": "wrong"}),
+        ({}, {"access_token": TOKEN + "x"}),
+        ({}, {"access_token": TOKEN[:-1]}),
+    ]
+    for headers, params in refused:
+        response = client.post(url, headers={**STRUCTURED, **headers}, params=params, content=body)
+        _problem(response, 401)
+    assert client.post(url, headers={**STRUCTURED, **AUTH}, content=body).status_code == 204
+    assert client.post(url, headers=STRUCTURED, params={"access_token": TOKEN}, content=body).status_code == 204

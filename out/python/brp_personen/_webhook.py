@@ -640,14 +640,21 @@ class WebhookApp:
     # -- delivery (webhook spec §2, §3) -------------------------------------
 
     def _authorized(self, scope: Scope, headers: Mapping[str, str]) -> str | None:
-        """How the token came ("header" or "query"), or None when it is missing/wrong."""
-        scheme, _, credentials = headers.get("authorization", "").partition(" ")
-        if scheme.lower() == "bearer" and self._known(credentials.strip()):
-            return "header"
+        """How the token came ("header" or "query"), or None when it is
+        missing, wrong, or sent more than once: RFC 6750 §2, which the
+        webhook spec's §3 follows, lets a client use one method per request,
+        so a query token beside an Authorization header, or two query
+        tokens, are refused whatever they hold."""
         query = scope.get("query_string", b"").decode("latin-1")
-        for value in urllib.parse.parse_qs(query).get("access_token", []):
-            if self._known(value):
-                return "query"
+        in_query = urllib.parse.parse_qs(query, keep_blank_values=True).get("access_token", [])
+        header = headers.get("authorization")
+        if header is not None:
+            scheme, _, credentials = header.partition(" ")
+            if in_query or scheme.lower() != "bearer":
+                return None
+            return "header" if self._known(credentials.strip()) else None
+        if len(in_query) == 1 and self._known(in_query[0]):
+            return "query"
         return None
 
     def _known(self, token: str) -> bool:
