@@ -646,7 +646,9 @@ class WebhookApp:
         so a query token beside an Authorization header, or two query
         tokens, are refused whatever they hold."""
         query = scope.get("query_string", b"").decode("latin-1")
-        in_query = urllib.parse.parse_qs(query, keep_blank_values=True).get("access_token", [])
+        in_query = urllib.parse.parse_qs(query, keep_blank_values=True).get(
+            "access_token", []
+        )
         header = headers.get("authorization")
         if header is not None:
             scheme, _, credentials = header.partition(" ")
