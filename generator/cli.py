@@ -424,12 +424,13 @@ def _validate(arguments: argparse.Namespace) -> int:
 
     paths = list(arguments.paths)
     catalog = paths.pop(0) if len(paths) > 1 and _is_catalog(paths[0]) else "catalog"
-    result = lint(catalog, _config(arguments))
+    config = _config(arguments)
+    result = lint(catalog, config)
     if result.has_errors:
         sys.stdout.write(_format(result.diagnostics, arguments.format, len(result.documents)))
         print(f"evcat: the catalog {catalog} has errors; fix them before validating events", file=sys.stderr)
         return 2
-    outcome = validate(result.catalog_set, paths, _config(arguments))
+    outcome = validate(result.catalog_set, paths, config)
     output = _format(outcome.diagnostics, arguments.format, None)
     if arguments.format == "text":
         output = output.rstrip("\n").rsplit("\n", 1)[0] + "\n" if outcome.diagnostics else ""
