@@ -33,7 +33,10 @@ from ..rules import RULES
 from ..engine.config import RunConfig
 from ..engine.workers import no_collection
 from ..engine.workers import run_shared as parallel
-from ..runtime._reading import deep_pointer, nesting_problem, too_deep
+from ..runtime._reading import (
+    INT64_MAX, INT64_MIN, deep_pointer, encoding_problem, integer_problem, may_hold_long_integers, nesting_problem,
+    too_deep,
+)
 
 EVENT_SUFFIXES = (".json", ".jsonl", ".ndjson")
 
@@ -219,6 +222,8 @@ def loads(raw: bytes) -> Any:
     refuses, with the guards that keep every later stage safe: NaN, Infinity
     and numbers beyond a double (1e400), integers beyond 64 bits, lone
     surrogates and nesting deeper than MAX_DEPTH are problems, never values."""
+    if may_hold_long_integers(raw):  # orjson reads integers beyond 64 bits as floats
+        return _careful_loads(raw)
     try:
         return orjson.loads(raw)  # deeper than MAX_DEPTH is found by the caller (_check_depth)
     except orjson.JSONDecodeError:
@@ -229,6 +234,9 @@ def _careful_loads(raw: bytes) -> Any:
     # Nesting is judged on the bytes first (runtime/_reading.py, the rule of
     # every judge): the standard library's parser recurses, and how deep it
     # gets depends on the Python version; within MAX_DEPTH it never fails.
+    problem = encoding_problem(raw)  # UTF-8 only, no byte-order mark: the runtime's words
+    if problem is not None:
+        raise InputProblem(problem)
     deep = too_deep(raw)
     if deep is not None:
         raise InputProblem(nesting_problem(deep), pointer=deep)
@@ -264,8 +272,8 @@ def _float(text: str) -> Any:
 def _int(text: str) -> Any:
     digits = len(text.lstrip("-"))
     number = int(text) if digits <= MAX_INTEGER_DIGITS else None
-    if number is None or not -(2**63) <= number < 2**64:
-        return _Refused(f"an integer of {digits} digits is beyond 64 bits, which is what evcat checks exactly (RFC 7493 section 2.2)")
+    if number is None or not INT64_MIN <= number <= INT64_MAX:
+        return _Refused(integer_problem())
     return number
 
 

@@ -36,6 +36,8 @@ from collections.abc import Awaitable, Callable, Coroutine, Iterable, Mapping, S
 from dataclasses import dataclass, field
 from typing import Any
 
+from ._reading import charset_problem
+
 __all__ = [
     "ALLOW",
     "BATCH",
@@ -155,7 +157,8 @@ def is_json(content_type: str) -> bool:
 
 
 def mode_of(headers: Mapping[str, str]) -> str:
-    """``structured``, ``batch`` or ``binary`` (HTTP binding §3.1), or raise 415.
+    """``structured``, ``batch`` or ``binary`` (HTTP binding §3.1), or raise 415
+    (also for JSON in a charset other than UTF-8: ``charset_problem``).
 
     Binary mode is recognised by its ``ce-specversion`` header; its body must
     be JSON (or empty), the only data format a catalog describes: see
@@ -163,6 +166,10 @@ def mode_of(headers: Mapping[str, str]) -> str:
     """
     content_type = headers.get("content-type", "")
     kind = essence(content_type)
+    if (kind in (STRUCTURED, BATCH) or is_json(content_type)) and (
+        charset := charset_problem(content_type)
+    ):
+        raise Unsupported(charset)  # the one reader reads UTF-8 only (_reading)
     if kind == STRUCTURED:
         return "structured"
     if kind == BATCH:

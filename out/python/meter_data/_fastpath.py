@@ -17,7 +17,7 @@ from pydantic import BaseModel, ValidationError
 from pydantic_core import CoreConfig, SchemaValidator
 
 from ._models import CloudEvent, Events, Payload, by_type
-from ._reading import MAX_DEPTH
+from ._reading import MAX_DEPTH, may_hold_long_integers
 from ._values import (
     ATTRIBUTE_NAME,
     INT32_MAX,
@@ -45,7 +45,7 @@ __all__ = [
 # What it accepts, the careful path (the Python checks above) accepts with the
 # same result; what it refuses or leaves alone (explicit nulls of optional
 # attributes, integral floats, undeclared names, keys named like a field's Python
-# name, nesting past its bound) goes to the careful path, which gives the verdict
+# name, nesting past its bound, a run of 19 digits) goes to the careful path, which gives the verdict
 # and the error. tests/test_fast_path.py and the differential property test
 # (tests/test_one_verdict_property.py) hold both paths to one result.
 
@@ -503,6 +503,8 @@ def parse_fast(data: bytes | bytearray, events: Events) -> CloudEvent | None:
     if validator is None:
         return None
     if not bounded and data.count(b"[") + data.count(b"{") > MAX_DEPTH:
+        return None
+    if may_hold_long_integers(data):  # perhaps beyond int64: check_value decides
         return None
     # perhaps a key named like a field's Python name (see _Fast.model_fields)
     if data.find(b"\\") >= 0 and _ESCAPED_NAME_CHAR.search(data):  # find: memchr

@@ -20,6 +20,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, Literal, cast
 
 from ._cloudevents import CloudEvent, EventError, parse_event
+from ._reading import charset_problem
 from ._http import (
     _CORE_TYPES,  # pyright: ignore[reportPrivateUsage]  # a sibling module's table
     STRUCTURED_CONTENT_TYPE,
@@ -157,6 +158,9 @@ def _structured(payload: bytes, content_type: str | None, events: Events) -> Clo
             f"event format {content_type!r} is not supported; "
             f"structured mode here is {STRUCTURED_CONTENT_TYPE}"
         )
+    problem = charset_problem(content_type)
+    if problem:
+        raise EventError(problem)
     return parse_event(payload, events)
 
 

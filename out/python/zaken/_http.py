@@ -15,7 +15,7 @@ from urllib.parse import unquote
 
 from ._models import CloudEvent, Events, event_class
 from ._parsing import parse_batch, parse_event, validated
-from ._reading import SURROGATE, EventError, read_json
+from ._reading import SURROGATE, EventError, charset_problem, read_json
 from ._values import INTEGER
 
 __all__ = [
@@ -198,6 +198,9 @@ def structured_from_binary(
         media = _essence(str(content_type or event.get("datacontenttype") or ""))
         subtype = media.partition("/")[2]
         if not media or subtype == "json" or subtype.endswith("+json"):
+            problem = charset_problem(content_type)
+            if problem:
+                raise EventError(problem)
             event["data"] = read(bytes(payload))
         else:
             event["data_base64"] = base64.b64encode(payload).decode("ascii")
@@ -210,6 +213,7 @@ def from_http(headers: Headers, body: bytes | str, events: Events) -> CloudEvent
     content_type = lowered.get("content-type", "")
     raw = body.encode("utf-8") if isinstance(body, str) else body
     if _essence(content_type) == STRUCTURED_CONTENT_TYPE:
+        _check_charset(content_type)
         return parse_event(raw, events)
     if _essence(content_type) == BATCH_CONTENT_TYPE:
         raise EventError("this is a batch: use from_http_batch")
@@ -222,6 +226,12 @@ def from_http(headers: Headers, body: bytes | str, events: Events) -> CloudEvent
     # parse_event less its check_value: structured_from_binary checked the
     # attributes' text, and read_json the data.
     return validated(event_class(event, events), event)
+
+
+def _check_charset(content_type: str) -> None:
+    problem = charset_problem(content_type)
+    if problem:
+        raise EventError(problem)
 
 
 def to_http_batch(events: Iterable[CloudEvent]) -> tuple[dict[str, str], bytes]:
@@ -238,4 +248,5 @@ def from_http_batch(
         raise EventError(
             f"a batch has content type {BATCH_CONTENT_TYPE}, not {content_type!r}"
         )
+    _check_charset(content_type)
     return parse_batch(body, events)

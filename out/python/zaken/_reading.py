@@ -26,18 +26,41 @@ from typing import Any, cast
 from pydantic_core import from_json
 
 __all__ = [
+    "INT64_MAX",
+    "INT64_MIN",
     "MAX_DEPTH",
     "SURROGATE",
     "EventError",
     "Pointer",
+    "charset_problem",
     "check_value",
     "deep_pointer",
+    "encoding_problem",
+    "integer_problem",
+    "may_hold_long_integers",
     "nesting_problem",
     "read_json",
     "too_deep",
 ]
 
 MAX_DEPTH = 128  # nesting of a JSON event, data included (evcat's vocabulary.MAX_DEPTH)
+# Integers every judge reads exactly: 64 bits, signed (RFC 7493 §2.2 asks for
+# IEEE 754 doubles; evcat keeps integers exact to int64, as jsonschema-rs and
+# Rust's serde do, and refuses the rest rather than round them).
+INT64_MIN = -(2**63)
+INT64_MAX = 2**63 - 1
+# An integer outside int64 has 19 digits or more, and as a number token it ends
+# before ",", "]" or "}" (or the end of the text): after a translation that
+# keeps digits (as "0") and those delimiters (as ",") and drops whitespace,
+# two byte searches in C find every candidate. Digits inside strings, such as
+# an OIN, are not followed by a delimiter but by '"' or ":"; a string that
+# looks like one only costs the careful path.
+_DIGIT_TABLE = bytes(
+    0x30 if 0x30 <= byte <= 0x39 else 0x2C if byte in b",]}" else 0x78
+    for byte in range(256)
+)
+_NINETEEN = b"0" * 19
+_NINETEEN_THEN_END = _NINETEEN + b","
 
 Pointer = tuple[str | int, ...]
 
@@ -183,6 +206,64 @@ class EventError(ValueError):
     """An event that is not one of this catalog's, or not a CloudEvent at all."""
 
 
+# --- The bytes of JSON text ---------------------------------------------------
+#
+# RFC 8259 §8.1: JSON text exchanged between systems MUST be UTF-8, and
+# implementations MUST NOT add a byte order mark. Every judge (the generated
+# readers, evcat validate, evcat serve, the broker bindings) asks these
+# functions, so the same bytes get the same refusal, with the same words.
+
+
+def encoding_problem(data: bytes | bytearray) -> str | None:
+    """Why ``data`` is not UTF-8 JSON text at its start, or None: a byte-order
+    mark, or UTF-16/UTF-32 (a NUL among the first four bytes, which no UTF-8
+    JSON text has, RFC 8259 §8.1 and RFC 4627 §3)."""
+    head = bytes(data[:4])
+    if head.startswith(b"\xef\xbb\xbf"):
+        return (
+            "the text starts with a byte-order mark (U+FEFF); JSON text is UTF-8 "
+            "without one (RFC 8259 section 8.1)"
+        )
+    if head[:2] in (b"\xfe\xff", b"\xff\xfe") or b"\x00" in head:
+        return "the text is UTF-16 or UTF-32, not UTF-8 (RFC 8259 section 8.1)"
+    return None
+
+
+def charset_problem(content_type: str | None) -> str | None:
+    """Why a JSON body under ``content_type`` cannot be read as UTF-8, or
+    None: a ``charset`` parameter other than UTF-8 (the HTTP binding §3.1.1
+    and the JSON format §3 speak of UTF-8 JSON only; RFC 8259 §11 defines
+    no other)."""
+    if not content_type or "charset" not in content_type.lower():
+        return None
+    for parameter in content_type.split(";")[1:]:
+        name, _, value = parameter.partition("=")
+        if name.strip().lower() == "charset":
+            charset = value.strip().strip('"').lower()
+            if charset not in ("utf-8", "utf8"):
+                shown = value.strip()[:40]
+                return f"charset={shown} is not UTF-8: CloudEvents JSON is UTF-8 text"
+    return None
+
+
+def may_hold_long_integers(data: bytes | bytearray) -> bool:
+    """Whether ``data`` may hold an integer of 19 digits or more, as every
+    integer outside int64 is (so ``check_value`` must look at its numbers)."""
+    if len(data) < 19:
+        return False
+    shape = data.translate(_DIGIT_TABLE, b" \t\r\n")
+    return _NINETEEN_THEN_END in shape or shape.endswith(_NINETEEN)
+
+
+def integer_problem(pointer: Pointer = ()) -> str:
+    """What every judge says of an integer outside int64 at ``pointer``."""
+    where = f"{_pointer_text(pointer)}: " if pointer else ""
+    return (
+        f"{where}an integer beyond 64 bits ({INT64_MIN} to {INT64_MAX}), which "
+        "every judge refuses rather than round (RFC 7493 section 2.2)"
+    )
+
+
 # --- Reading JSON --------------------------------------------------------------
 
 
@@ -198,11 +279,15 @@ def read_json(raw: str | bytes | bytearray) -> Any:
     try:
         value = from_json(data, allow_inf_nan=False)
     except ValueError as error:
+        problem = encoding_problem(data)
+        if problem is not None:
+            raise EventError(problem) from None
         deep = too_deep(data)
         if deep is not None:
             raise EventError(nesting_problem(deep)) from None
         raise EventError(f"not valid JSON: {error}") from error
-    if data.count(b"[") + data.count(b"{") > MAX_DEPTH:  # else it cannot be that deep
+    # Else it cannot be that deep, nor hold an integer beyond int64.
+    if data.count(b"[") + data.count(b"{") > MAX_DEPTH or may_hold_long_integers(data):
         check_value(value)
     return value
 
@@ -212,14 +297,16 @@ SURROGATE = re.compile("[\ud800-\udfff]")
 
 def check_value(value: Any) -> None:
     """``EventError`` for JSON no UTF-8 text can carry (a lone surrogate in a
-    string or a name), a number no JSON number is (NaN, Infinity, 1e400) or
-    nesting more than ``MAX_DEPTH`` levels deep."""
+    string or a name), a number no JSON number is (NaN, Infinity, 1e400), an
+    integer beyond int64 or nesting more than ``MAX_DEPTH`` levels deep."""
     stack: list[tuple[Any, int]] = [(value, 0)]
     while stack:
         item, depth = stack.pop()
         if isinstance(item, float):
             if not math.isfinite(item):
                 raise EventError(f"the number {item} is not a JSON number (too large?)")
+        elif isinstance(item, int) and not INT64_MIN <= item <= INT64_MAX:
+            raise EventError(integer_problem(_pointer_to(value, item)))
         elif isinstance(item, str):
             if SURROGATE.search(item):
                 raise EventError("a string holds a lone surrogate (not Unicode text)")
@@ -232,3 +319,25 @@ def check_value(value: Any) -> None:
                 stack.append((child, depth + 1))
         elif isinstance(item, list):
             stack.extend((child, depth + 1) for child in cast("Sequence[Any]", item))
+
+
+def _pointer_to(value: Any, target: object) -> Pointer:
+    """The JSON pointer of the first place (in document order) holding the
+    very object ``target`` (rarely asked: for a message)."""
+    stack: list[tuple[Any, Pointer]] = [(value, ())]
+    while stack:
+        item, pointer = stack.pop()
+        if item is target:
+            return pointer
+        if isinstance(item, dict):
+            members = cast("dict[str, Any]", item)
+            stack.extend(
+                (child, (*pointer, key)) for key, child in reversed(members.items())
+            )
+        elif isinstance(item, list):
+            items = cast("Sequence[Any]", item)
+            stack.extend(
+                (items[index], (*pointer, index))
+                for index in range(len(items) - 1, -1, -1)
+            )
+    return ()

@@ -1,0 +1,206 @@
+"""Issue 26, one reader of bytes: every judge reads JSON text the same way.
+
+UTF-8 only and no byte-order mark (RFC 8259 §8.1), no charset but UTF-8 on a
+JSON body, integers within 64 bits (README, Limits): `evcat validate`,
+`evcat serve` and the generated ``parse_event``, ``from_http`` (both modes),
+the Kafka, AMQP and MQTT readers and the ``Receiver`` give one verdict, and
+the readers that word a refusal use the runtime's words (``_reading``).
+Each case failed before the fix: `evcat validate` and `evcat serve` read a
+byte-order mark, UTF-16 and UTF-32 (the standard library's reader guesses the
+encoding), every judge accepted integers beyond 64 bits (orjson reads them as
+floats), and no judge looked at the charset.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from generator.commands.lint import lint
+INT64_MAX, INT64_MIN = 2**63 - 1, -(2**63)  # README, Limits: integers of 64 bits
+
+from .conftest import run_evcat
+from .webhook_support import CATALOG, Server, generate_packages, start_evcat_serve, start_receiver
+
+ZAKEN = CATALOG / "zaken" / "zaken.yaml"
+
+
+@pytest.fixture(scope="module")
+def packages(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    root = generate_packages(tmp_path_factory.mktemp("one-reader-packages"))
+    sys.path.insert(0, str(root))
+    yield root
+    sys.path.remove(str(root))
+    for name in [n for n in sys.modules if n.split(".")[0] in ("zaken", "brp_personen")]:
+        del sys.modules[name]
+
+
+@pytest.fixture(scope="module")
+def servers(tmp_path_factory: pytest.TempPathFactory, packages: Path) -> Iterator[dict[str, Server]]:
+    started: dict[str, Server] = {}
+    try:
+        started["serve"] = start_evcat_serve(tmp_path_factory.mktemp("serve"))
+        started["receiver"] = start_receiver(tmp_path_factory.mktemp("receiver"), packages, package="zaken")
+        yield started
+    finally:
+        for server in started.values():
+            server.stop()
+    for name, server in started.items():
+        assert "Traceback" not in server.stderr.read_text(errors="replace"), name
+
+
+def _event(**data: Any) -> dict[str, Any]:
+    (event,) = [e for e in lint(str(ZAKEN)).catalog_set.events if e.type.endswith("zaakstatus-gewijzigd")]
+    value = event.complete_example(event.examples[0].values)
+    value["data"].update(data)
+    return value
+
+
+STRUCTURED = "application/cloudevents+json"
+BOM = "byte-order mark"
+WIDE = "UTF-16 or UTF-32"
+BIG = "beyond 64 bits"
+
+# (name, the event's JSON text, the words of the refusal or None: accepted)
+def _texts() -> list[tuple[str, bytes, str | None]]:
+    plain = json.dumps(_event(), ensure_ascii=False)
+    cases: list[tuple[str, bytes, str | None]] = [
+        ("utf-8", plain.encode(), None),
+        ("byte-order mark", b"\xef\xbb\xbf" + plain.encode(), BOM),
+        ("utf-16", plain.encode("utf-16"), WIDE),
+        ("utf-16-le", plain.encode("utf-16-le"), WIDE),
+        ("utf-16-be", plain.encode("utf-16-be"), WIDE),
+        ("utf-32", plain.encode("utf-32"), WIDE),
+    ]
+    for number, refused in [(INT64_MAX, False), (INT64_MIN, False), (2**63, True), (2**64 + 1, True),
+                            (10**30, True), (INT64_MIN - 1, True), (10**200, True)]:
+        text = json.dumps(_event(extraGetal=number)).encode()
+        cases.append((f"integer {number}" if abs(number) < 10**40 else "integer 10**200", text, BIG if refused else None))
+    # 19 digits inside a string are no integer: the careful path accepts them too
+    cases.append(("digits in a string", json.dumps(_event(kenmerk="1" * 40)).encode(), None))
+    return cases
+
+
+TEXTS = _texts()
+
+
+def _generated(packages: Path) -> Any:
+    import zaken
+
+    return zaken
+
+
+def _verdict(call: Any) -> str | None:
+    """None: accepted; else the refusal's message."""
+    try:
+        call()
+    except ValueError as error:  # EventError, pydantic's ValidationError
+        return str(error)
+    return None
+
+
+def _binary(event: dict[str, Any]) -> tuple[dict[str, str], bytes]:
+    attributes = {name: ("true" if v is True else "false" if v is False else str(v))
+                  for name, v in event.items() if name not in ("data", "datacontenttype")}
+    return attributes, json.dumps(event["data"]).encode()
+
+
+@pytest.mark.parametrize(("name", "text", "refusal"), TEXTS, ids=[case[0] for case in TEXTS])
+def test_every_reader_reads_the_same_bytes_the_same_way(
+    name: str, text: bytes, refusal: str | None, packages: Path, servers: dict[str, Server], tmp_path: Path
+) -> None:
+    zaken = _generated(packages)
+    verdicts: dict[str, str | None] = {
+        "parse_event": _verdict(lambda: zaken.parse_event(text)),
+        "from_http": _verdict(lambda: zaken.from_http({"content-type": STRUCTURED}, text)),
+        "from_kafka": _verdict(lambda: zaken.from_kafka({"content-type": STRUCTURED.encode()}, text)),
+        "from_amqp": _verdict(lambda: zaken.from_amqp(STRUCTURED, {}, text)),
+        "from_mqtt": _verdict(lambda: zaken.from_mqtt(None, [], text)),
+        # as a batch of one: the array around UTF-8 text; the other encodings as they are
+        "parse_batch": _verdict(lambda: zaken.parse_batch(b"[" + text + b"]" if text.startswith(b"{") else text)),
+    }
+    path = tmp_path / "event.json"
+    path.write_bytes(text)
+    validated = run_evcat("validate", str(CATALOG), str(path))
+    verdicts["evcat validate"] = None if validated.returncode == 0 else validated.stdout + validated.stderr
+    with httpx.Client(timeout=30) as http:
+        for target, server in servers.items():
+            answer = http.post(server.url, headers={"content-type": STRUCTURED}, content=text)
+            assert answer.status_code in (204, 400), (target, answer.status_code, answer.text)
+            verdicts[target] = None if answer.status_code == 204 else answer.text
+    if refusal is None:
+        assert verdicts == dict.fromkeys(verdicts), verdicts
+    else:
+        refused = {judge: message for judge, message in verdicts.items() if message is None or refusal not in message}
+        assert not refused, refused  # every judge refuses, in the runtime's words
+
+
+@pytest.mark.parametrize("number", [2**63, 10**30, INT64_MIN - 1])
+def test_binary_mode_data_beyond_64_bits_is_refused_by_every_reader(number: int, packages: Path,
+                                                                    servers: dict[str, Server]) -> None:
+    zaken = _generated(packages)
+    attributes, body = _binary(_event(extraGetal=number))
+    headers = {"content-type": "application/json", **{f"ce-{k}": v for k, v in attributes.items()}}
+    verdicts = {
+        "from_http": _verdict(lambda: zaken.from_http(headers, body)),
+        "from_kafka": _verdict(lambda: zaken.from_kafka(
+            {"content-type": b"application/json", **{f"ce_{k}": v.encode() for k, v in attributes.items()}}, body)),
+        "from_amqp": _verdict(lambda: zaken.from_amqp(
+            "application/json", {f"cloudEvents_{k}": v for k, v in attributes.items()}, body)),
+        "from_mqtt": _verdict(lambda: zaken.from_mqtt("application/json", list(attributes.items()), body)),
+    }
+    with httpx.Client(timeout=30) as http:
+        for target, server in servers.items():
+            answer = http.post(server.url, headers=headers, content=body)
+            verdicts[target] = None if answer.status_code == 204 else answer.text
+    refused = {judge: message for judge, message in verdicts.items() if message is None or BIG not in message}
+    assert not refused, refused
+
+
+CHARSETS = [
+    ("utf-8", None), ("UTF-8", None), ('"utf-8"', None),
+    ("utf-16", "charset=utf-16"), ("latin-1", "charset=latin-1"), ("bogus", "charset=bogus"),
+]
+
+
+@pytest.mark.parametrize(("charset", "refusal"), CHARSETS, ids=[c for c, _ in CHARSETS])
+def test_a_json_body_in_a_charset_other_than_utf_8_is_refused_by_every_judge(
+    charset: str, refusal: str | None, packages: Path, servers: dict[str, Server]
+) -> None:
+    """The body itself is UTF-8 in every case: what is judged is the header
+    that says it is not (the HTTP binding §3.1.1 and the JSON format speak of
+    UTF-8 JSON only)."""
+    zaken = _generated(packages)
+    event = _event()
+    structured = f"{STRUCTURED}; charset={charset}"
+    text = json.dumps(event).encode()
+    attributes, body = _binary(event)
+    data_type = f"application/json; charset={charset}"
+    binary = {"content-type": data_type, **{f"ce-{k}": v for k, v in attributes.items()}}
+    verdicts = {
+        "from_http structured": _verdict(lambda: zaken.from_http({"content-type": structured}, text)),
+        "from_http binary": _verdict(lambda: zaken.from_http(binary, body)),
+        "from_http_batch": _verdict(lambda: zaken.from_http_batch(
+            {"content-type": f"application/cloudevents-batch+json; charset={charset}"}, b"[" + text + b"]")),
+        "from_kafka structured": _verdict(lambda: zaken.from_kafka({"content-type": structured.encode()}, text)),
+        "from_kafka binary": _verdict(lambda: zaken.from_kafka(
+            {"content-type": data_type.encode(), **{f"ce_{k}": v.encode() for k, v in attributes.items()}}, body)),
+        "from_mqtt binary": _verdict(lambda: zaken.from_mqtt(data_type, list(attributes.items()), body)),
+    }
+    with httpx.Client(timeout=30) as http:
+        for target, server in servers.items():
+            for mode, headers, content in (("structured", {"content-type": structured}, text), ("binary", binary, body)):
+                answer = http.post(server.url, headers=headers, content=content)
+                assert answer.status_code in (204, 415), (target, mode, answer.status_code, answer.text)
+                verdicts[f"{target} {mode}"] = None if answer.status_code == 204 else answer.text
+    if refusal is None:
+        assert verdicts == dict.fromkeys(verdicts), verdicts
+    else:
+        wrong = {judge: message for judge, message in verdicts.items() if message is None or refusal not in message}
+        assert not wrong, wrong
