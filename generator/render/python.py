@@ -136,6 +136,18 @@ def _nullable(schema: Any, facts: PayloadFacts, seen: frozenset[str] = frozenset
     return True
 
 
+def _text_typed(types: Any) -> bool:
+    """Whether a node of JSON Schema ``type`` ``types`` holds text (or null)
+    only: a format there keeps its text in the runtime's type, the nullable
+    form (``[string, "null"]``, issue 26) as well as the plain one."""
+    return types is None or _typed(types, "string")
+
+
+def _typed(types: Any, kind: str) -> bool:
+    """Whether JSON Schema ``type`` ``types`` is ``kind``, or ``kind`` or null."""
+    return types == kind or isinstance(types, list) and kind in types and set(types) <= {kind, "null"}
+
+
 def _titled(schema: Any, title: str, facts: PayloadFacts) -> Any:
     """``schema`` titled as ``envelope.titled`` titles it (the classes' names),
     as datamodel-code-generator needs it: object schemas titled (an enum is a
@@ -156,8 +168,10 @@ def _titled(schema: Any, title: str, facts: PayloadFacts) -> Any:
                     facts.not_null.setdefault(node_title, set()).add(name)
                 if isinstance(child, dict) and "default" in child:
                     facts.defaults.setdefault(node_title, {})[name] = child["default"]
-        if isinstance(node.get("format"), str) and node["format"] in _FORMAT_TYPES and node.get("type") in ("string", None):
+        if isinstance(node.get("format"), str) and node["format"] in _FORMAT_TYPES and _text_typed(node.get("type")):
             result["customTypePath"] = f"{_RUNTIME_PATH}.{_FORMAT_TYPES[node['format']]}"
+        elif _typed(node.get("type"), "number"):
+            result["customTypePath"] = f"{_RUNTIME_PATH}.Number"
 
     return titled(schema, title, each)
 

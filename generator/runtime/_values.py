@@ -23,6 +23,8 @@ from pydantic import (
     PlainSerializer,
     PlainValidator,
     Strict,
+    StrictFloat,
+    StrictInt,
     ValidationError,
     WithJsonSchema,
 )
@@ -50,6 +52,7 @@ __all__ = [
     "NonEmptyString",
     "NonEmptyUriReference",
     "NormoTimestamp",
+    "Number",
     "SequenceString",
     "String",
     "Timestamp",
@@ -313,6 +316,10 @@ Int32 = Annotated[
     int, BeforeValidator(integral), Strict(), Field(ge=INT32_MIN, le=INT32_MAX)
 ]
 JsonInt = Annotated[int, BeforeValidator(integral), Strict()]
+# A payload ``number`` (JSON Schema 2020-12 §6.1.1): an integer stays an int
+# (sent as 1, written as 1, exact beyond 2**53), a fraction a float (contract
+# §4.1: round trips keep the text of every value).
+Number = StrictInt | StrictFloat
 Uri = Annotated[
     str,
     PlainValidator(_uri),

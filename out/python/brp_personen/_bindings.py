@@ -20,12 +20,12 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, Literal, cast
 
 from ._cloudevents import CloudEvent, EventError, parse_event
-from ._reading import charset_problem
 from ._http import (
     _CORE_TYPES,  # pyright: ignore[reportPrivateUsage]  # a sibling module's table
     STRUCTURED_CONTENT_TYPE,
     structured_from_binary,
 )
+from ._reading import charset_problem
 
 __all__ = [
     "to_kafka",

@@ -73,15 +73,48 @@ def _python_names(model: type[BaseModel]) -> dict[str, str]:
     return names
 
 
-def _unset_shadowed(model: BaseModel, extra: Mapping[str, Any]) -> None:
-    """An undeclared property named like a field's Python name (``meter_id``
-    beside the field ``meterId``) is kept as such; pydantic also counts the
-    field as set, which would write it back as ``null``: it was not sent.
-    (Pydantic passes no input to an "after" validator, and drops ``by_name``
-    behind a "wrap" one: a field left ``None`` is taken as not sent.)"""
-    for alias, name in _python_names(type(model)).items():
-        if alias != name and name in extra and getattr(model, name) is None:
-            model.__pydantic_fields_set__.discard(name)
+class _Shadowing:
+    """The value of an undeclared property named like a field's Python name
+    (``meter_id`` beside the field ``meterId``), marked on its way through
+    validation with whether the field itself was sent: pydantic files both
+    under the one name in the set fields, so that a field sent as ``null``
+    and one not sent could not be told apart (issue 26). Shown as the value
+    (in pydantic's error messages)."""
+
+    __slots__ = ("field_sent", "value")
+
+    def __init__(self, value: Any, field_sent: bool) -> None:
+        self.value = value
+        self.field_sent = field_sent
+
+    def __repr__(self) -> str:
+        return repr(self.value)
+
+
+def _mark_shadowing(
+    cls: type[BaseModel], value: Mapping[str, Any]
+) -> Mapping[str, Any]:
+    """``value`` with each property named like a field's Python name (not its
+    wire name) marked; ``value`` itself when there is none."""
+    shadowing = {
+        name: alias
+        for alias, name in _python_names(cls).items()
+        if alias != name and name in value
+    }
+    if not shadowing:
+        return value
+    return {
+        key: _Shadowing(item, shadowing[key] in value) if key in shadowing else item
+        for key, item in value.items()
+    }
+
+
+def _unmark_shadowing(model: BaseModel, extra: dict[str, Any]) -> None:
+    for key, item in extra.items():
+        if isinstance(item, _Shadowing):
+            extra[key] = item.value
+            if not item.field_sent:
+                model.__pydantic_fields_set__.discard(key)
 
 
 def _finite_extras(extra: Mapping[str, Any]) -> None:
@@ -146,15 +179,17 @@ class Payload(BaseModel):
             for name in cls.evcat_not_null:
                 if name in value and value[name] is None:
                     raise ValueError(f"{name!r} may be left out, but not null")
+            if cls.model_config.get("extra") == "allow":
+                return _mark_shadowing(cls, cast("Mapping[str, Any]", value))
         # As it came; pyright's isinstance narrowing left it Mapping[Unknown, Unknown].
         return value  # pyright: ignore[reportUnknownVariableType]
 
     @model_validator(mode="after")
     def _wire_shadowed(self, info: ValidationInfo) -> Payload:
         if self.__pydantic_extra__:
-            _finite_extras(self.__pydantic_extra__)
             if not _constructing(info):
-                _unset_shadowed(self, self.__pydantic_extra__)
+                _unmark_shadowing(self, self.__pydantic_extra__)
+            _finite_extras(self.__pydantic_extra__)
         return self
 
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import ConfigDict, Field, StrictBool, StrictFloat, StrictStr
+from pydantic import ConfigDict, Field, StrictBool, StrictStr
 from typing_extensions import TypeAliasType
 
-from ._cloudevents import Date, DateTime, Payload
+from ._cloudevents import Date, DateTime, Number, Payload
 
 __all__ = [
     "AllocationNode",
@@ -33,7 +33,7 @@ class AllocationNode(Payload):
     """
     EAN-13 of a grid area or EAN-18 of a connection.
     """
-    volume_kwh: Annotated[StrictFloat, Field(alias="volumeKwh")]
+    volume_kwh: Annotated[Number, Field(alias="volumeKwh")]
     """
     Allocated volume in kWh.
     """
@@ -135,7 +135,7 @@ class MdmReadingValidatedV1_0_0DataRegistersItem(Payload):
     """
 
     register_: Annotated[Register, Field(alias="register")]
-    value_kwh: Annotated[StrictFloat, Field(alias="valueKwh", ge=0.0)]
+    value_kwh: Annotated[Number, Field(alias="valueKwh", ge=0)]
     """
     Register value in kWh (electricity) or m3 (gas).
     """
@@ -190,7 +190,7 @@ class Register(Payload):
     Tariff period of the register.
     """
     multiplication_factor: Annotated[
-        StrictFloat | None, Field(alias="multiplicationFactor", gt=0.0)
+        Number | None, Field(alias="multiplicationFactor", gt=0)
     ] = None
     """
     Factor to apply to the register value.
