@@ -46,6 +46,8 @@ _FORMAT_GRAMMARS = {
     "date": vocabulary.FULL_DATE_SCHEMA_PATTERN,
     "uri": vocabulary.URI_SCHEMA_PATTERN,
     "uri-reference": vocabulary.URI_REFERENCE_SCHEMA_PATTERN,
+    "uuid": vocabulary.UUID_SCHEMA_PATTERN,
+    "email": vocabulary.EMAIL_SCHEMA_PATTERN,
 }
 
 

@@ -103,6 +103,16 @@ URI_REFERENCE = re.compile(URI_REFERENCE_SCHEMA_PATTERN[:-1] + r"\Z")
 # RFC 3339 full-date (JSON Schema "date").
 FULL_DATE_SCHEMA_PATTERN = rf"^{_YEAR}-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12][0-9]|3[01])$"
 
+# JSON Schema "uuid" (RFC 4122 §3, hex digits in either case) and "email"
+# (RFC 5321 §4.1.2 Mailbox with a dot-atom local part and a domain of
+# letter-digit-hyphen labels without "--", at least two): the forms every format checker
+# accepts, so that a pattern beside the format gives one verdict (contract §4.1;
+# quoted local parts and address literals are left out).
+UUID_SCHEMA_PATTERN = r"^[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}$"
+_ATEXT = r"[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]"
+_LABEL = r"[A-Za-z0-9]{1,63}(?:-[A-Za-z0-9]{1,63})*"  # no "--": no A-label (IDNA) to check
+EMAIL_SCHEMA_PATTERN = rf"^{_ATEXT}+(?:\.{_ATEXT}+)*@{_LABEL}(?:\.{_LABEL})+$"
+
 # The sequence extension: with sequencetype Integer, a string-encoded int32.
 INTEGER_STRING = re.compile(r"^[+-]?[0-9]+\Z")
 # The same with the int32 range spelled out (for JSON Schema, which cannot compare text as numbers).

@@ -95,7 +95,8 @@ class EventView:
 
 
 # Payload formats whose values keep their text (contract §4.1): the runtime's types.
-_FORMAT_TYPES = {"date-time": "DateTime", "date": "Date", "uri": "Uri", "uri-reference": "UriReference"}
+_FORMAT_TYPES = {"date-time": "DateTime", "date": "Date", "uri": "Uri", "uri-reference": "UriReference",
+                 "uuid": "Uuid", "email": "Email"}
 _RUNTIME_PATH = "evcat_runtime._cloudevents"  # datamodel-code-generator wants an absolute path; made relative after
 
 
@@ -168,10 +169,23 @@ def _titled(schema: Any, title: str, facts: PayloadFacts) -> Any:
                     facts.not_null.setdefault(node_title, set()).add(name)
                 if isinstance(child, dict) and "default" in child:
                     facts.defaults.setdefault(node_title, {})[name] = child["default"]
+        custom = None
         if isinstance(node.get("format"), str) and node["format"] in _FORMAT_TYPES and _text_typed(node.get("type")):
-            result["customTypePath"] = f"{_RUNTIME_PATH}.{_FORMAT_TYPES[node['format']]}"
+            custom = f"{_RUNTIME_PATH}.{_FORMAT_TYPES[node['format']]}"
         elif _typed(node.get("type"), "number"):
-            result["customTypePath"] = f"{_RUNTIME_PATH}.Number"
+            custom = f"{_RUNTIME_PATH}.Number"
+        if custom is not None:
+            types = node.get("type")
+            if isinstance(types, list) and "null" in types:
+                # datamodel-code-generator drops the null of a custom type's
+                # type array in array items: spelled as anyOf, it keeps it
+                kept = {key: result[key] for key in ("description", "title") if key in result}
+                typed = {key: value for key, value in result.items() if key not in kept}
+                typed.update(type=next(kind for kind in types if kind != "null"), customTypePath=custom)
+                result.clear()
+                result.update(kept, anyOf=[typed, {"type": "null"}])
+            else:
+                result["customTypePath"] = custom
 
     return titled(schema, title, each)
 
@@ -230,6 +244,7 @@ def _with_facts(source: str, facts: PayloadFacts) -> str:
         source = _replace_word(source, "StrictInt", "JsonInt")
         source = re.sub(r"(from pydantic import [^\n]*?)JsonInt, |, JsonInt(?=[,\n])", r"\1", source)
         source = re.sub(r"from \._cloudevents import ([^\n]*)", lambda m: "from ._cloudevents import " + ", ".join(sorted({*m[1].split(", "), "JsonInt"})), source, count=1)
+    source = _literals_without_booleans(source)
     lines = []
     classes = set(re.findall(r"^class (.*?)\(", source, re.MULTILINE))  # one pass (a pattern per title cost a quarter second)
     for title in sorted(set(facts.not_null) | set(facts.defaults)):
@@ -243,6 +258,32 @@ def _with_facts(source: str, facts: PayloadFacts) -> str:
     if lines:
         source = source.rstrip("\n") + "\n\n# Wire facts of the payload schemas (contract 4.1): optional properties that may not\n# be null, and the defaults a constructing program gets.\n" + "\n".join(lines) + "\n"
     return _with_all(source)
+
+
+_LITERAL = re.compile(r"\bLiteral\[([^\[\]]*)\]")
+_QUOTED = re.compile(r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"")
+
+
+def _literals_without_booleans(source: str) -> str:
+    """Each ``Literal`` of numbers (a ``const`` or ``enum``) refuses booleans,
+    as JSON Schema does (pydantic's ``Literal[1]`` takes ``true`` and gives
+    ``1`` back): ``Annotated[Literal[1], NotBool]``."""
+
+    def strict(match: re.Match[str]) -> str:
+        values = _QUOTED.sub("", match[1])
+        if not re.search(r"\d", values) or re.search(r"\b(?:True|False)\b", values):
+            return match[0]
+        return f"Annotated[{match[0]}, NotBool]"
+
+    changed = _LITERAL.sub(strict, source)
+    if changed == source:
+        return source
+    changed = re.sub(r"from \._cloudevents import ([^\n]*)",
+                     lambda m: "from ._cloudevents import " + ", ".join(sorted({*m[1].split(", "), "NotBool"})),
+                     changed, count=1)
+    if not re.search(r"^from typing import [^\n]*\bAnnotated\b", changed, re.MULTILINE):
+        changed = re.sub(r"^from typing import ", "from typing import Annotated, ", changed, count=1, flags=re.MULTILINE)
+    return changed
 
 
 def _with_all(source: str) -> str:

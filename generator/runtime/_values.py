@@ -33,6 +33,7 @@ from pydantic_core import SchemaValidator
 __all__ = [
     "ATTRIBUTE_NAME",
     "CONSTRUCT",
+    "EMAIL",
     "INT32_MAX",
     "INT32_MIN",
     "INTEGER",
@@ -41,10 +42,12 @@ __all__ = [
     "RUST_TIMESTAMP",
     "URI",
     "URI_REFERENCE",
+    "UUID",
     "YEAR",
     "Base64Binary",
     "Date",
     "DateTime",
+    "Email",
     "Int32",
     "IntegerSequence",
     "JsonInt",
@@ -52,12 +55,14 @@ __all__ = [
     "NonEmptyString",
     "NonEmptyUriReference",
     "NormoTimestamp",
+    "NotBool",
     "Number",
     "SequenceString",
     "String",
     "Timestamp",
     "Uri",
     "UriReference",
+    "Uuid",
     "WireBytes",
     "WireDateTime",
     "checked_string",
@@ -108,6 +113,13 @@ _RFC3339 = re.compile(
 _NORMO_TIME = re.compile(
     rf"^{YEAR}-[0-9]{{2}}-[0-9]{{2}}T[0-9]{{2}}:[0-9]{{2}}:[0-9]{{2}}\.[0-9]{{6}}Z\Z"
 )
+# JSON Schema "uuid" and "email" as evcat reads them (vocabulary.py, copied).
+UUID = re.compile(
+    r"^[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}\Z"
+)
+_ATEXT = r"[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]"
+_LABEL = r"[A-Za-z0-9]{1,63}(?:-[A-Za-z0-9]{1,63})*"
+EMAIL = re.compile(rf"^{_ATEXT}+(?:\.{_ATEXT}+)*@{_LABEL}(?:\.{_LABEL})+\Z")
 _FULL_DATE = re.compile(rf"^{YEAR}-[0-9]{{2}}-[0-9]{{2}}\Z")
 _TOKEN = r"[!#$%&'*+.^_`|~0-9A-Za-z-]+"
 MEDIA_TYPE = re.compile(
@@ -186,6 +198,18 @@ def _uri(value: Any) -> str:
 def _uri_reference(value: Any) -> str:
     if not isinstance(value, str) or not URI_REFERENCE.match(value):
         raise ValueError(f"{value!r} is not a URI-reference (RFC 3986)")
+    return value
+
+
+def _uuid(value: Any) -> str:
+    if not isinstance(value, str) or not UUID.match(value):
+        raise ValueError(f"{value!r} is not a UUID (RFC 4122)")
+    return value
+
+
+def _email(value: Any) -> str:
+    if not isinstance(value, str) or not EMAIL.match(value):
+        raise ValueError(f"{value!r} is not an e-mail address (RFC 5321 mailbox)")
     return value
 
 
@@ -316,6 +340,18 @@ Int32 = Annotated[
     int, BeforeValidator(integral), Strict(), Field(ge=INT32_MIN, le=INT32_MAX)
 ]
 JsonInt = Annotated[int, BeforeValidator(integral), Strict()]
+
+
+def _not_bool(value: Any) -> Any:
+    # JSON Schema const/enum compare JSON values: true is no 1 (pydantic's
+    # Literal[1] takes it, and gives 1 back).
+    if isinstance(value, bool):
+        raise ValueError("a boolean is not one of the numbers allowed here")
+    return value
+
+
+# Before a Literal of numbers only (the Python renderer puts it there).
+NotBool = BeforeValidator(_not_bool)
 # A payload ``number`` (JSON Schema 2020-12 §6.1.1): an integer stays an int
 # (sent as 1, written as 1, exact beyond 2**53), a fraction a float (contract
 # §4.1: round trips keep the text of every value).
@@ -331,6 +367,12 @@ UriReference = Annotated[
     PlainValidator(_uri_reference),
     AfterValidator(checked_string),
     WithJsonSchema({"type": "string", "format": "uri-reference"}),
+]
+Uuid = Annotated[
+    str, PlainValidator(_uuid), WithJsonSchema({"type": "string", "format": "uuid"})
+]
+Email = Annotated[
+    str, PlainValidator(_email), WithJsonSchema({"type": "string", "format": "email"})
 ]
 NonEmptyUriReference = Annotated[
     str,

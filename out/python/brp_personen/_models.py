@@ -50,6 +50,7 @@ __all__ = [
     "Payload",
     "by_type",
     "event_class",
+    "not_null",
 ]
 
 # --- Models ----------------------------------------------------------------------
@@ -146,6 +147,23 @@ def _construct(
     )
 
 
+_NOT_NULL: dict[type[BaseModel], frozenset[str]] = {}
+
+
+def not_null(cls: type[BaseModel]) -> frozenset[str]:
+    """The optional properties of payload model ``cls`` that may not be null:
+    its own ``evcat_not_null`` and those of the models it extends (``allOf``
+    of a shared schema is a subclass, which sets its own)."""
+    names = _NOT_NULL.get(cls)
+    if names is None:
+        found: set[str] = set()
+        for base in cls.__mro__:
+            own: frozenset[str] = getattr(base, "evcat_not_null", frozenset[str]())
+            found.update(own)
+        names = _NOT_NULL[cls] = frozenset(found)
+    return names
+
+
 class Payload(BaseModel):
     """Base of every payload model: an open content model unless the schema
     closes it (``extra="forbid"``), the catalog's names on the wire.
@@ -176,7 +194,7 @@ class Payload(BaseModel):
     @classmethod
     def _wire_nulls(cls, value: Any, info: ValidationInfo) -> Any:
         if isinstance(value, Mapping) and not _constructing(info):
-            for name in cls.evcat_not_null:
+            for name in not_null(cls):
                 if name in value and value[name] is None:
                     raise ValueError(f"{name!r} may be left out, but not null")
             if cls.model_config.get("extra") == "allow":

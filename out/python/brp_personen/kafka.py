@@ -27,7 +27,7 @@ from pydantic import ValidationError
 from ._bindings import from_kafka, to_kafka
 from ._cloudevents import CloudEvent, EventError
 
-__all__ = ["publish", "Consumer", "Producer", "Record"]
+__all__ = ["Consumer", "Producer", "Record", "publish"]
 
 _LOG = logging.getLogger(__name__)
 E = TypeVar("E", bound=CloudEvent)

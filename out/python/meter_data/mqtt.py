@@ -32,7 +32,7 @@ from pydantic import ValidationError
 from ._bindings import from_mqtt, to_mqtt
 from ._cloudevents import CloudEvent, EventError
 
-__all__ = ["publish", "Consumer"]
+__all__ = ["Consumer", "publish"]
 
 _LOG = logging.getLogger(__name__)
 E = TypeVar("E", bound=CloudEvent)

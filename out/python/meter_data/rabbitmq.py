@@ -44,7 +44,7 @@ from ._bindings import (
 )
 from ._cloudevents import CloudEvent, EventError
 
-__all__ = ["message", "publish", "Consumer"]
+__all__ = ["Consumer", "message", "publish"]
 
 _LOG = logging.getLogger(__name__)
 E = TypeVar("E", bound=CloudEvent)

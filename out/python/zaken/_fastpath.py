@@ -16,10 +16,11 @@ from typing import Any, NamedTuple, cast
 from pydantic import BaseModel, ValidationError
 from pydantic_core import CoreConfig, SchemaValidator
 
-from ._models import CloudEvent, Events, Payload, by_type
+from ._models import CloudEvent, Events, Payload, by_type, not_null
 from ._reading import MAX_DEPTH, may_hold_long_integers
 from ._values import (
     ATTRIBUTE_NAME,
+    EMAIL,
     INT32_MAX,
     INT32_MIN,
     MEDIA_TYPE,
@@ -27,6 +28,7 @@ from ._values import (
     RUST_TIMESTAMP,
     URI,
     URI_REFERENCE,
+    UUID,
     YEAR,
 )
 
@@ -86,6 +88,8 @@ _PLAIN: dict[str, dict[str, Any]] = {
     "_uri_reference": _str(_rust(URI_REFERENCE)),
     "_non_empty_uri_reference": _str(_rust(URI_REFERENCE), 1),
     "_media_type": _str(_rust(MEDIA_TYPE)),
+    "_uuid": _str(_rust(UUID)),
+    "_email": _str(_rust(EMAIL)),
     "_normo_timestamp": _then(RUST_NORMO_TIME, "datetime"),
     "_full_date": _then(_RUST_FULL_DATE, "date"),
 }
@@ -404,7 +408,7 @@ class _Fast:
                     schema = {"type": "default", "default": None, "schema": _NEVER}
                 elif wire != "data":
                     schema = _optional(schema)
-            elif issubclass(cls, Payload) and wire in cls.evcat_not_null:
+            elif issubclass(cls, Payload) and wire in not_null(cls):
                 schema = _optional(schema)  # _wire_nulls
             fields[name] = {**field, "schema": schema}
         fast: dict[str, Any] = {**node, "fields": fields}
@@ -418,7 +422,9 @@ class _Fast:
         elif issubclass(cls, CloudEvent):
             fast["extras_schema"] = _EXTENSION
         elif issubclass(cls, Payload):
-            fast["extras_schema"] = self.json()
+            # a map (additionalProperties with a schema) keeps its values' type
+            typed = node.get("extras_schema")
+            fast["extras_schema"] = self.json() if typed is None else self.schema(typed)
         return fast
 
 
