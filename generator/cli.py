@@ -51,6 +51,12 @@ def _parser() -> argparse.ArgumentParser:
         help="a directory of templates: a file there replaces the built-in template with the same relative path "
         "(e.g. docs/event.md.jinja); the others stay built-in (see templates/README.md)",
     )
+    generate_parser.add_argument(
+        "--template-timeout", type=_seconds, default=RunConfig.template_timeout, metavar="SECONDS",
+        help="how long rendering with the --templates templates may take in all before it is stopped with a TEMPLATE "
+        f"error (default: {RunConfig.template_timeout:g}); each process rendering them may also grow by at most "
+        f"{RunConfig.template_memory // 2**20} MiB, and all they write is bounded likewise",
+    )
     generate_parser.add_argument("--check", action="store_true", help="write nothing; exit 1 when OUT is stale")
     generate_parser.add_argument("--format", choices=FORMATS, default="text", help="format of diagnostics (default: text)")
     generate_parser.add_argument(
@@ -166,13 +172,15 @@ def _config(arguments: argparse.Namespace) -> RunConfig:
         from .commands.generate import use_templates
 
         templates = use_templates(templates)
+    cache_dir = None if getattr(arguments, "no_cache", True) else arguments.cache_dir
     return RunConfig(
-        cache_dir=None if getattr(arguments, "no_cache", True) else arguments.cache_dir,
+        cache_dir=cache_dir,
         formatter=getattr(arguments, "formatter", None) or "ruff",
         asyncapi_version=getattr(arguments, "asyncapi_version", None),
         templates=templates or None,
         lock_timeout=getattr(arguments, "lock_timeout", RunConfig.lock_timeout),
         progress=True,
+        template_timeout=getattr(arguments, "template_timeout", RunConfig.template_timeout),
     )
 
 

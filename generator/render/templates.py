@@ -15,7 +15,8 @@ names the built-in template, so an override can extend the very template it
 replaces. DIR's templates are untrusted: an output kind with templates in
 DIR renders in jinja2's ``SandboxedEnvironment`` (no attribute starting
 with ``_``, no unsafe callables, bounded ``range``), our templates it uses
-included (the same output, tested); a kind DIR leaves alone renders only
+included (the same output, tested), in a child process bounded in time and
+memory (``render_unit``, ``engine.workers.bounded``); a kind DIR leaves alone renders only
 evcat's own templates, in a plain environment (the sandbox checks every
 attribute access and call: `generate --only docs` of 1,000 types took 1.2
 to 1.5 times as long sandboxed). Each output kind sees only its own template directories
@@ -29,7 +30,7 @@ from __future__ import annotations
 import difflib
 import re
 from collections.abc import Callable
-from functools import cache, lru_cache
+from functools import cache, lru_cache, partial
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -188,7 +189,7 @@ def template_dirs(user: Path | None = None) -> list[Path]:
 
 
 def render_unit(inputs: tuple[Any, ...], *, render: Callable[[tuple[Any, ...], jinja2.Environment], dict[str, bytes]],
-                kind: str, templates: TemplateSet, code: Any = None) -> dict[str, bytes]:
+                kind: str, templates: TemplateSet, code: Any = None, limits: Any = None) -> dict[str, bytes]:
     """``render(inputs, environment)``, in the environment of ``templates``
     and ``code`` (bound to a unit's render function by ``outputs.units``,
     so they travel to a worker process). An
@@ -196,7 +197,35 @@ def render_unit(inputs: tuple[Any, ...], *, render: Callable[[tuple[Any, ...], j
     use, a forbidden attribute, a failing filter) becomes a ``TemplateError``
     at the template's file and line, never a traceback; so does an output of
     DIR's templates that evcat cannot process further (Python that does not
-    parse)."""
+    parse).
+
+    With DIR's templates, the unit renders in a child process under
+    ``limits`` (``engine.workers.Limits``: the run's deadline and memory
+    bound, from ``RunConfig.template_timeout`` and ``template_memory``;
+    None: the defaults, from now): a template that runs past the deadline
+    or needs more memory is a ``TemplateError`` too, at its line when the
+    child could say where it was. The built-in templates alone render here."""
+    if not templates.user:
+        return _rendered(inputs, render=render, kind=kind, templates=templates, code=code)
+    from ..engine import workers
+    from ..engine.config import RunConfig
+
+    if limits is None:
+        defaults = RunConfig()
+        limits = workers.Limits.starting_now(defaults.template_timeout, defaults.template_memory)
+    work = partial(_rendered, render=render, kind=kind, templates=templates, code=code, limits=limits)
+    try:
+        return workers.bounded(work, inputs, limits)
+    except TemplateError:
+        raise
+    except (workers.OutOfTime, MemoryError, workers.Ended) as error:  # the child could not say where
+        raise TemplateError(templates.user[0][2], 1, f"the {kind} output of the templates in "
+                            f"{_shown(templates.directory or '?')}: {_describe(error, limits)}") from None
+
+
+def _rendered(inputs: tuple[Any, ...], *, render: Callable[[tuple[Any, ...], jinja2.Environment], dict[str, bytes]],
+              kind: str, templates: TemplateSet, code: Any = None, limits: Any = None) -> dict[str, bytes]:
+    """``render_unit``'s work, in whichever process renders it."""
     env = environment(templates, code)
     try:
         return render(inputs, env)
@@ -208,13 +237,17 @@ def render_unit(inputs: tuple[Any, ...], *, render: Callable[[tuple[Any, ...], j
     except Exception as error:  # sorted below: a template's fault, or a bug in evcat
         where = _template_frame(error.__traceback__, templates.files())
         if where is not None:
-            raise TemplateError(*where, _describe(error)) from None
+            raise TemplateError(*where, _describe(error, limits)) from None
         if templates.directory is None or not templates.user:
             raise  # the built-in templates alone: a bug in evcat
+        from ..engine import workers
+
         overrides = [name for name, _, _ in templates.user]
+        # Out of time or memory outside any template line (putting the output together): DIR's first template.
+        fault = ":" if isinstance(error, (MemoryError, workers.OutOfTime)) else " cannot be processed:"
         raise TemplateError(templates.user[0][2], 1,
                             f"the {kind} output of the templates in {_shown(templates.directory)} "
-                            f"({', '.join(overrides)}) cannot be processed: {_describe(error)}") from None
+                            f"({', '.join(overrides)}){fault} {_describe(error, limits)}") from None
 
 
 def _template_frame(trace: TracebackType | None, files: frozenset[str]) -> tuple[str, int] | None:
@@ -229,7 +262,16 @@ def _template_frame(trace: TracebackType | None, files: frozenset[str]) -> tuple
     return found
 
 
-def _describe(error: BaseException) -> str:
+def _describe(error: BaseException, limits: Any = None) -> str:
+    from ..engine.workers import Ended, OutOfTime
+
+    if isinstance(error, OutOfTime):
+        return f"rendering with these templates took {error} in all (--template-timeout SECONDS); stopped"
+    if isinstance(error, MemoryError):
+        bound = f" ({limits.memory / 2**20:g} MiB beyond evcat's own)" if limits is not None else ""
+        return f"the template needs more memory than a template may use{bound}; stopped"
+    if isinstance(error, Ended):
+        return f"rendering stopped: {error}"
     if isinstance(error, jinja2.UndefinedError):
         return f"undefined: {error.message}"
     if isinstance(error, jinja2.TemplateNotFound):
