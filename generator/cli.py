@@ -173,6 +173,12 @@ def _config(arguments: argparse.Namespace) -> RunConfig:
 
         templates = use_templates(templates)
     cache_dir = None if getattr(arguments, "no_cache", True) else arguments.cache_dir
+    if cache_dir is not None:
+        from .engine.store import key_problem
+
+        problem = key_problem()
+        if problem is not None:
+            raise UsageError(problem)
     return RunConfig(
         cache_dir=cache_dir,
         formatter=getattr(arguments, "formatter", None) or "ruff",
