@@ -372,8 +372,10 @@ def _generate(arguments: argparse.Namespace) -> int:
     except OutputError as error:
         print(f"evcat: error: {error}", file=sys.stderr)
         return 1
-    except OSError as error:
-        print(f"evcat: error: cannot write {arguments.output}: {error.strerror or error}; nothing was changed", file=sys.stderr)
+    except OSError as error:  # the file it happened to, when the system says which; else OUT
+        where = os.fsdecode(error.filename) if isinstance(error.filename, (str, bytes, os.PathLike)) else arguments.output
+        print(terminal_text(f"evcat: error: cannot write {where}: {error.strerror or error}; nothing was changed"),
+              file=sys.stderr)
         return 1
     diagnostics = result.lint.diagnostics
     _notes(result.lint.notes)
@@ -408,14 +410,14 @@ def _generate(arguments: argparse.Namespace) -> int:
 
 def _diff(arguments: argparse.Namespace) -> int:
     from .commands.diff import diff_sets, format_json, format_markdown, format_text
-    from .commands.gitsource import catalog_from
+    from .commands.gitsource import catalog_source
 
     sides = []
     for label, spec in (("OLD", arguments.old), ("NEW", arguments.new)):
-        with catalog_from(spec) as directory:
-            result = lint(directory)
-        if result.has_errors:
-            sys.stdout.write(_format(result.diagnostics, "text", len(result.documents)))
+        with catalog_source(spec) as source:
+            result = lint(source.directory)
+        if result.has_errors:  # named as the user wrote them (git:REF:PATH), not by a temporary directory
+            sys.stdout.write(_format(source.shown(result.diagnostics), "text", len(result.documents)))
             print(f"evcat: {label} catalog {spec} has errors; fix them before comparing", file=sys.stderr)
             return 2
         sides.append(result.catalog_set)
