@@ -230,6 +230,42 @@ def test_a_directory_in_the_way_is_a_clean_error_before_any_rename(small: Path, 
     assert sorted(p for p in out.rglob("*") if p.is_dir()) == directories
 
 
+@pytest.mark.parametrize("blocked", ["jsonschema", "docs/markdown"])
+def test_a_file_where_a_directory_must_go_is_named(small: Path, tmp_path: Path, blocked: str) -> None:
+    """The error names the file in the way, not OUT, and comes before anything changes."""
+    out = tmp_path / "out"
+    assert run_evcat("generate", str(small), "-o", str(out), "--no-cache").returncode == 0
+    _edit(small)
+    shutil.rmtree(out / blocked)
+    (out / blocked).write_text("a file of mine\n")
+    before = snapshot(out)
+    result = run_evcat("generate", str(small), "-o", str(out), "--no-cache")
+    assert result.returncode == 1
+    assert f"{out / blocked} is a file where a directory must go" in result.stderr, result.stderr
+    assert f"cannot write {out}:" not in result.stderr and "Traceback" not in result.stderr
+    assert snapshot(out) == before
+
+
+def test_an_error_while_writing_names_the_file(small: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    """An OSError from the file system (a full disk, say) names the file it
+    happened to, when the system says which, rather than OUT."""
+    import errno
+
+    from generator import writer
+
+    out = tmp_path / "out"
+    full = str(out / "docs" / "index.html")
+
+    def no_space(path: str, content: bytes) -> None:
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), full)
+
+    monkeypatch.setattr(writer, "_create", no_space)
+    assert main(["generate", str(small), "-o", str(out), "--no-cache", "--only", "docs"]) == 1
+    error = capsys.readouterr().err
+    assert f"cannot write {full}: {os.strerror(errno.ENOSPC)}; nothing was changed" in error, error
+
+
 def test_a_planted_journal_cannot_reach_outside_out(small: Path, tmp_path: Path) -> None:
     import json
 
