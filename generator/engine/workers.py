@@ -297,6 +297,9 @@ def _limit(limits: Limits) -> None:
     import resource
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    # What the child inherited is left alone by its collections: scanning it
+    # would copy every page it shares with its parent (a fork per unit).
+    gc.freeze()
     left = limits.deadline - time.monotonic()
     try:
         with open("/proc/self/statm", "rb") as statm:

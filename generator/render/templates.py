@@ -28,6 +28,7 @@ the templates a unit can read, by construction.
 from __future__ import annotations
 
 import difflib
+import marshal
 import re
 from collections.abc import Callable
 from functools import cache, lru_cache, partial
@@ -213,14 +214,73 @@ def render_unit(inputs: tuple[Any, ...], *, render: Callable[[tuple[Any, ...], j
     if limits is None:
         defaults = RunConfig()
         limits = workers.Limits.starting_now(defaults.template_timeout, defaults.template_memory)
-    work = partial(_rendered, render=render, kind=kind, templates=templates, code=code, limits=limits)
+    _warm_for_children(kind)
+    known = _COMPILED.setdefault(templates.digest, {})
+    work = partial(_rendered_bounded, render=render, kind=kind, templates=templates, code=code, limits=limits,
+                   known=known)
     try:
-        return workers.bounded(work, inputs, limits)
+        files, compiled = workers.bounded(work, inputs, limits)
+        known.update(compiled)  # the next unit's child loads them instead of compiling again
+        return files  # type: ignore[no-any-return]
     except TemplateError:
         raise
     except (workers.OutOfTime, MemoryError, workers.Ended) as error:  # the child could not say where
         raise TemplateError(templates.user[0][2], 1, f"the {kind} output of the templates in "
                             f"{_shown(templates.directory or '?')}: {_describe(error, limits)}") from None
+
+
+# Per template set (its digest), in this process: the code objects that the
+# children of ``render_unit`` compiled from its templates, marshalled.
+_COMPILED: dict[str, dict[tuple[str, str], bytes]] = {}
+_MAX_CODE = 1 << 20  # bytes of one template's code kept (jinja2 folds constants into it as it compiles)
+
+
+_WARM: set[str] = set()  # the kinds whose renderer made ready, in this process, what each child would load
+
+
+def _warm_for_children(kind: str) -> None:
+    """Once per process and kind, before its first child: the renderer's
+    ``warm_children`` (libraries a unit loads on first use, e.g.
+    datamodel-code-generator: a second per unit if each child loaded it).
+    Evcat's own code, no template runs."""
+    if kind in _WARM:
+        return
+    _WARM.add(kind)
+    from ..outputs import RENDERERS
+
+    warm = getattr(RENDERERS[kind].module(), "warm_children", None)
+    if warm is not None:
+        warm()
+
+
+class _Compiled(jinja2.BytecodeCache):
+    """Compiled templates handed from one child of ``render_unit`` to the
+    next: a child loads what an earlier one compiled (``known``) and records
+    what it compiles itself (``new``). Compiling runs in the child too: jinja2
+    folds constant expressions as it compiles (``{{ 'x' * 2000000000 }}``
+    would be computed right there). In memory only; never jinja2's own
+    bytecode files (read with pickle)."""
+
+    def __init__(self, known: dict[tuple[str, str], bytes]) -> None:
+        self.known = known
+        self.new: dict[tuple[str, str], bytes] = {}
+
+    def load_bytecode(self, bucket: Any) -> None:
+        data = self.known.get((bucket.key, bucket.checksum))
+        if data is not None:
+            bucket.code = marshal.loads(data)  # code our own child compiled, through our own pipe
+
+    def dump_bytecode(self, bucket: Any) -> None:
+        data = marshal.dumps(bucket.code)
+        if len(data) <= _MAX_CODE:
+            self.new[(bucket.key, bucket.checksum)] = data
+
+
+def _rendered_bounded(inputs: tuple[Any, ...], *, known: dict[tuple[str, str], bytes], **rest: Any) -> tuple[dict[str, bytes], dict[tuple[str, str], bytes]]:
+    """In the child of ``render_unit``: ``_rendered``, and the code it compiled."""
+    compiled = _Compiled(known)
+    environment(rest["templates"], rest["code"]).bytecode_cache = compiled
+    return _rendered(inputs, **rest), compiled.new
 
 
 def _rendered(inputs: tuple[Any, ...], *, render: Callable[[tuple[Any, ...], jinja2.Environment], dict[str, bytes]],
