@@ -99,6 +99,7 @@ def forget_templates() -> None:
     builtin_templates.cache_clear()
     template_set.cache_clear()
     _environment.cache_clear()
+    _COMPILED.clear()
 
 
 _CONTROL = {code: f"\\x{code:02x}" for code in [*range(0x00, 0x09), *range(0x0B, 0x20), 0x7F]}
