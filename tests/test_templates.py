@@ -535,3 +535,51 @@ def test_all_that_the_templates_write_is_bounded(tmp_path: Path) -> None:
     assert "wrote more than 8 MiB" in raised.value.message
     assert raised.value.file == str((directory / "docs" / "event.md.jinja").resolve())
     render(catalog_set, ["docs"], replace(config, template_memory=1 << 30))  # the same with room enough
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_no_template_outlives_the_run(tmp_path: Path, jobs: str) -> None:
+    """evcat killed while an endless template renders: the processes that
+    render it end with it, not at their deadline (30 s here)."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    directory = _template(tmp_path, "docs/event.md.jinja", ENDLESS)
+    marker = str(tmp_path / "out-marker")
+    process = subprocess.Popen([sys.executable, "-m", "generator", "generate", str(ROOT / "catalog"), "-o", marker,
+                                "--no-cache", "--only", "docs", "--templates", str(directory)], cwd=ROOT,
+                               env={**os.environ, "PYTHONPATH": str(ROOT), "EVCAT_JOBS": jobs},
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+    def rendering() -> list[int]:
+        found = []
+        for entry in os.listdir("/proc"):
+            if entry.isdigit():
+                try:
+                    with open(f"/proc/{entry}/cmdline", "rb") as handle:
+                        if marker.encode() in handle.read():
+                            found.append(int(entry))
+                except OSError:
+                    continue
+        return found
+
+    try:
+        deadline = time.monotonic() + 20
+        while len(rendering()) < 2 and time.monotonic() < deadline:  # evcat and a child rendering
+            time.sleep(0.1)
+        assert len(rendering()) >= 2, "no child rendered the template"
+        time.sleep(0.5)
+        os.kill(process.pid, signal.SIGKILL)
+        process.wait()
+        deadline = time.monotonic() + 5
+        while rendering() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert rendering() == [], "a template still renders after evcat ended"
+    finally:
+        for pid in rendering():
+            os.kill(pid, signal.SIGKILL)
+        if process.poll() is None:
+            process.kill()

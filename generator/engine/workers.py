@@ -75,6 +75,7 @@ def single_threaded() -> bool:
 
 def _ignore_interrupts() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent stops the workers
+    _end_with_parent()  # and should it be killed, they end too (and the children of ``bounded`` they run)
 
 
 def pool(workers: int) -> Any:
@@ -297,6 +298,7 @@ def _limit(limits: Limits) -> None:
     import resource
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _end_with_parent()
     # What the child inherited is left alone by its collections: scanning it
     # would copy every page it shares with its parent (a fork per unit).
     gc.freeze()
@@ -316,6 +318,22 @@ def _limit(limits: Limits) -> None:
 
     signal.signal(signal.SIGALRM, alarm)
     signal.setitimer(signal.ITIMER_REAL, max(left, 0.001))
+
+
+def _end_with_parent() -> None:
+    """The child of ``bounded`` is killed when the process that started it
+    ends (Linux's ``PR_SET_PDEATHSIG``): a run stopped by an error in another
+    unit, or killed, leaves no template running until its deadline."""
+    parent = os.getppid()
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        return  # not Linux: the deadline and the CPU limit still end it
+    if os.getppid() != parent:  # the parent ended before the request took effect
+        raise SystemExit(1)
 
 
 def _outcome(function: Callable[[Item], Any], item: Item) -> bytes:
