@@ -34,9 +34,9 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-import measure  # noqa: E402
-import synth  # noqa: E402
-from measure import Rounds, Targets, spread  # noqa: E402
+import measure
+import synth
+from measure import Rounds, Targets, spread
 
 COPIES = {"docs": "docs/event.md.jinja", "python": "python/pyproject.toml.jinja"}
 

@@ -250,7 +250,7 @@ def test_a_git_catalog_with_errors_is_reported_at_its_git_name(tmp_path: Path, s
     in the repository>``, never the private temporary directory it was read into."""
     repo = tmp_path / "repo"
     (repo / "catalog").mkdir(parents=True)
-    git = lambda *a: subprocess.run(["git", "-C", str(repo), *a], check=True, capture_output=True)  # noqa: E731
+    git = lambda *a: subprocess.run(["git", "-C", str(repo), *a], check=True, capture_output=True)
     git("init", "-q")
     git("config", "user.email", "t@example.nl")
     git("config", "user.name", "T")

@@ -856,12 +856,12 @@ def test_a_weak_cache_key_is_a_usage_error(small: Path, tmp_path: Path) -> None:
     """``EVCAT_CACHE_KEY`` has at least 32 characters (``openssl rand -hex 32``
     gives 64); a shorter one would be guessed, so evcat refuses to run with it."""
     env = {**os.environ, "PYTHONPATH": str(ROOT), "EVCAT_CACHE_KEY": "secret"}
-    result = subprocess.run([sys.executable, "-m", "generator", "generate", str(small), "-o", str(tmp_path / "out"),
+    result = subprocess.run(check=False, args=[sys.executable, "-m", "generator", "generate", str(small), "-o", str(tmp_path / "out"),
                              "--cache-dir", str(tmp_path / "cache")], capture_output=True, text=True, env=env, timeout=120)
     assert result.returncode == 2
     assert "EVCAT_CACHE_KEY" in result.stderr and "at least 32 characters" in result.stderr
     assert "Traceback" not in result.stderr and not (tmp_path / "out").exists()
     # Without a cache the key is not used: nothing to refuse.
-    no_cache = subprocess.run([sys.executable, "-m", "generator", "lint", str(small), "--no-cache"],
+    no_cache = subprocess.run(check=False, args=[sys.executable, "-m", "generator", "lint", str(small), "--no-cache"],
                               capture_output=True, text=True, env=env, timeout=120)
     assert no_cache.returncode == 0, no_cache.stderr
