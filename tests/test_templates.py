@@ -160,6 +160,8 @@ def test_a_file_that_overrides_nothing_is_an_error(tmp_path: Path) -> None:
     ("docs/event.md.jinja", "\n\n{% include 'docs/nothing.jinja' %}\n", 3, "template not found: docs/nothing.jinja"),
     ("docs/event.md.jinja", b"ok\n\xff\n", 2, "the template is not UTF-8 text"),
     ("docs/style.css", "body {\n{{ missing }}\n}\n", 2, "undefined: 'missing' is undefined"),
+    pytest.param("docs/event.md.jinja", "{{ " + "(" * 3000 + "1" + ")" * 3000 + " }}\n", 1, "nests too deeply",
+                 id="nested-3000-deep"),
 ])
 def test_a_template_error_is_a_diagnostic_at_its_line(tmp_path: Path, name: str, text: str | bytes, line: int,
                                                       message: str) -> None:

@@ -91,6 +91,9 @@ def check_directory(directory: str) -> Path:
             parser.parse(source, name, str(path))
         except jinja2.TemplateSyntaxError as error:
             raise TemplateError(str(path), error.lineno, f"template syntax error: {error.message}") from None
+        except (RecursionError, MemoryError):  # jinja2's parser recurses per level of nesting
+            raise TemplateError(str(path), 1, "the template nests too deeply to be read (brackets, blocks or "
+                                              "expressions inside each other)") from None
     return root
 
 
