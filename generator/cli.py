@@ -51,6 +51,12 @@ def _parser() -> argparse.ArgumentParser:
         help="a directory of templates: a file there replaces the built-in template with the same relative path "
         "(e.g. docs/event.md.jinja); the others stay built-in (see templates/README.md)",
     )
+    generate_parser.add_argument(
+        "--template-timeout", type=_seconds, default=RunConfig.template_timeout, metavar="SECONDS",
+        help="how long rendering with the --templates templates may take in all before it is stopped with a TEMPLATE "
+        f"error (default: {RunConfig.template_timeout:g}); each process rendering them may also grow by at most "
+        f"{RunConfig.template_memory // 2**20} MiB, and all they write is bounded likewise",
+    )
     generate_parser.add_argument("--check", action="store_true", help="write nothing; exit 1 when OUT is stale")
     generate_parser.add_argument("--format", choices=FORMATS, default="text", help="format of diagnostics (default: text)")
     generate_parser.add_argument(
@@ -166,13 +172,21 @@ def _config(arguments: argparse.Namespace) -> RunConfig:
         from .commands.generate import use_templates
 
         templates = use_templates(templates)
+    cache_dir = None if getattr(arguments, "no_cache", True) else arguments.cache_dir
+    if cache_dir is not None:
+        from .engine.store import key_problem
+
+        problem = key_problem()
+        if problem is not None:
+            raise UsageError(problem)
     return RunConfig(
-        cache_dir=None if getattr(arguments, "no_cache", True) else arguments.cache_dir,
+        cache_dir=cache_dir,
         formatter=getattr(arguments, "formatter", None) or "ruff",
         asyncapi_version=getattr(arguments, "asyncapi_version", None),
         templates=templates or None,
         lock_timeout=getattr(arguments, "lock_timeout", RunConfig.lock_timeout),
         progress=True,
+        template_timeout=getattr(arguments, "template_timeout", RunConfig.template_timeout),
     )
 
 
@@ -358,8 +372,10 @@ def _generate(arguments: argparse.Namespace) -> int:
     except OutputError as error:
         print(f"evcat: error: {error}", file=sys.stderr)
         return 1
-    except OSError as error:
-        print(f"evcat: error: cannot write {arguments.output}: {error.strerror or error}; nothing was changed", file=sys.stderr)
+    except OSError as error:  # the file it happened to, when the system says which; else OUT
+        where = os.fsdecode(error.filename) if isinstance(error.filename, (str, bytes, os.PathLike)) else arguments.output
+        print(terminal_text(f"evcat: error: cannot write {where}: {error.strerror or error}; nothing was changed"),
+              file=sys.stderr)
         return 1
     diagnostics = result.lint.diagnostics
     _notes(result.lint.notes)
@@ -394,14 +410,14 @@ def _generate(arguments: argparse.Namespace) -> int:
 
 def _diff(arguments: argparse.Namespace) -> int:
     from .commands.diff import diff_sets, format_json, format_markdown, format_text
-    from .commands.gitsource import catalog_from
+    from .commands.gitsource import catalog_source
 
     sides = []
     for label, spec in (("OLD", arguments.old), ("NEW", arguments.new)):
-        with catalog_from(spec) as directory:
-            result = lint(directory)
-        if result.has_errors:
-            sys.stdout.write(_format(result.diagnostics, "text", len(result.documents)))
+        with catalog_source(spec) as source:
+            result = lint(source.directory)
+        if result.has_errors:  # named as the user wrote them (git:REF:PATH), not by a temporary directory
+            sys.stdout.write(_format(source.shown(result.diagnostics), "text", len(result.documents)))
             print(f"evcat: {label} catalog {spec} has errors; fix them before comparing", file=sys.stderr)
             return 2
         sides.append(result.catalog_set)

@@ -77,11 +77,12 @@ def only_help() -> str:
 
 
 def units(kind: str, catalog_set: Any, settings: Mapping[str, Any] | None = None, user: Path | None = None,
-          code: Any = None) -> list[Unit]:
+          code: Any = None, limits: Any = None) -> list[Unit]:
     """The units of ``kind``, each rendering with the run's templates
     (``user``: a checked ``--templates`` directory) wherever it runs: the
     very texts its cache key covers (``kind_salt``). ``code``: compiled
-    templates kept across runs (``templates.environment``)."""
+    templates kept across runs (``templates.environment``); ``limits``: the
+    run's bounds of DIR's templates (``engine.workers.Limits``)."""
     from .render import templates as template_module
 
     renderer = RENDERERS[kind]
@@ -90,8 +91,17 @@ def units(kind: str, catalog_set: Any, settings: Mapping[str, Any] | None = None
         return found
     templates = template_module.template_set(renderer.templates, user)
     return [replace(unit, render=partial(template_module.render_unit, render=unit.render, kind=kind, templates=templates,
-                                         code=code))
+                                         code=code, limits=limits))
             for unit in found]
+
+
+def sandboxed(kind: str, user: Path | None) -> bool:
+    """Whether ``kind`` renders with templates of ``user`` (a ``--templates``
+    directory): untrusted, so sandboxed and bounded (``templates.render_unit``)."""
+    from .render import templatefiles
+
+    renderer = RENDERERS[kind]
+    return bool(user is not None and renderer.templates and templatefiles.template_set(renderer.templates, user).user)
 
 
 @cache
@@ -122,4 +132,4 @@ def forget() -> None:
     template_module.forget_templates()
 
 
-__all__ = ["KINDS", "OPTIONAL_KINDS", "RENDERERS", "Renderer", "forget", "kind_salt", "only_help", "units"]
+__all__ = ["KINDS", "OPTIONAL_KINDS", "RENDERERS", "Renderer", "forget", "kind_salt", "only_help", "sandboxed", "units"]

@@ -464,6 +464,9 @@ def _write_files(out: Path, outputs: Mapping[str, Mapping[str, Content]], versio
     missing: list[str] = []
     for directory in sorted({posixpath.dirname(relative) for relative, _ in targets}):
         while directory and directory not in missing and not os.path.isdir(os.path.join(root, directory)):
+            if os.path.lexists(os.path.join(root, directory)):  # before anything is created: that file, named
+                raise OutputError(f"cannot write into '{directory}/': {os.path.join(root, directory)} is a file where "
+                                  "a directory must go; nothing was changed")
             missing.append(directory)
             directory = posixpath.dirname(directory)
     missing.sort(key=len)  # parents first

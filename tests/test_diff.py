@@ -242,3 +242,30 @@ def test_docs_show_what_changed_between_dataversions(tmp_path: Path) -> None:
     page = files["docs/events/meter-data/mdm.meter.updated.html"].decode()
     assert "Changes since 1.2.0" in page and "Changes since 1.0.1" in page
     assert "<code>/data/meterId</code>: property removed (was required) <span class=\"badge deprecated\">breaks consumers</span>" in page
+
+
+@pytest.mark.parametrize("spec", ["git:HEAD:catalog", "git:HEAD:catalog/c.yaml", "git:HEAD:"])
+def test_a_git_catalog_with_errors_is_reported_at_its_git_name(tmp_path: Path, spec: str) -> None:
+    """Diagnostics of a ``git:REF:PATH`` side name the file as ``git:REF:<path
+    in the repository>``, never the private temporary directory it was read into."""
+    repo = tmp_path / "repo"
+    (repo / "catalog").mkdir(parents=True)
+    git = lambda *a: subprocess.run(["git", "-C", str(repo), *a], check=True, capture_output=True)
+    git("init", "-q")
+    git("config", "user.email", "t@example.nl")
+    git("config", "user.name", "T")
+    document = {
+        "catalog": "Bad_Id", "title": "T", "version": "1.0.0", "profile": "normo",
+        "producer": {"source": SOURCES["normo"], "organization": "Testorg"},
+        "defaults": {"datacontenttype": "application/json", "time": "T.", "id": "I."},
+        "events": [event_yaml("normo", BASE, "1.0.0")],
+    }
+    (repo / "catalog" / "c.yaml").write_text(yaml.safe_dump(document, sort_keys=False))
+    git("add", ".")
+    git("commit", "-qm", "one")
+    result = run_evcat("diff", spec, "catalog", cwd=repo)
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "evcat-git-" not in result.stdout + result.stderr, result.stdout
+    lines = [line for line in result.stdout.splitlines() if " CAT-ID " in line]
+    assert lines and lines[0].startswith("git:HEAD:catalog/c.yaml:1:10: error CAT-ID "), result.stdout
+    assert f"OLD catalog {spec} has errors" in result.stderr

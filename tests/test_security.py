@@ -230,6 +230,42 @@ def test_a_directory_in_the_way_is_a_clean_error_before_any_rename(small: Path, 
     assert sorted(p for p in out.rglob("*") if p.is_dir()) == directories
 
 
+@pytest.mark.parametrize("blocked", ["jsonschema", "docs/markdown"])
+def test_a_file_where_a_directory_must_go_is_named(small: Path, tmp_path: Path, blocked: str) -> None:
+    """The error names the file in the way, not OUT, and comes before anything changes."""
+    out = tmp_path / "out"
+    assert run_evcat("generate", str(small), "-o", str(out), "--no-cache").returncode == 0
+    _edit(small)
+    shutil.rmtree(out / blocked)
+    (out / blocked).write_text("a file of mine\n")
+    before = snapshot(out)
+    result = run_evcat("generate", str(small), "-o", str(out), "--no-cache")
+    assert result.returncode == 1
+    assert f"{out / blocked} is a file where a directory must go" in result.stderr, result.stderr
+    assert f"cannot write {out}:" not in result.stderr and "Traceback" not in result.stderr
+    assert snapshot(out) == before
+
+
+def test_an_error_while_writing_names_the_file(small: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    """An OSError from the file system (a full disk, say) names the file it
+    happened to, when the system says which, rather than OUT."""
+    import errno
+
+    from generator import writer
+
+    out = tmp_path / "out"
+    full = str(out / "docs" / "index.html")
+
+    def no_space(path: str, content: bytes) -> None:
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), full)
+
+    monkeypatch.setattr(writer, "_create", no_space)
+    assert main(["generate", str(small), "-o", str(out), "--no-cache", "--only", "docs"]) == 1
+    error = capsys.readouterr().err
+    assert f"cannot write {full}: {os.strerror(errno.ENOSPC)}; nothing was changed" in error, error
+
+
 def test_a_planted_journal_cannot_reach_outside_out(small: Path, tmp_path: Path) -> None:
     import json
 
@@ -757,3 +793,75 @@ def test_the_event_limit_stops_reading_early(tmp_path: Path, monkeypatch: pytest
     assert any("more than 5 event types" in d.message for d in result.diagnostics)
     assert len(parsed) == 6, parsed  # the sixth file passes the limit: the other 14 are never parsed
     assert len(result.diagnostics) == 1, result.diagnostics
+
+
+# --- the cache's key from the environment (issue 30) ------------------------------------------
+
+
+@pytest.fixture
+def fresh_key(monkeypatch: pytest.MonkeyPatch) -> Any:
+    """``store._secret`` is read once per process: forgotten around the test."""
+    from generator.engine import store
+
+    monkeypatch.delenv("EVCAT_CACHE_KEY", raising=False)
+    monkeypatch.delenv("EVCAT_CACHE_SECRET", raising=False)
+    store._secret.cache_clear()
+    yield store
+    monkeypatch.undo()
+    store._secret.cache_clear()
+
+
+def test_a_cache_key_from_the_environment_refuses_entries_sealed_under_another(
+        small: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fresh_key: Any) -> None:
+    """A CI cache holding ``~/.cache`` beside ``.evcat-cache`` hands whoever
+    poisons it the key file and the entries. With ``EVCAT_CACHE_KEY`` (a CI
+    secret) the key file is neither read nor made, and entries sealed under
+    any other key (the file's, or another secret) are recomputed: the output
+    is a cold run's, without a traceback."""
+    from generator.commands.generate import generate
+    from generator.engine.config import RunConfig
+
+    home = tmp_path / "home"  # the user's cache home, which a careless CI cache would carry along
+    monkeypatch.setenv("XDG_CACHE_HOME", str(home))
+    cache = tmp_path / "cache"
+    kinds = KINDS.split(",")
+
+    def run(key: str | None) -> tuple[int, bool, dict[str, bytes]]:
+        if key is None:
+            monkeypatch.delenv("EVCAT_CACHE_KEY", raising=False)
+        else:
+            monkeypatch.setenv("EVCAT_CACHE_KEY", key)
+        fresh_key._secret.cache_clear()
+        out = tmp_path / f"out-{key}"
+        result = generate(str(small), str(out), kinds, RunConfig(cache_dir=str(cache), jobs=1))
+        assert result.stats is not None and result.report is not None
+        return result.stats.cached, result.stats.replayed, snapshot(out)
+
+    cached, replayed, cold = run(None)
+    assert (cached, replayed) == (0, False) and (home / "evcat" / "cache-secret").is_file()
+    assert run(None)[1], "the cache works under the file's key"
+    first, second = "0123456789abcdef" * 4, "fedcba9876543210" * 4
+    cached, replayed, output = run(first)
+    assert (cached, replayed) == (0, False), "entries sealed with the key file are trusted under EVCAT_CACHE_KEY"
+    assert output == cold
+    shutil.rmtree(home)
+    assert run(first)[1], "the cache works under EVCAT_CACHE_KEY"
+    assert not home.exists(), "EVCAT_CACHE_KEY set: the key file is neither read nor made"
+    cached, replayed, output = run(second)
+    assert (cached, replayed, output) == (0, False, cold)
+    assert run(second)[1]  # and reads what it sealed itself
+
+
+def test_a_weak_cache_key_is_a_usage_error(small: Path, tmp_path: Path) -> None:
+    """``EVCAT_CACHE_KEY`` has at least 32 characters (``openssl rand -hex 32``
+    gives 64); a shorter one would be guessed, so evcat refuses to run with it."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "EVCAT_CACHE_KEY": "secret"}
+    result = subprocess.run(check=False, args=[sys.executable, "-m", "generator", "generate", str(small), "-o", str(tmp_path / "out"),
+                             "--cache-dir", str(tmp_path / "cache")], capture_output=True, text=True, env=env, timeout=120)
+    assert result.returncode == 2
+    assert "EVCAT_CACHE_KEY" in result.stderr and "at least 32 characters" in result.stderr
+    assert "Traceback" not in result.stderr and not (tmp_path / "out").exists()
+    # Without a cache the key is not used: nothing to refuse.
+    no_cache = subprocess.run(check=False, args=[sys.executable, "-m", "generator", "lint", str(small), "--no-cache"],
+                              capture_output=True, text=True, env=env, timeout=120)
+    assert no_cache.returncode == 0, no_cache.stderr

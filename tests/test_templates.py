@@ -11,16 +11,17 @@ from __future__ import annotations
 
 import json
 import shutil
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
-from generator.engine.config import RunConfig
-from generator.commands import generate as generate_module
 from generator import outputs
 from generator.cli import main
+from generator.commands import generate as generate_module
 from generator.commands.generate import RenderStats, generate, render, use_templates
 from generator.commands.lint import UsageError, lint
+from generator.engine.config import RunConfig
 from generator.render import templatefiles
 from generator.render import templates as template_module
 
@@ -159,6 +160,8 @@ def test_a_file_that_overrides_nothing_is_an_error(tmp_path: Path) -> None:
     ("docs/event.md.jinja", "\n\n{% include 'docs/nothing.jinja' %}\n", 3, "template not found: docs/nothing.jinja"),
     ("docs/event.md.jinja", b"ok\n\xff\n", 2, "the template is not UTF-8 text"),
     ("docs/style.css", "body {\n{{ missing }}\n}\n", 2, "undefined: 'missing' is undefined"),
+    pytest.param("docs/event.md.jinja", "{{ " + "(" * 3000 + "1" + ")" * 3000 + " }}\n", 1, "nests too deeply",
+                 id="nested-3000-deep"),
 ])
 def test_a_template_error_is_a_diagnostic_at_its_line(tmp_path: Path, name: str, text: str | bytes, line: int,
                                                       message: str) -> None:
@@ -393,3 +396,192 @@ def test_units_render_the_texts_their_key_covers(tmp_path: Path) -> None:
     import pickle
 
     assert len(pickle.dumps(index.render)) < 100_000  # what each task carries to a worker besides its inputs
+
+
+# -- limits: DIR's templates cannot run forever or take all memory ---------
+
+ENDLESS = "{% for a in range(100000) %}{% for b in range(100000) %}{% endfor %}{% endfor %}\n"
+
+
+def _snapshot(directory: Path) -> dict[str, bytes]:
+    return {str(path.relative_to(directory)): path.read_bytes() for path in sorted(directory.rglob("*")) if path.is_file()}
+
+
+@pytest.mark.parametrize("loops", [ENDLESS, ENDLESS.replace("{% endfor %}{% endfor %}", "{{ b }}{% endfor %}{% endfor %}")],
+                         ids=["silent", "writing"])
+def test_an_endless_template_ends_with_a_diagnostic_within_the_time_limit(tmp_path: Path, loops: str) -> None:
+    """Two nested loops (10^10 steps): with --template-timeout 2 the run ends
+    within seconds with TEMPLATE at the template's line; OUT as it was. Loops
+    that write may run out of memory first (the bound of each process):
+    TEMPLATE as well, at the first template of DIR when the output, not a
+    template line, was being put together."""
+    import time
+
+    out = tmp_path / "out"
+    assert main(["generate", str(CONFORMANCE), "-o", str(out), "--no-cache", "--only", "docs"]) == 0
+    before = _snapshot(out)
+    directory = _template(tmp_path, "docs/event.md.jinja", "# {{ page.type }}\n\n" + loops)
+    started = time.monotonic()
+    result = run_evcat("generate", str(CONFORMANCE), "-o", str(out), "--no-cache", "--only", "docs",
+                       "--templates", str(directory), "--template-timeout", "2")
+    elapsed = time.monotonic() - started
+    assert result.returncode == 2, result.stderr
+    shown = str((directory / "docs" / "event.md.jinja").resolve())
+    if loops == ENDLESS:
+        assert result.stdout.startswith(f"{shown}:3:1: error TEMPLATE "), result.stdout
+        assert "longer than 2 s" in result.stdout and "--template-timeout" in result.stdout
+    else:
+        assert result.stdout.startswith((f"{shown}:3:1: error TEMPLATE ", f"{shown}:1:1: error TEMPLATE ")), result.stdout
+        assert "longer than 2 s" in result.stdout or "more memory" in result.stdout, result.stdout
+    assert "Traceback" not in result.stdout + result.stderr
+    assert elapsed < 20, elapsed  # 2 s, plus starting evcat and linting
+    assert _snapshot(out) == before
+
+
+def test_the_time_limit_is_in_the_run_config(tmp_path: Path) -> None:
+    """The Python API: ``RunConfig.template_timeout``; the default is documented (30 s)."""
+    assert RunConfig().template_timeout == 30.0
+    assert "--template-timeout SECONDS" in run_evcat("generate", "--help").stdout
+    directory = _template(tmp_path, "docs/index.md.jinja", "x\n" + ENDLESS)
+    catalog_set = lint(str(CONFORMANCE)).catalog_set
+    for jobs in (1, 2):
+        with pytest.raises(template_module.TemplateError) as raised:
+            render(catalog_set, ["docs"], RunConfig(jobs=jobs, templates=use_templates(str(directory)), template_timeout=1))
+        assert raised.value.file == str((directory / "docs" / "index.md.jinja").resolve())
+        assert raised.value.line == 2 and "longer than 1 s" in raised.value.message
+
+
+def test_a_huge_string_ends_with_a_diagnostic_within_the_memory_bound(tmp_path: Path) -> None:
+    """``'x' * 2000000000`` would take 2 GB (and more to write it): the
+    process that renders it may grow by at most 1 GiB, so it ends with
+    TEMPLATE; no process of the run grows past the bound (peak RSS of evcat
+    and every process it started, as the kernel counts them)."""
+    import subprocess
+    import sys
+
+    out = tmp_path / "out"
+    directory = _template(tmp_path, "docs/event.md.jinja", "# {{ page.type }}\n{{ 'x' * 2000000000 }}\n")
+    measure = ("import resource, subprocess, sys\n"
+               "done = subprocess.run(sys.argv[1:], capture_output=True, text=True, timeout=300)\n"
+               "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024)\n"
+               "print(done.returncode)\n"
+               "sys.stdout.write(done.stdout)\n")
+    command = [sys.executable, "-c", measure, sys.executable, "-m", "generator", "generate", str(CONFORMANCE),
+               "-o", str(out), "--no-cache", "--only", "docs", "--templates", str(directory)]
+    result = subprocess.run(command, check=False, capture_output=True, text=True, cwd=ROOT, timeout=600,
+                            env={**__import__("os").environ, "PYTHONPATH": str(ROOT)})
+    peak, code, output = result.stdout.split("\n", 2)
+    assert int(peak) < 1 << 30, f"peak RSS {int(peak) / 2**20:.0f} MiB"
+    assert code == "2", output
+    shown = str((directory / "docs" / "event.md.jinja").resolve())
+    assert output.startswith(f"{shown}:2:1: error TEMPLATE "), output
+    assert "more memory" in output and "Traceback" not in output
+    assert not out.exists()
+
+
+def test_a_normal_custom_template_renders_under_the_limits(tmp_path: Path) -> None:
+    """Loops, filters and includes of an ordinary template: unchanged output, in time."""
+    text = ("{% include 'builtin/docs/event.md.jinja' %}\n"
+            "{% for a in range(300) %}{% for b in range(300) %}{% if a == b %}{{ a|string|center(5) }}{% endif %}"
+            "{% endfor %}{% endfor %}\n")
+    directory = _template(tmp_path, "docs/event.md.jinja", text)
+    catalog_set = lint(str(CONFORMANCE)).catalog_set
+    builtin = render(catalog_set, ["docs"], RunConfig(jobs=1))["docs"]
+    custom = render(catalog_set, ["docs"], RunConfig(jobs=1, templates=use_templates(str(directory)), template_timeout=20))["docs"]
+    page = "docs/markdown/cloudevents-conformance/io.cloudevents.test.md"
+    tail = "".join(str(a).center(5) for a in range(300))
+    assert custom[page].startswith(builtin[page].rstrip(b"\n")) and custom[page].endswith(tail.encode())
+    assert {path: content for path, content in custom.items() if path != page} == \
+        {path: content for path, content in builtin.items() if path != page}
+
+
+def test_a_threaded_caller_gets_the_same_limits(tmp_path: Path) -> None:
+    """A process with threads may not fork (engine.workers): the child is
+    started fresh instead, under the same limits, with the same output."""
+    import threading
+
+    from generator.engine import workers
+
+    stop = threading.Event()
+    thread = threading.Thread(target=stop.wait, daemon=True)
+    thread.start()
+    try:
+        assert not workers.single_threaded()
+        catalog_set = lint(str(CONFORMANCE)).catalog_set
+        endless = use_templates(str(_template(tmp_path / "endless", "docs/index.md.jinja", "x\n" + ENDLESS)))
+        with pytest.raises(template_module.TemplateError) as raised:
+            render(catalog_set, ["docs"], RunConfig(jobs=1, templates=endless, template_timeout=1))
+        assert raised.value.line == 2 and "longer than 1 s" in raised.value.message
+        huge = use_templates(str(_template(tmp_path / "huge", "docs/index.md.jinja", "x\n\n{{ 'x' * 2000000000 }}\n")))
+        with pytest.raises(template_module.TemplateError) as raised:
+            render(catalog_set, ["docs"], RunConfig(jobs=1, templates=huge))
+        assert raised.value.line == 3 and "more memory" in raised.value.message
+        copy = use_templates(str(_template(tmp_path / "copy", "docs/index.md.jinja",
+                                           (template_module.builtin_dir() / "docs" / "index.md.jinja").read_text())))
+        assert render(catalog_set, ["docs"], RunConfig(jobs=1, templates=copy)) == render(catalog_set, ["docs"], RunConfig(jobs=1))
+    finally:
+        stop.set()
+        thread.join()
+
+
+def test_all_that_the_templates_write_is_bounded(tmp_path: Path) -> None:
+    """Each unit's output fits in its process, but many units could add up in
+    evcat's own: all that DIR's templates write is bounded by the same number."""
+    directory = _template(tmp_path, "docs/event.md.jinja", "{{ 'y' * 3000000 }}\n")
+    catalog_set = lint(str(ROOT / "catalog")).catalog_set
+    pages = len([unit for unit in outputs.units("docs", catalog_set) if not unit.local])
+    assert pages >= 3
+    config = RunConfig(jobs=1, templates=use_templates(str(directory)), template_memory=8 << 20)
+    with pytest.raises(template_module.TemplateError) as raised:
+        render(catalog_set, ["docs"], config)
+    assert "wrote more than 8 MiB" in raised.value.message
+    assert raised.value.file == str((directory / "docs" / "event.md.jinja").resolve())
+    render(catalog_set, ["docs"], replace(config, template_memory=1 << 30))  # the same with room enough
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_no_template_outlives_the_run(tmp_path: Path, jobs: str) -> None:
+    """evcat killed while an endless template renders: the processes that
+    render it end with it, not at their deadline (30 s here)."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    directory = _template(tmp_path, "docs/event.md.jinja", ENDLESS)
+    marker = str(tmp_path / "out-marker")
+    process = subprocess.Popen([sys.executable, "-m", "generator", "generate", str(ROOT / "catalog"), "-o", marker,
+                                "--no-cache", "--only", "docs", "--templates", str(directory)], cwd=ROOT,
+                               env={**os.environ, "PYTHONPATH": str(ROOT), "EVCAT_JOBS": jobs},
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+    def rendering() -> list[int]:
+        found = []
+        for entry in os.listdir("/proc"):
+            if entry.isdigit():
+                try:
+                    with open(f"/proc/{entry}/cmdline", "rb") as handle:
+                        if marker.encode() in handle.read():
+                            found.append(int(entry))
+                except OSError:
+                    continue
+        return found
+
+    try:
+        deadline = time.monotonic() + 20
+        while len(rendering()) < 2 and time.monotonic() < deadline:  # evcat and a child rendering
+            time.sleep(0.1)
+        assert len(rendering()) >= 2, "no child rendered the template"
+        time.sleep(0.5)
+        os.kill(process.pid, signal.SIGKILL)
+        process.wait()
+        deadline = time.monotonic() + 5
+        while rendering() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert rendering() == [], "a template still renders after evcat ended"
+    finally:
+        for pid in rendering():
+            os.kill(pid, signal.SIGKILL)
+        if process.poll() is None:
+            process.kill()

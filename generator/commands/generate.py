@@ -260,7 +260,12 @@ def _render(catalog_set: CatalogSet, kinds: Sequence[str], config: RunConfig, *,
     code = _template_code(cache_dir)
     settings = python.Settings(formatter, (str(cache_dir), render_cache.salt) if render_cache is not None else None)
     settings_by_kind = {"python": settings, "asyncapi": asyncapi.Settings(asyncapi_version)}
-    units = [unit for kind in kinds for unit in outputs.units(kind, catalog_set, settings_by_kind, templates, code)]
+    # DIR's templates: every unit they render runs in a child process under
+    # the run's limits (templates.render_unit), and all they write is bounded too.
+    limits = workers_module.Limits.starting_now(config.template_timeout, config.template_memory) if templates else None
+    units = [unit for kind in kinds for unit in outputs.units(kind, catalog_set, settings_by_kind, templates, code, limits)]
+    untrusted = {i for i, unit in enumerate(units) if outputs.sandboxed(unit.kind, templates)}
+    written = 0
     results: dict[int, dict[str, bytes]] = {}
     keys: dict[int, str] = {}
     for index, unit in enumerate(units):
@@ -287,14 +292,16 @@ def _render(catalog_set: CatalogSet, kinds: Sequence[str], config: RunConfig, *,
     here = [i for i in pending if i not in to_helper]
     # Indexes read every catalog: sending them to a worker would cost more
     # (pickling the whole model) than rendering them here, while workers run.
-    local = [i for i in here if units[i].local]
-    here = [i for i in here if not units[i].local]
+    # (Not those of DIR's templates: each renders in a child process, which
+    # this one, running the workers' threads, may not fork: engine.workers.)
+    local = [i for i in here if units[i].local and i not in untrusted]
+    here = [i for i in here if not units[i].local or i in untrusted]
     bar = Progress(len(pending)) if config.progress else None
     workers = config.workers(len(here)) if len(here) > 2 else 1
     # Each task carries its unit's inputs (pickled when it goes to a worker,
     # freed after the unit); workers forked before lint when ``pool`` is given.
     rendering: Iterator[tuple[int, dict[str, bytes]]]
-    if workers > 1 and pool is not None:
+    if pool is not None and (workers > 1 or untrusted.intersection(here)):
         rendering = pool.imap_unordered(_render_task, tasks(here))
     else:
         rendering = parallel(_render_task, tasks(here), workers, ordered=False)
@@ -302,6 +309,10 @@ def _render(catalog_set: CatalogSet, kinds: Sequence[str], config: RunConfig, *,
     try:
         for index, files in itertools.chain(here_first, rendering, handed):  # the workers are busy meanwhile
             results[index] = files
+            if index in untrusted:
+                written += sum(len(content) for content in files.values())
+                if written > config.template_memory:
+                    raise _too_much(units[index].kind, templates, config.template_memory)
             if render_cache is not None and index in keys:
                 render_cache.put(keys[index], files)
             if bar is not None:
@@ -320,6 +331,15 @@ def _render(catalog_set: CatalogSet, kinds: Sequence[str], config: RunConfig, *,
     for index, unit in enumerate(units):
         rendered[unit.kind].update(results[index])
     return rendered
+
+
+def _too_much(kind: str, user: Path | None, bound: int) -> Exception:
+    """All that DIR's templates wrote is larger than ``RunConfig.template_memory``."""
+    from ..render import templates as template_module
+
+    first = template_module.template_set(outputs.RENDERERS[kind].templates, user).user[0][2]
+    return template_module.TemplateError(first, 1, f"the templates in {user} wrote more than {bound / 2**20:g} MiB "
+                                                    "in all (the bound of their output); stopped")
 
 
 def generate(catalog: str, out: str, kinds: Sequence[str], config: RunConfig = RunConfig(), *,

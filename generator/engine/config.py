@@ -29,6 +29,12 @@ class RunConfig:
     lock_timeout: float | None = LOCK_TIMEOUT
     # A progress bar on stderr while rendering (only on a terminal).
     progress: bool = False
+    # ``--templates``: the seconds that rendering with DIR's templates may take
+    # in all (``--template-timeout``), and how many bytes each process
+    # rendering them may grow by, also the bound of all their output
+    # (engine.workers.bounded).
+    template_timeout: float = 30.0
+    template_memory: int = 1 << 30
 
     def workers(self, items: int) -> int:
         """How many processes are worth starting for ``items`` pieces of work (engine.workers)."""

@@ -10,8 +10,9 @@ requests like a catalog does. So:
   loaded (the issue's "a bytecode cache only if it cannot be planted");
 * every entry is sealed with an HMAC-SHA256 over the key it is stored under
   (the content hash of the inputs it claims to be the result of) and its
-  payload, with a key known only to this user (``EVCAT_CACHE_SECRET``, or a
-  file in the user's own cache directory, mode 0600, created on first use).
+  payload, with a key known only to this user (``EVCAT_CACHE_KEY``, e.g. a
+  CI secret, or else a file in the user's own cache directory, mode 0600,
+  created on first use: ``_secret``).
   An entry that is edited, planted or moved to another key is a miss: it is
   recomputed, exactly as if it were absent, so it can never change an output
   or what ``--check`` says. Only a sealed payload reaches ``marshal.loads``;
@@ -48,14 +49,46 @@ MAX_ENTRY_BYTES = 1 << 30
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 
 
+KEY_VARIABLE = "EVCAT_CACHE_KEY"
+_OLD_KEY_VARIABLE = "EVCAT_CACHE_SECRET"  # its earlier name, still read
+MIN_KEY_CHARS = 32  # e.g. `openssl rand -hex 32` (64 hex digits); shorter could be guessed
+
+
+def configured_key() -> str | None:
+    """``EVCAT_CACHE_KEY`` (or its earlier name ``EVCAT_CACHE_SECRET``), or
+    None when neither is set or both are empty (a CI secret that a job does
+    not get, e.g. in a pull request from a fork, arrives empty)."""
+    for name in (KEY_VARIABLE, _OLD_KEY_VARIABLE):
+        value = os.environ.get(name)
+        if value:
+            return value
+    return None
+
+
+def key_problem() -> str | None:
+    """Why ``EVCAT_CACHE_KEY`` cannot be used (for the command line to
+    refuse a run with a cache), or None."""
+    configured = configured_key()
+    if configured is not None and len(configured) < MIN_KEY_CHARS:
+        return (f"{KEY_VARIABLE} has {len(configured)} characters; the key that seals the cache needs at least "
+                f"{MIN_KEY_CHARS} characters (any text, e.g. the 64 hex digits of `openssl rand -hex 32`), or leave it unset")
+    return None
+
+
 @cache
 def _secret() -> bytes:
-    """The key entries are sealed with: ``EVCAT_CACHE_SECRET`` (for a CI cache
-    that should be shared between machines, keep it in the CI's secrets), else
-    a random key in the user's own cache directory, made on first use."""
-    configured = os.environ.get("EVCAT_CACHE_SECRET")
-    if configured:
-        return hashlib.sha256(configured.encode("utf-8", "surrogatepass")).digest()
+    """The key entries are sealed with: ``EVCAT_CACHE_KEY`` (any text of at
+    least ``MIN_KEY_CHARS`` characters, hashed with SHA-256; keep it in the
+    CI's secrets: a CI cache may then hold ``.evcat-cache`` and no key at all),
+    else a random key in the user's own cache directory
+    (``$XDG_CACHE_HOME/evcat/cache-secret`` or ``~/.cache/evcat/cache-secret``),
+    made on first use. With ``EVCAT_CACHE_KEY`` set, that file is neither
+    read nor made: entries sealed with it (or with any other key) are misses."""
+    configured = configured_key()
+    if configured is not None:
+        if key_problem() is not None:  # (the command line refuses it; a caller of the API gets no cache)
+            return secrets.token_bytes(32)
+        return hashlib.sha256(b"evcat cache key\0" + configured.encode("utf-8", "surrogatepass")).digest()
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     path = os.path.join(base, "evcat", "cache-secret")
     try:

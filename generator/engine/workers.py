@@ -11,21 +11,30 @@ traceback per worker. The interface:
 - ``worker_count``, ``run``, ``run_shared``: map work over processes;
 - ``pool``, ``helper``, ``stop``: processes started ahead of their work;
 - ``no_collection``, ``frozen``: garbage-collector tuning for a stage;
-- ``interrupts_held``: Ctrl-C waits until a critical section is done.
+- ``interrupts_held``: Ctrl-C waits until a critical section is done;
+- ``bounded``, ``Limits``: untrusted work (``--templates``) in a child
+  process with a deadline and a memory bound.
 
-``os._exit`` is used in one place only, ``cli.run``: after ``main`` has
+``os._exit`` is used in two places only: ``cli.run``, after ``main`` has
 returned (every pool stopped and joined, every file closed by its ``with``
-block, the writer's journal gone) and stdout and stderr are flushed.
+block, the writer's journal gone) and stdout and stderr are flushed; and
+the child that ``bounded`` forks, after it has sent its result (as
+multiprocessing's own forked children end).
 """
 
 from __future__ import annotations
 
 import contextlib
 import gc
+import math
 import os
+import pickle
+import select
 import signal
 import threading
+import time
 from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
 from multiprocessing import get_all_start_methods, get_context
 from typing import Any, TypeVar
 
@@ -66,6 +75,7 @@ def single_threaded() -> bool:
 
 def _ignore_interrupts() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent stops the workers
+    _end_with_parent()  # and should it be killed, they end too (and the children of ``bounded`` they run)
 
 
 def pool(workers: int) -> Any:
@@ -227,3 +237,191 @@ class Running(Iterator[Result]):
             pool.terminate()
         pool.join()
         gc.unfreeze()
+
+
+# -- untrusted work: a child process with a deadline and a memory bound ------
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Bounds of untrusted work (``--templates``; ``RunConfig.template_timeout``
+    and ``template_memory``): all of it ends by ``deadline`` (a
+    ``time.monotonic()`` value: the clock is the system's, the same in every
+    process), and each process doing it may grow its address space by at
+    most ``memory`` bytes beyond what it had when it was started."""
+
+    seconds: float  # the time allowed in all (for messages)
+    deadline: float
+    memory: int
+
+    @staticmethod
+    def starting_now(seconds: float, memory: int) -> Limits:
+        return Limits(seconds, time.monotonic() + seconds, memory)
+
+
+class OutOfTime(Exception):
+    """The deadline of ``Limits`` passed. Raised inside the work itself when
+    it can be (so its traceback shows where it was), else by ``bounded``."""
+
+
+class Ended(Exception):
+    """The child of ``bounded`` ended without a result (killed, e.g. by its CPU limit)."""
+
+
+# After the deadline, how long the parent waits for the child's own alarm to
+# stop the work (a long step in C code cannot be interrupted) before it kills it.
+_GRACE = 2.0
+
+
+def bounded(function: Callable[[Item], Result], item: Item, limits: Limits) -> Result:
+    """``function(item)`` in a child process under ``limits``: its result,
+    or the exception it raised (``OutOfTime`` when the deadline passed,
+    ``MemoryError`` when it needed more memory), or ``Ended``.
+
+    The child is forked where this process may fork (``worker_count``: one
+    thread, e.g. a render worker), else started fresh (multiprocessing's
+    spawn: ``function`` and ``item`` are pickled). In the child:
+    ``RLIMIT_AS`` (its address space now plus ``limits.memory``: a larger
+    allocation fails with ``MemoryError``), ``RLIMIT_CPU`` (the seconds
+    left, then SIGXCPU) and an alarm at the deadline that raises
+    ``OutOfTime`` where the work is; the parent kills it ``_GRACE`` seconds
+    after the deadline if it is still running. Ctrl-C goes to the parent."""
+    if limits.deadline - time.monotonic() <= 0:
+        raise OutOfTime(f"longer than {limits.seconds:g} s")
+    if "fork" in get_all_start_methods() and single_threaded():
+        return _forked(function, item, limits)
+    return _spawned(function, item, limits)
+
+
+def _limit(limits: Limits) -> None:
+    """In the child of ``bounded``: its limits, set before the work starts."""
+    import resource
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _end_with_parent()
+    # What the child inherited is left alone by its collections: scanning it
+    # would copy every page it shares with its parent (a fork per unit).
+    gc.freeze()
+    left = limits.deadline - time.monotonic()
+    try:
+        with open("/proc/self/statm", "rb") as statm:
+            size = int(statm.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+        resource.setrlimit(resource.RLIMIT_AS, (size + limits.memory, size + limits.memory))
+    except (OSError, ValueError, IndexError):
+        pass  # no /proc (not Linux): the deadline still holds
+    cpu = max(1, math.ceil(left)) + 1  # CPU seconds of this child only (they start at 0)
+    resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
+
+    def alarm(number: int, frame: Any) -> None:
+        signal.setitimer(signal.ITIMER_REAL, 0.25)  # again, should the work swallow this one
+        raise OutOfTime(f"longer than {limits.seconds:g} s")
+
+    signal.signal(signal.SIGALRM, alarm)
+    signal.setitimer(signal.ITIMER_REAL, max(left, 0.001))
+
+
+def _end_with_parent() -> None:
+    """The child of ``bounded`` is killed when the process that started it
+    ends (Linux's ``PR_SET_PDEATHSIG``): a run stopped by an error in another
+    unit, or killed, leaves no template running until its deadline."""
+    parent = os.getppid()
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        return  # not Linux: the deadline and the CPU limit still end it
+    if os.getppid() != parent:  # the parent ended before the request took effect
+        raise SystemExit(1)
+
+
+def _outcome(function: Callable[[Item], Any], item: Item) -> bytes:
+    """The pickled ``(True, result)`` or ``(False, exception)`` of ``function(item)``."""
+    try:
+        outcome: tuple[bool, Any] = (True, function(item))
+    except BaseException as error:  # noqa: BLE001  (handed to the parent, which raises it)
+        outcome = (False, error)
+    signal.setitimer(signal.ITIMER_REAL, 0)
+    try:
+        return pickle.dumps(outcome, protocol=pickle.HIGHEST_PROTOCOL)
+    except MemoryError:
+        return pickle.dumps((False, MemoryError()))
+    except Exception as error:  # noqa: BLE001  (an exception that does not pickle)
+        return pickle.dumps((False, Ended(f"{type(error).__name__}: {error}")))
+
+
+def _forked(function: Callable[[Item], Result], item: Item, limits: Limits) -> Result:
+    reading, writing = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: the work, its outcome into the pipe, and out
+        code = 0
+        try:
+            os.close(reading)
+            _limit(limits)
+            data = _outcome(function, item)
+            with open(writing, "wb") as pipe:
+                pipe.write(data)
+        except BaseException:  # noqa: BLE001  (the parent reports a child without a result)
+            code = 1
+        finally:
+            os._exit(code)
+    os.close(writing)
+    chunks: list[bytes] = []
+    try:
+        with open(reading, "rb", buffering=0) as pipe:
+            while True:
+                left = limits.deadline + _GRACE - time.monotonic()
+                if left <= 0 or not select.select([pipe], [], [], left)[0]:
+                    raise OutOfTime(f"longer than {limits.seconds:g} s")
+                chunk = pipe.read(1 << 20)
+                if not chunk:
+                    break
+                chunks.append(chunk)
+    except BaseException:  # out of time, or Ctrl-C: the child goes too
+        os.kill(pid, signal.SIGKILL)
+        raise
+    finally:
+        _, status = os.waitpid(pid, 0)
+    return _result(b"".join(chunks), os.WTERMSIG(status) if os.WIFSIGNALED(status) else None, limits)
+
+
+def _result(data: bytes, killed_by: int | None, limits: Limits) -> Any:
+    """What ``bounded`` returns or raises, from the child's outcome (``data``)
+    and the signal that ended it, if any."""
+    if not data:
+        if killed_by in (signal.SIGXCPU, signal.SIGKILL):
+            raise OutOfTime(f"longer than {limits.seconds:g} s")
+        raise Ended(f"the process ended without a result ({f'signal {killed_by}' if killed_by else 'no signal'})")
+    ok, value = pickle.loads(data)  # our own child's bytes, through our own pipe
+    if ok:
+        return value
+    raise value
+
+
+def _spawned_child(connection: Any, function: Callable[[Any], Any], item: Any, limits: Limits) -> None:
+    _limit(limits)
+    connection.send_bytes(_outcome(function, item))
+    connection.close()
+
+
+def _spawned(function: Callable[[Item], Result], item: Item, limits: Limits) -> Result:
+    context = get_context("spawn")
+    receiving, sending = context.Pipe(duplex=False)
+    process = context.Process(target=_spawned_child, args=(sending, function, item, limits), daemon=True)
+    process.start()
+    sending.close()
+    data = b""
+    try:
+        left = limits.deadline + _GRACE - time.monotonic()
+        if not receiving.poll(max(left, 0)):
+            raise OutOfTime(f"longer than {limits.seconds:g} s")
+        with contextlib.suppress(EOFError):
+            data = receiving.recv_bytes()
+    finally:
+        if process.is_alive():
+            process.kill()
+        process.join()
+        receiving.close()
+    code = process.exitcode or 0
+    return _result(data, -code if code < 0 else None, limits)

@@ -625,6 +625,13 @@ def warm_up(code: Any = None) -> None:
             env.get_template(name)
 
 
+def warm_children() -> None:
+    """Before a process renders pages of ``--templates`` templates in children
+    (``templates.render_unit``): the Markdown parser, made once here instead
+    of in every child."""
+    _markdown_parser()
+
+
 def _by_domain(types: list[TypeView]) -> list[tuple[str, list[TypeView]]]:
     domains: dict[str, list[TypeView]] = {}
     for view in types:

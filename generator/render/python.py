@@ -378,6 +378,13 @@ def warm_up() -> None:
     _run_datamodel_codegen(json.dumps({"title": title, "type": "object", "properties": {"a": {"type": "string"}}}))
 
 
+def warm_children() -> None:
+    """Before a process renders packages of ``--templates`` templates in
+    children (``templates.render_unit``): datamodel-code-generator loaded once
+    here (``warm_up``), not in every child."""
+    warm_up()
+
+
 def _class_name(name: str) -> str:
     """Titles are class names already (``naming``); anything else datamodel-code-generator
     names (a ``$defs`` key) becomes one the same way."""

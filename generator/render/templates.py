@@ -15,7 +15,8 @@ names the built-in template, so an override can extend the very template it
 replaces. DIR's templates are untrusted: an output kind with templates in
 DIR renders in jinja2's ``SandboxedEnvironment`` (no attribute starting
 with ``_``, no unsafe callables, bounded ``range``), our templates it uses
-included (the same output, tested); a kind DIR leaves alone renders only
+included (the same output, tested), in a child process bounded in time and
+memory (``render_unit``, ``engine.workers.bounded``); a kind DIR leaves alone renders only
 evcat's own templates, in a plain environment (the sandbox checks every
 attribute access and call: `generate --only docs` of 1,000 types took 1.2
 to 1.5 times as long sandboxed). Each output kind sees only its own template directories
@@ -27,9 +28,10 @@ the templates a unit can read, by construction.
 from __future__ import annotations
 
 import difflib
+import marshal
 import re
 from collections.abc import Callable
-from functools import cache, lru_cache
+from functools import cache, lru_cache, partial
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -89,6 +91,9 @@ def check_directory(directory: str) -> Path:
             parser.parse(source, name, str(path))
         except jinja2.TemplateSyntaxError as error:
             raise TemplateError(str(path), error.lineno, f"template syntax error: {error.message}") from None
+        except (RecursionError, MemoryError):  # jinja2's parser recurses per level of nesting
+            raise TemplateError(str(path), 1, "the template nests too deeply to be read (brackets, blocks or "
+                                              "expressions inside each other)") from None
     return root
 
 
@@ -97,6 +102,7 @@ def forget_templates() -> None:
     builtin_templates.cache_clear()
     template_set.cache_clear()
     _environment.cache_clear()
+    _COMPILED.clear()
 
 
 _CONTROL = {code: f"\\x{code:02x}" for code in [*range(0x00, 0x09), *range(0x0B, 0x20), 0x7F]}
@@ -188,7 +194,7 @@ def template_dirs(user: Path | None = None) -> list[Path]:
 
 
 def render_unit(inputs: tuple[Any, ...], *, render: Callable[[tuple[Any, ...], jinja2.Environment], dict[str, bytes]],
-                kind: str, templates: TemplateSet, code: Any = None) -> dict[str, bytes]:
+                kind: str, templates: TemplateSet, code: Any = None, limits: Any = None) -> dict[str, bytes]:
     """``render(inputs, environment)``, in the environment of ``templates``
     and ``code`` (bound to a unit's render function by ``outputs.units``,
     so they travel to a worker process). An
@@ -196,7 +202,94 @@ def render_unit(inputs: tuple[Any, ...], *, render: Callable[[tuple[Any, ...], j
     use, a forbidden attribute, a failing filter) becomes a ``TemplateError``
     at the template's file and line, never a traceback; so does an output of
     DIR's templates that evcat cannot process further (Python that does not
-    parse)."""
+    parse).
+
+    With DIR's templates, the unit renders in a child process under
+    ``limits`` (``engine.workers.Limits``: the run's deadline and memory
+    bound, from ``RunConfig.template_timeout`` and ``template_memory``;
+    None: the defaults, from now): a template that runs past the deadline
+    or needs more memory is a ``TemplateError`` too, at its line when the
+    child could say where it was. The built-in templates alone render here."""
+    if not templates.user:
+        return _rendered(inputs, render=render, kind=kind, templates=templates, code=code)
+    from ..engine import workers
+    from ..engine.config import RunConfig
+
+    if limits is None:
+        defaults = RunConfig()
+        limits = workers.Limits.starting_now(defaults.template_timeout, defaults.template_memory)
+    _warm_for_children(kind)
+    known = _COMPILED.setdefault(templates.digest, {})
+    work = partial(_rendered_bounded, render=render, kind=kind, templates=templates, code=code, limits=limits,
+                   known=known)
+    try:
+        files, compiled = workers.bounded(work, inputs, limits)
+        known.update(compiled)  # the next unit's child loads them instead of compiling again
+        return files  # type: ignore[no-any-return]
+    except TemplateError:
+        raise
+    except (workers.OutOfTime, MemoryError, workers.Ended) as error:  # the child could not say where
+        raise TemplateError(templates.user[0][2], 1, f"the {kind} output of the templates in "
+                            f"{_shown(templates.directory or '?')}: {_describe(error, limits)}") from None
+
+
+# Per template set (its digest), in this process: the code objects that the
+# children of ``render_unit`` compiled from its templates, marshalled.
+_COMPILED: dict[str, dict[tuple[str, str], bytes]] = {}
+_MAX_CODE = 1 << 20  # bytes of one template's code kept (jinja2 folds constants into it as it compiles)
+
+
+_WARM: set[str] = set()  # the kinds whose renderer made ready, in this process, what each child would load
+
+
+def _warm_for_children(kind: str) -> None:
+    """Once per process and kind, before its first child: the renderer's
+    ``warm_children`` (libraries a unit loads on first use, e.g.
+    datamodel-code-generator: a second per unit if each child loaded it).
+    Evcat's own code, no template runs."""
+    if kind in _WARM:
+        return
+    _WARM.add(kind)
+    from ..outputs import RENDERERS
+
+    warm = getattr(RENDERERS[kind].module(), "warm_children", None)
+    if warm is not None:
+        warm()
+
+
+class _Compiled(jinja2.BytecodeCache):
+    """Compiled templates handed from one child of ``render_unit`` to the
+    next: a child loads what an earlier one compiled (``known``) and records
+    what it compiles itself (``new``). Compiling runs in the child too: jinja2
+    folds constant expressions as it compiles (``{{ 'x' * 2000000000 }}``
+    would be computed right there). In memory only; never jinja2's own
+    bytecode files (read with pickle)."""
+
+    def __init__(self, known: dict[tuple[str, str], bytes]) -> None:
+        self.known = known
+        self.new: dict[tuple[str, str], bytes] = {}
+
+    def load_bytecode(self, bucket: Any) -> None:
+        data = self.known.get((bucket.key, bucket.checksum))
+        if data is not None:
+            bucket.code = marshal.loads(data)  # code our own child compiled, through our own pipe
+
+    def dump_bytecode(self, bucket: Any) -> None:
+        data = marshal.dumps(bucket.code)
+        if len(data) <= _MAX_CODE:
+            self.new[(bucket.key, bucket.checksum)] = data
+
+
+def _rendered_bounded(inputs: tuple[Any, ...], *, known: dict[tuple[str, str], bytes], **rest: Any) -> tuple[dict[str, bytes], dict[tuple[str, str], bytes]]:
+    """In the child of ``render_unit``: ``_rendered``, and the code it compiled."""
+    compiled = _Compiled(known)
+    environment(rest["templates"], rest["code"]).bytecode_cache = compiled
+    return _rendered(inputs, **rest), compiled.new
+
+
+def _rendered(inputs: tuple[Any, ...], *, render: Callable[[tuple[Any, ...], jinja2.Environment], dict[str, bytes]],
+              kind: str, templates: TemplateSet, code: Any = None, limits: Any = None) -> dict[str, bytes]:
+    """``render_unit``'s work, in whichever process renders it."""
     env = environment(templates, code)
     try:
         return render(inputs, env)
@@ -208,13 +301,17 @@ def render_unit(inputs: tuple[Any, ...], *, render: Callable[[tuple[Any, ...], j
     except Exception as error:  # sorted below: a template's fault, or a bug in evcat
         where = _template_frame(error.__traceback__, templates.files())
         if where is not None:
-            raise TemplateError(*where, _describe(error)) from None
+            raise TemplateError(*where, _describe(error, limits)) from None
         if templates.directory is None or not templates.user:
             raise  # the built-in templates alone: a bug in evcat
+        from ..engine import workers
+
         overrides = [name for name, _, _ in templates.user]
+        # Out of time or memory outside any template line (putting the output together): DIR's first template.
+        fault = ":" if isinstance(error, (MemoryError, workers.OutOfTime)) else " cannot be processed:"
         raise TemplateError(templates.user[0][2], 1,
                             f"the {kind} output of the templates in {_shown(templates.directory)} "
-                            f"({', '.join(overrides)}) cannot be processed: {_describe(error)}") from None
+                            f"({', '.join(overrides)}){fault} {_describe(error, limits)}") from None
 
 
 def _template_frame(trace: TracebackType | None, files: frozenset[str]) -> tuple[str, int] | None:
@@ -229,7 +326,16 @@ def _template_frame(trace: TracebackType | None, files: frozenset[str]) -> tuple
     return found
 
 
-def _describe(error: BaseException) -> str:
+def _describe(error: BaseException, limits: Any = None) -> str:
+    from ..engine.workers import Ended, OutOfTime
+
+    if isinstance(error, OutOfTime):
+        return f"rendering with these templates took {error} in all (--template-timeout SECONDS); stopped"
+    if isinstance(error, MemoryError):
+        bound = f" ({limits.memory / 2**20:g} MiB beyond evcat's own)" if limits is not None else ""
+        return f"the template needs more memory than a template may use{bound}; stopped"
+    if isinstance(error, Ended):
+        return f"rendering stopped: {error}"
     if isinstance(error, jinja2.UndefinedError):
         return f"undefined: {error.message}"
     if isinstance(error, jinja2.TemplateNotFound):
