@@ -41,6 +41,7 @@ __all__ = [
     "BATCH",
     "DEFAULT_BATCH_SIZE",
     "DEFAULT_EVENT_SIZE",
+    "MAX_DETAILS",
     "QUERY_TOKEN_RULE",
     "RATE_WINDOW",
     "STRUCTURED",
@@ -75,6 +76,12 @@ RATE_WINDOW = (
     60.0  # WebHook-Allowed-Rate counts requests per minute (webhook spec §4.2.2)
 )
 QUERY_TOKEN_RULE = "WEBHOOK-TOKEN-IN-QUERY"
+# Problems given in detail per delivery (in the 400 answer and the report);
+# the others are counted. A batch of thousands of invalid events must not
+# cost seconds of work and megabytes of answer (issue 30).
+MAX_DETAILS = 100
+# Characters of a pointer or message in an answer (the rest is cut, "...").
+MAX_TEXT = 1000
 _LOG = logging.getLogger(__name__)
 
 Scope = dict[str, Any]
@@ -103,21 +110,31 @@ class Judged:
     type: str | None = None
     dataversion: str | None = None
     findings: list[Finding] = field(default_factory=list[Finding])
+    # Findings counted but not given in detail (past the delivery's MAX_DETAILS),
+    # and how many of those are errors.
+    omitted: int = 0
+    omitted_errors: int = 0
 
     @property
     def valid(self) -> bool:
+        if self.omitted_errors:
+            return False
         findings = self.findings
         return not findings or all(f.severity != "error" for f in findings)
 
     def record(self) -> dict[str, Any]:
-        """The JSON line ``evcat serve`` prints for this event."""
-        return {
+        """The JSON line ``evcat serve`` prints for this event (``omitted``:
+        the number of its diagnostics past the delivery's ``MAX_DETAILS``)."""
+        record = {
             "id": self.id,
             "type": self.type,
             "dataversion": self.dataversion,
             "valid": self.valid,
             "diagnostics": [self.diagnostic(finding) for finding in self.findings],
         }
+        if self.omitted:
+            record["omitted"] = self.omitted
+        return record
 
     def diagnostic(self, finding: Finding) -> dict[str, Any]:
         return {
@@ -128,6 +145,29 @@ class Judged:
             "pointer": finding.pointer,
             "message": finding.message,
         }
+
+
+class Details:
+    """How many more findings of a delivery a judge may give in detail:
+    ``take(findings)`` keeps those within the budget and counts the rest on
+    ``judged``. A judge that runs out checks the remaining events only as far
+    as their verdict and count need."""
+
+    def __init__(self, budget: int = MAX_DETAILS) -> None:
+        self.left = budget
+
+    def take(self, judged: Judged, findings: Sequence[Finding]) -> Judged:
+        kept = list(findings[: max(self.left, 0)])
+        self.left -= len(kept)
+        judged.findings.extend(kept)
+        rest = findings[len(kept) :]
+        judged.omitted += len(rest)
+        judged.omitted_errors += sum(1 for f in rest if f.severity == "error")
+        return judged
+
+
+def _cut(text: str) -> str:
+    return text if len(text) <= MAX_TEXT else text[: MAX_TEXT - 3] + "..."
 
 
 class Unsupported(Exception):
@@ -568,6 +608,28 @@ class WebhookApp:
             if self._watchdog is asyncio.current_task():
                 self._watchdog = None
 
+    def _judged(
+        self, headers: Mapping[str, str], body: bytes, via: str | None
+    ) -> list[Judged]:
+        """The judge's verdict on a delivery, reported (``Unsupported`` passes)."""
+        try:
+            judged = self.judge(headers, body)
+        except RecursionError:
+            judged = [Judged(0, findings=[Finding("json", "", "nested too deeply")])]
+        if via == "query":
+            warning = Finding(
+                QUERY_TOKEN_RULE,
+                "",
+                "the access token came in the access_token query parameter; "
+                "send it as Authorization: Bearer (NL GOV webhook guideline §3.2)",
+                "warning",
+            )
+            for item in judged:
+                item.findings.append(warning)
+        if self.report is not None:
+            self.report(judged)
+        return judged
+
     # -- abuse protection (webhook spec §4) ---------------------------------
 
     def _allows(self, origin: str) -> bool:
@@ -728,40 +790,36 @@ class WebhookApp:
         try:
             if mode == "binary":
                 check_binary_body(headers, body)
-            judged = self.judge(headers, body)
+            if len(body) > self.max_event_size:
+                # A large batch is CPU work for a while: off the event loop,
+                # which keeps answering other requests meanwhile (issue 30).
+                judged = await asyncio.to_thread(self._judged, headers, body, via)
+            else:
+                judged = self._judged(headers, body, via)
         except Unsupported as error:
             await _respond(
                 send, 415, _PROBLEM, problem(415, "Unsupported Media Type", str(error))
             )
             return
-        except RecursionError:
-            judged = [Judged(0, findings=[Finding("json", "", "nested too deeply")])]
-        if via == "query":
-            warning = Finding(
-                QUERY_TOKEN_RULE,
-                "",
-                "the access token came in the access_token query parameter; "
-                "send it as Authorization: Bearer (NL GOV webhook guideline §3.2)",
-                "warning",
-            )
-            for item in judged:
-                item.findings.append(warning)
-        if self.report is not None:
-            self.report(judged)
-        invalid = [item for item in judged if not item.valid]
+        invalid = sum(1 for item in judged if not item.valid)
         if invalid or not judged:
-            errors = [
-                item.diagnostic(finding) for item in judged for finding in item.findings
-            ]
-            count = f"{len(invalid)} of {len(judged)} event(s)"
+            errors, omitted = _details(judged)
+            count = f"{invalid} of {len(judged)} event(s)"
             detail = f"{count} invalid; nothing was accepted"
             if not judged:
                 detail = "the batch holds no event"
+            members: dict[str, Any] = {"errors": errors}
+            if omitted:
+                detail += (
+                    f"; the first {len(errors)} problems are listed, "
+                    f"{omitted} more omitted"
+                )
+                members["omitted"] = omitted
             await _respond(
                 send,
                 400,
                 _PROBLEM,
-                problem(400, "Bad Request", detail, errors=errors),
+                problem(400, "Bad Request", detail, **members),
             )
             return
         if self.dispatch is not None:
@@ -774,6 +832,26 @@ class WebhookApp:
                 )
                 return
         await _respond(send, 204, extra)
+
+
+def _details(judged: Sequence[Judged]) -> tuple[list[dict[str, Any]], int]:
+    """The first ``MAX_DETAILS`` diagnostics of a delivery (pointer and message
+    cut at ``MAX_TEXT`` characters) and the number of the others: an answer
+    of bounded size, however many events and problems the delivery holds."""
+    errors: list[dict[str, Any]] = []
+    omitted = 0
+    for item in judged:
+        omitted += item.omitted
+        for finding in item.findings:
+            if len(errors) >= MAX_DETAILS:
+                omitted += 1
+                continue
+            diagnostic = item.diagnostic(finding)
+            for name in ("id", "pointer", "message"):
+                if isinstance(diagnostic[name], str):
+                    diagnostic[name] = _cut(diagnostic[name])
+            errors.append(diagnostic)
+    return errors, omitted
 
 
 async def _read(
