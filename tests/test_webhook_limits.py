@@ -115,3 +115,61 @@ def test_a_batch_of_20000_invalid_events_is_answered_quickly_and_briefly(
         assert len(records) == 20_000 and not any(record["valid"] for record in records)
         assert sum(len(record["diagnostics"]) for record in records) == _webhook.MAX_DETAILS
         assert sum(len(record["diagnostics"]) + record.get("omitted", 0) for record in records) == 6 * 20_000
+
+
+# -- 5. the event size limit at its exact boundary ----------------------------------
+
+LIMIT = _webhook.DEFAULT_EVENT_SIZE  # 64 KiB: CloudEvents 1.0.2 "Size Limits", the NL GOV profile
+
+
+def sized(size: int, number: int = 0) -> bytes:
+    """A valid event (an undeclared extension attribute pads it) whose compact
+    UTF-8 JSON is exactly ``size`` bytes."""
+    event = dict(examples()[1], id=f"sized-{size}-{number}", padding="")
+    bare = len(json.dumps(event, separators=(",", ":"), ensure_ascii=False).encode())
+    event["padding"] = "x" * (size - bare)
+    body = json.dumps(event, separators=(",", ":"), ensure_ascii=False).encode()
+    assert len(body) == size
+    return body
+
+
+def _chunked(body: bytes) -> Iterator[bytes]:
+    """The body without a Content-Length (chunked), so only the bytes read count."""
+    for start in range(0, len(body), 10_000):
+        yield body[start : start + 10_000]
+
+
+@pytest.mark.parametrize("target", ["serve", "receiver"])
+@pytest.mark.parametrize("declared", [True, False], ids=["content-length", "chunked"])
+def test_an_event_of_exactly_the_limit_is_accepted_one_byte_more_refused(
+    servers: dict[str, Server], target: str, declared: bool
+) -> None:
+    """65,536 bytes pass, 65,537 get 413: by the declared Content-Length and by
+    the bytes read (a chunked body), in `evcat serve` and the Receiver."""
+    url = servers[target].url
+    with httpx.Client(timeout=30) as http:
+        statuses = []
+        for number, size in enumerate((LIMIT - 1, LIMIT, LIMIT + 1, LIMIT + 2)):
+            body = sized(size, number + (10 if declared else 20))
+            content: Any = body if declared else _chunked(body)
+            statuses.append(http.post(url, headers=STRUCTURED, content=content).status_code)
+    assert statuses == [204, 204, 413, 413]
+
+
+@pytest.mark.parametrize("target", ["serve", "receiver"])
+def test_a_batch_item_of_exactly_the_limit_is_accepted_one_byte_more_refused(
+    servers: dict[str, Server], target: str
+) -> None:
+    """Each event of a batch is held to the event limit (its compact JSON)."""
+    url = servers[target].url
+    with httpx.Client(timeout=30) as http:
+        at_limit = b"[" + sized(LIMIT, 1) + b"," + sized(1000, 2) + b"]"
+        assert http.post(url, headers=BATCH, content=at_limit).status_code == 204
+        over = http.post(url, headers=BATCH, content=b"[" + sized(1000, 3) + b"," + sized(LIMIT + 1, 4) + b"]")
+    assert over.status_code == 400, over.text
+    (error,) = [e for e in over.json()["errors"] if e["severity"] == "error"]
+    assert error["index"] == 1 and str(LIMIT + 1) in error["message"], error
+    if target == "serve":  # its report: the size warning (CE-SIZE) exactly past the limit too
+        rules = {line["id"]: {d["rule"] for d in line["diagnostics"]} for line in servers[target].lines()}
+        assert "CE-SIZE" not in rules[f"sized-{LIMIT}-1"]
+        assert "CE-SIZE" in rules[f"sized-{LIMIT + 1}-4"]

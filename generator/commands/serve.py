@@ -31,6 +31,7 @@ from ..runtime._webhook import (
     WebhookApp,
     check_binary_body,
     essence,
+    oversized,
 )
 from .validate import InputProblem
 from .validate import _check_depth as check_depth
@@ -81,6 +82,7 @@ class CatalogJudge:
     def __init__(self, catalog_set: CatalogSet, max_details: int = MAX_DETAILS) -> None:
         self.checker = EventChecker(catalog_set)
         self.max_details = max_details
+        self.max_event_size = size_limit(catalog_set)
 
     def __call__(self, headers: Mapping[str, str], body: bytes) -> list[Judged]:
         kind = essence(headers.get("content-type", ""))
@@ -92,10 +94,13 @@ class CatalogJudge:
                 return [_unreadable("the batch is not JSON", error)]
             if not isinstance(items, list):
                 return [_unreadable("a batch is a JSON array of events")]
-            return [
-                self.judge(index, item, len(json.dumps(item, separators=(",", ":"), ensure_ascii=False).encode()), details)
-                for index, item in enumerate(items)
-            ]
+            judged = []
+            for index, item in enumerate(items):
+                size = len(json.dumps(item, separators=(",", ":"), ensure_ascii=False).encode())
+                judged.append(self.judge(index, item, size, details))
+                # Held to the limit as the same event alone is (413): an error.
+                details.take(judged[-1], oversized(size, self.max_event_size))
+            return judged
         if kind == STRUCTURED:
             try:
                 value = read_json(body)
@@ -176,15 +181,15 @@ def application(
     stream: TextIO | None = None,
     allow_private_callbacks: bool = False,
 ) -> WebhookApp:
-    limit = size_limit(catalog_set)
+    judge = CatalogJudge(catalog_set)
     return WebhookApp(
-        CatalogJudge(catalog_set),
+        judge,
         report=printer(stream or sys.stdout),
         tokens=tokens,
         allowed_origins=allowed_origins or ("*",),
         rate=rate,
         path=path,
-        max_event_size=limit,
+        max_event_size=judge.max_event_size,
         allow_private_callbacks=allow_private_callbacks,
     )
 

@@ -41,11 +41,13 @@ __all__ = [
     "BATCH",
     "DEFAULT_BATCH_SIZE",
     "DEFAULT_EVENT_SIZE",
+    "EVENT_SIZE_RULE",
     "MAX_DETAILS",
     "QUERY_TOKEN_RULE",
     "RATE_WINDOW",
     "STRUCTURED",
     "Confirm",
+    "Details",
     "Dispatch",
     "Finding",
     "Judge",
@@ -62,6 +64,7 @@ __all__ = [
     "essence",
     "is_json",
     "mode_of",
+    "oversized",
     "problem",
 ]
 
@@ -76,6 +79,9 @@ RATE_WINDOW = (
     60.0  # WebHook-Allowed-Rate counts requests per minute (webhook spec §4.2.2)
 )
 QUERY_TOKEN_RULE = "WEBHOOK-TOKEN-IN-QUERY"
+# An event of a batch over the event limit: an error of that event, as the
+# same event alone gets 413.
+EVENT_SIZE_RULE = "WEBHOOK-EVENT-SIZE"
 # Problems given in detail per delivery (in the 400 answer and the report);
 # the others are counted. A batch of thousands of invalid events must not
 # cost seconds of work and megabytes of answer (issue 30).
@@ -164,6 +170,15 @@ class Details:
         judged.omitted += len(rest)
         judged.omitted_errors += sum(1 for f in rest if f.severity == "error")
         return judged
+
+
+def oversized(size: int, limit: int) -> list[Finding]:
+    """The finding of a batch's event of ``size`` bytes (compact JSON) over
+    ``limit``: 65,536 bytes pass, 65,537 do not."""
+    if size <= limit:
+        return []
+    message = f"the event is {size} bytes, over the limit of {limit} bytes of one event"
+    return [Finding(EVENT_SIZE_RULE, "", message)]
 
 
 def _cut(text: str) -> str:

@@ -23,6 +23,7 @@ from ._webhook import (
     Judged,
     WebhookApp,
     essence,
+    oversized,
 )
 
 __all__ = ["EventReceiver", "Handler"]
@@ -124,9 +125,7 @@ class EventReceiver(WebhookApp):
                 size = len(
                     json.dumps(item, separators=(",", ":"), ensure_ascii=False).encode()
                 )
-                if size > self.max_event_size:
-                    message = f"the event is {size} bytes, over {self.max_event_size}"
-                    details.take(judged[-1], [Finding("size", "", message)])
+                details.take(judged[-1], oversized(size, self.max_event_size))
             return judged
         return [self._one(0, None, details, headers, body)]
 
