@@ -173,3 +173,152 @@ def test_a_batch_item_of_exactly_the_limit_is_accepted_one_byte_more_refused(
         rules = {line["id"]: {d["rule"] for d in line["diagnostics"]} for line in servers[target].lines()}
         assert "CE-SIZE" not in rules[f"sized-{LIMIT}-1"]
         assert "CE-SIZE" in rules[f"sized-{LIMIT + 1}-4"]
+
+
+# -- 2. forwarding headers are not trusted by default ---------------------------------
+
+
+@pytest.fixture(scope="module")
+def limited(tmp_path_factory: pytest.TempPathFactory, packages: Path) -> Iterator[dict[str, Server]]:
+    """--rate 3: `evcat serve`, the Receiver served by ``receiver.run()`` and by
+    ``uvicorn`` with the flags the README gives, and
+    `evcat serve --trusted-proxy 127.0.0.1` (forwarding headers named trusted)."""
+    started: dict[str, Server] = {}
+    try:
+        started["serve"] = start_evcat_serve(tmp_path_factory.mktemp("serve"), "--rate", "3")
+        started["receiver"] = start_receiver(tmp_path_factory.mktemp("receiver"), packages, rate="3", run=True)
+        started["receiver-cli"] = start_receiver(tmp_path_factory.mktemp("cli"), packages, rate="3", hardened=True)
+        started["proxied"] = start_evcat_serve(
+            tmp_path_factory.mktemp("proxied"), "--rate", "3", "--trusted-proxy", "127.0.0.1"
+        )
+        yield started
+    finally:
+        for server in started.values():
+            server.stop()
+    for name, server in started.items():
+        assert "Traceback" not in server.stderr.read_text(errors="replace"), name
+
+
+def _from(address: str) -> httpx.Client:
+    return httpx.Client(timeout=30, transport=httpx.HTTPTransport(local_address=address))
+
+
+@pytest.mark.parametrize("target", ["serve", "receiver", "receiver-cli"])
+def test_x_forwarded_for_does_not_evade_the_rate_limit(limited: dict[str, Server], target: str) -> None:
+    """Issue 30: from 127.0.0.1, uvicorn's default took X-Forwarded-For as the
+    client, so 80 deliveries with 80 forwarded addresses were all accepted."""
+    event = examples()[1]
+    headers = {**STRUCTURED, "webhook-request-origin": "producer.example.nl"}
+    with _from("127.0.0.1") as http:
+        statuses = [
+            http.post(limited[target].url, headers={**headers, "x-forwarded-for": f"198.51.100.{n}"},
+                      content=json.dumps(dict(event, id=f"xff-{n}"))).status_code
+            for n in range(80)
+        ]
+    assert statuses.count(204) == 3 and statuses[3:] == [429] * 77, statuses
+
+
+@pytest.mark.parametrize("target", ["serve", "receiver"])
+def test_x_forwarded_for_does_not_evade_the_callback_limit(limited: dict[str, Server], target: str) -> None:
+    with _from("127.0.0.1") as http:
+        statuses = [
+            http.options(
+                limited[target].url,
+                headers={"webhook-request-origin": "p.example", "x-forwarded-for": f"203.0.113.{n}",
+                         "webhook-request-callback": f"https://callback.invalid/{n}"},
+            ).status_code
+            for n in range(_webhook.CALLBACKS_PER_MINUTE + 4)
+        ]
+    assert statuses == [200] * _webhook.CALLBACKS_PER_MINUTE + [429] * 4
+
+
+def test_a_trusted_proxy_names_the_client(limited: dict[str, Server]) -> None:
+    """`evcat serve --trusted-proxy 127.0.0.1`: behind that proxy each forwarded
+    client has its own budget (and a client not forwarded shares the proxy's)."""
+    event = examples()[1]
+    headers = {**STRUCTURED, "webhook-request-origin": "producer.example.nl"}
+    with _from("127.0.0.1") as http:
+        forwarded = [
+            http.post(limited["proxied"].url, headers={**headers, "x-forwarded-for": f"198.51.100.{n % 5}"},
+                      content=json.dumps(dict(event, id=f"proxied-{n}"))).status_code
+            for n in range(20)
+        ]
+    assert forwarded.count(204) == 15, forwarded  # 3 for each of the 5 clients
+
+
+# -- 3. slow request headers (slowloris) ------------------------------------------------
+
+
+def _closed_after(port: int, first: bytes, trickle: bytes, limit: float) -> tuple[float, bytes]:
+    """Send ``first`` whole, then ``trickle`` a byte a second; seconds until the
+    server closes the connection (or ``limit``), and what it answered."""
+    import socket
+
+    answer = b""
+    with socket.create_connection(("127.0.0.1", port), timeout=limit) as sock:
+        sock.settimeout(0.05)
+        started = time.monotonic()
+        if first:
+            sock.sendall(first)
+        position = 0
+        next_byte = started + 1.0
+        while time.monotonic() - started < limit:
+            now = time.monotonic()
+            if position < len(trickle) and now >= next_byte:
+                try:
+                    sock.sendall(trickle[position : position + 1])
+                except OSError:
+                    return now - started, answer
+                position += 1
+                next_byte = now + 1.0
+            try:
+                chunk = sock.recv(65536)
+            except TimeoutError:
+                continue
+            except OSError:
+                return time.monotonic() - started, answer
+            if not chunk:
+                return time.monotonic() - started, answer
+            answer += chunk
+    return limit, answer
+
+
+REQUEST_START = b"POST / HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/cloudevents+json\r\n"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("target", ["serve", "receiver", "receiver-cli"])
+def test_slow_request_headers_are_cut_at_the_header_deadline(limited: dict[str, Server], target: str) -> None:
+    """Issue 30: headers a byte a second held a connection open forever (uvicorn
+    has no header timeout; its keep-alive timer restarts at every byte). Now a
+    connection whose headers are not whole HEADER_TIMEOUT (10 s) after it opened,
+    or after the previous response, gets 408 and is closed; so is a silent one.
+    A body may still come slowly (the body has its own, longer, limit)."""
+    from generator.runtime._serving import HEADER_TIMEOUT
+
+    port = int(limited[target].url.rsplit(":", 1)[1].split("/", 1)[0])
+    options = b"OPTIONS / HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-length: 0\r\n\r\n"
+    cases = {
+        "trickle": (REQUEST_START, b"x-slow: " + b"a" * 40),
+        "silent": (b"", b""),
+        "kept-alive": (options, REQUEST_START),  # answered 200, then the next request trickles
+        "slow body": (REQUEST_START + b"content-length: 14\r\n\r\n", b'{"id": 123456}'),
+    }
+    limit = HEADER_TIMEOUT + 8
+    results: dict[str, tuple[float, bytes]] = {}
+
+    def attempt(name: str) -> None:
+        results[name] = _closed_after(port, *cases[name], limit=limit)
+
+    threads = [threading.Thread(target=attempt, args=(name,)) for name in cases]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    for name in ("trickle", "silent", "kept-alive"):
+        seconds, answer = results[name]
+        assert HEADER_TIMEOUT - 1 < seconds < HEADER_TIMEOUT + 4, (name, seconds, answer)
+        assert answer.count(b"HTTP/1.1 408 ") == 1, (name, answer)
+    assert results["kept-alive"][1].startswith(b"HTTP/1.1 200 ")  # the first request was answered
+    seconds, answer = results["slow body"]  # headers whole at once, the body over 14 s
+    assert answer.startswith(b"HTTP/1.1 400 ") and b"408" not in answer, answer

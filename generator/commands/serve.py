@@ -194,12 +194,16 @@ def application(
     )
 
 
-def serve(app: WebhookApp, host: str, port: int, announce: TextIO) -> None:
-    """Run under uvicorn until Ctrl-C (or SIGTERM), then shut down gracefully.
+def serve(app: WebhookApp, host: str, port: int, announce: TextIO, trusted_proxies: Iterable[str] = ()) -> None:
+    """Run under uvicorn until Ctrl-C (or SIGTERM), then shut down gracefully,
+    with the runtime's limits (``_serving``: a deadline for request headers,
+    forwarding headers trusted only from ``trusted_proxies``).
 
     The socket is bound here, so ``--port 0`` works and the address printed
     is the one listening."""
     import uvicorn
+
+    from ..runtime._serving import config as serving_config
 
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
@@ -210,7 +214,10 @@ def serve(app: WebhookApp, host: str, port: int, announce: TextIO) -> None:
     bound = sock.getsockname()[1]
     shown = f"[{host}]" if family == socket.AF_INET6 else host
     print(f"evcat: serving on http://{shown}:{bound}{app.path or '/'} ; Ctrl-C stops", file=announce, flush=True)
-    config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on", timeout_graceful_shutdown=5)
+    config = serving_config(
+        app, trusted_proxies=trusted_proxies, log_level="warning", access_log=False, lifespan="on",
+        timeout_graceful_shutdown=5,
+    )
     # uvicorn shuts down gracefully on SIGINT and SIGTERM, then raises the signal
     # again with the handlers it found: these end the run quietly.
     previous = signal.signal(signal.SIGTERM, _stopped)

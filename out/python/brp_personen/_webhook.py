@@ -131,7 +131,7 @@ class Judged:
     def record(self) -> dict[str, Any]:
         """The JSON line ``evcat serve`` prints for this event (``omitted``:
         the number of its diagnostics past the delivery's ``MAX_DETAILS``)."""
-        record = {
+        record: dict[str, Any] = {
             "id": self.id,
             "type": self.type,
             "dataversion": self.dataversion,
@@ -252,8 +252,8 @@ def peer_of(scope: Scope) -> str:
     """The client's address as the rate limit counts it: what the client cannot
     choose freely. An IPv6 client is its /64 (one subscriber's usual prefix,
     RFC 6177), an IPv4-mapped one its IPv4 address. Behind a reverse proxy it
-    is the proxy, unless the server rewrites the client from trusted
-    forwarding headers (``uvicorn --proxy-headers --forwarded-allow-ips``)."""
+    is the proxy, unless the server rewrites the client from the forwarding
+    headers of proxies it is told to trust (``_serving``: none by default)."""
     client = scope.get("client") or ("unknown", 0)
     host = str(client[0])
     try:

@@ -93,6 +93,21 @@ class EventReceiver(WebhookApp):
             allow_private_callbacks=allow_private_callbacks,
         )
 
+    def run(
+        self,
+        host: str = "127.0.0.1",
+        port: int = 8000,
+        *,
+        trusted_proxies: Iterable[str] = (),
+        **options: Any,
+    ) -> None:
+        """Serve this receiver under uvicorn (the extra ``webhook``) with a
+        deadline for request headers and no forwarding headers trusted
+        unless ``trusted_proxies`` names the proxies (``_serving``)."""
+        from ._serving import run
+
+        run(self, host, port, trusted_proxies=trusted_proxies, **options)
+
     def on(self, *classes: type) -> Callable[[H], H]:
         """Register the decorated function for events of ``classes`` (or subclasses)."""
         if not classes:
