@@ -24,9 +24,9 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import signal
 import statistics
+import subprocess
 import sys
 import tempfile
 import threading
@@ -37,15 +37,15 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(ROOT))
 
-import httpx  # noqa: E402
+import httpx
 
-from tests.webhook_support import (  # noqa: E402
+from tests.webhook_support import (
     examples,
     free_port,
-    wait_for_port,
     generate_packages,
     start_evcat_serve,
     start_receiver,
+    wait_for_port,
 )
 
 BATCH = {"content-type": "application/cloudevents-batch+json"}
