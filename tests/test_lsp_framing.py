@@ -126,6 +126,18 @@ def test_a_body_shorter_than_its_content_length_is_dropped_and_reading_resumes(c
     assert b"Content-Length" in b"".join(client.stderr)  # said what it dropped
 
 
+def test_a_declared_length_beyond_all_that_was_sent_does_not_hang_the_next_request(client: RawClient) -> None:
+    """The declared length is longer than the broken body and the whole next
+    request together, and the client waits for that answer: the server, seeing
+    the bytes stop after a whole JSON value and a header, drops the broken
+    message and answers the request."""
+    broken = client.frame({"jsonrpc": "2.0", "method": "initialized", "params": {}}, declared=2000)
+    client.send_raw(broken + client.frame(client.symbols(2)))
+    assert "result" in client.answer(2)
+    client.send(client.symbols(3))
+    assert "result" in client.answer(3)
+
+
 def test_a_body_longer_than_its_content_length_is_dropped_and_reading_resumes(client: RawClient) -> None:
     """The declared length ends inside the body: the rest of it runs into the
     next header line, which is still found."""

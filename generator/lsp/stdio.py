@@ -9,9 +9,13 @@ Here a message whose body is not JSON is dropped with a line on standard
 error, and reading resynchronises on the next ``Content-Length:`` header:
 inside the dropped bytes (the declared length reached into the next message,
 whose start is read again) or at the end of a header line (the body's tail
-ran into it). A header name is matched without regard to case (LSP base
-protocol, "Header Part", follows HTTP's header fields; RFC 9110 §5.1).
-Anything else of the loop is pygls's ``run_async``.
+ran into it). When a declared length is longer than everything sent so far
+and the bytes stop coming for ``STALL`` seconds after a whole JSON value and
+a header, the client is waiting for an answer to that next message: the
+broken one is dropped and the next one read. A header name is matched
+without regard to case (LSP base protocol, "Header Part", follows HTTP's
+header fields; RFC 9110 §5.1). Anything else of the loop is pygls's
+``run_async``.
 """
 
 from __future__ import annotations
@@ -25,7 +29,7 @@ import threading
 from typing import Any, BinaryIO
 
 from pygls.exceptions import JsonRpcException
-from pygls.io_ import StdinAsyncReader, StdoutWriter
+from pygls.io_ import StdoutWriter
 from pygls.lsp.server import LanguageServer
 
 _HEADER = re.compile(rb"content-length:[ \t]*(\d+)[ \t]*\r?\n$", re.IGNORECASE)
@@ -35,33 +39,73 @@ _LOG = logging.getLogger(__name__)
 
 
 class Resync:
-    """A reader with a buffer of bytes to read again (``unread``)."""
+    """Standard input read in whatever pieces arrive (``read1`` in a worker
+    thread), with a buffer that bytes can be put back into (``unread``)."""
 
-    def __init__(self, reader: StdinAsyncReader) -> None:
-        self.reader = reader
-        self.pending = b""
+    def __init__(self, stdin: BinaryIO, executor: Any = None) -> None:
+        self.stdin = stdin
+        self.executor = executor
+        self.buffer = b""
+        self.eof = False
+        self._reading: asyncio.Future[bytes] | None = None
 
     def unread(self, data: bytes) -> None:
-        self.pending = data + self.pending
+        self.buffer = data + self.buffer
+
+    async def fill(self, timeout: float | None = None) -> bool:
+        """More bytes into the buffer; False at the end of input or when none
+        came within ``timeout`` seconds (the read goes on in the background)."""
+        if self.eof:
+            return False
+        if self._reading is None:
+            loop = asyncio.get_running_loop()
+            self._reading = loop.run_in_executor(self.executor, self.stdin.read1, 65536)  # type: ignore[attr-defined]
+        done, _ = await asyncio.wait({self._reading}, timeout=timeout)
+        if not done:
+            return False
+        data, self._reading = self._reading.result(), None
+        if not data:
+            self.eof = True
+            return False
+        self.buffer += data
+        return True
 
     async def readline(self) -> bytes:
-        if self.pending:
-            line, newline, rest = self.pending.partition(b"\n")
-            if newline:
-                self.pending = rest
-                return line + newline
-            self.pending = b""
-            return line + await self.reader.readline()
-        return await self.reader.readline()
+        while b"\n" not in self.buffer and await self.fill():
+            pass
+        line, newline, self.buffer = self.buffer.partition(b"\n")
+        return line + newline
 
-    async def readexactly(self, n: int) -> bytes:
-        taken, self.pending = self.pending[:n], self.pending[n:]
-        while len(taken) < n:
-            more = await self.reader.readexactly(n - len(taken))
-            if not more:
+    async def body(self, n: int) -> bytes | None:
+        """``n`` bytes; or None when they stop coming (``STALL`` seconds) while
+        the bytes so far are a whole JSON value followed by a header: the
+        declared length was too long, and the next message is waiting."""
+        while len(self.buffer) < n:
+            if await self.fill(STALL):
+                continue
+            if self.eof:
                 break
-            taken += more
+            if _next_header(self.buffer) is not None:
+                return None
+            await self.fill()  # nothing to resynchronise on: wait for more
+        taken, self.buffer = self.buffer[:n], self.buffer[n:]
         return taken
+
+
+STALL = 1.0  # seconds a body may pause before a header inside it is believed
+
+
+def _next_header(data: bytes) -> int | None:
+    """Where a ``Content-Length`` header starts in ``data`` after a whole JSON
+    value (a body whose declared length was too long), else None."""
+    start = _START.search(data, 1)
+    if start is None:
+        return None
+    try:
+        json.loads(data[: start.start()])
+    except ValueError:
+        return None
+    return start.start()
 
 
 async def read_messages(
@@ -85,8 +129,14 @@ async def read_messages(
             continue
         if not content_length or header.strip():
             continue
-        body = await reader.readexactly(content_length)
-        content_length = 0
+        declared, content_length = content_length, 0
+        body = await reader.body(declared)
+        if body is None:  # stalled with the next message inside
+            start = _next_header(reader.buffer)
+            assert start is not None
+            reader.buffer = reader.buffer[start:]
+            _dropped(f"a message shorter than its Content-Length ({declared} bytes)")
+            continue
         if not body:
             break
         try:
@@ -112,7 +162,7 @@ def _dropped(what: str) -> None:
 def start_io(server: LanguageServer, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> None:
     """pygls's ``start_io`` (asynchronous form) with ``read_messages``."""
     server._stop_event = stop_event = threading.Event()
-    reader = Resync(StdinAsyncReader(stdin or sys.stdin.buffer, server.thread_pool))
+    reader = Resync(stdin or sys.stdin.buffer, server.thread_pool)
     server.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
     try:
         asyncio.run(read_messages(stop_event, reader, server.protocol, server.report_server_error))
