@@ -124,6 +124,10 @@ def _webhook_parsers(commands: argparse._SubParsersAction) -> None:
     )
     serve_parser.add_argument("--rate", type=_positive, help="deliveries per minute allowed per origin of each client address (default: no limit)")
     serve_parser.add_argument(
+        "--trusted-proxy", action="append", default=[], metavar="ADDRESS",
+        help="a reverse proxy (address or network) whose X-Forwarded-For names the client (repeatable; default: none trusted)",
+    )
+    serve_parser.add_argument(
         "--allow-private-callbacks", action="store_true",
         help="let handshake callbacks (WebHook-Request-Callback) reach loopback and private addresses",
     )
@@ -476,7 +480,7 @@ def _serve(arguments: argparse.Namespace) -> int:
         rate=arguments.rate, path=path, allow_private_callbacks=arguments.allow_private_callbacks,
     )
     try:
-        serve(app, arguments.host, arguments.port, sys.stderr)
+        serve(app, arguments.host, arguments.port, sys.stderr, trusted_proxies=arguments.trusted_proxy)
     except OSError as error:
         print(f"evcat: error: cannot listen on {arguments.host}:{arguments.port}: {error.strerror or error}", file=sys.stderr)
         return 1

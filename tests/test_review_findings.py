@@ -89,7 +89,7 @@ def test_the_receiver_measures_a_batch_event_in_utf8(tmp_path: Path) -> None:
         event = json.loads(_removed('"' + "\u00e9" * 50_000 + '"'))
         judged = receiver.judge({"content-type": "application/cloudevents-batch+json"},
                                 json.dumps([event], ensure_ascii=False).encode("utf-8"))
-        assert all(not [f for f in j.findings if f.rule == "size"] for j in judged), judged
+        assert all(not [f for f in j.findings if f.rule == "WEBHOOK-EVENT-SIZE"] for j in judged), judged
     finally:
         sys.path.remove(str(tmp_path / "python"))
         for name in [n for n in sys.modules if n == "meter_data" or n.startswith("meter_data.")]:

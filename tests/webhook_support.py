@@ -143,8 +143,12 @@ async def explode(event):
 
 
 def start_receiver(tmp: Path, packages: Path, *, tokens: str = "", origins: str = "*", rate: str = "",
-                   package: str = "brp_personen", allow_private: bool = False) -> Server:
-    """The generated ``brp_personen.webhook.Receiver`` under uvicorn (as a user runs it)."""
+                   package: str = "brp_personen", allow_private: bool = False, run: bool = False,
+                   hardened: bool = False) -> Server:
+    """The generated ``brp_personen.webhook.Receiver`` under uvicorn (as a user runs it):
+    ``uvicorn wh_app:receiver``; with ``hardened`` the flags the README gives for
+    the command line (the package's header deadline, no forwarding headers);
+    with ``run`` the receiver's own ``receiver.run(...)``."""
     app_dir = tmp / "app"
     app_dir.mkdir(exist_ok=True)
     (app_dir / "wh_app.py").write_text(APP, encoding="utf-8")
@@ -156,9 +160,14 @@ def start_receiver(tmp: Path, packages: Path, *, tokens: str = "", origins: str 
         WH_TOKENS=tokens, WH_ORIGINS=origins, WH_RATE=rate, WH_LOG=str(log),
         WH_PACKAGE=package, WH_PRIVATE="1" if allow_private else "0",
     )
+    command = [sys.executable, "-m", "uvicorn", "wh_app:receiver", "--host", "127.0.0.1", "--port", str(port),
+               "--log-level", "warning"]
+    if hardened:
+        command += ["--no-proxy-headers", "--http", f"{package}._serving:HTTPProtocol"]
+    if run:
+        command = [sys.executable, "-c", f"import wh_app; wh_app.receiver.run('127.0.0.1', {port}, log_level='warning')"]
     process = subprocess.Popen(
-        [sys.executable, "-m", "uvicorn", "wh_app:receiver", "--host", "127.0.0.1", "--port", str(port),
-         "--log-level", "warning"],
+        command,
         cwd=tmp, env=env, stdout=subprocess.DEVNULL, stderr=stderr.open("wb"),
     )
     wait_for_port(port, process)

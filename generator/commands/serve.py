@@ -7,10 +7,12 @@ by ``instance.EventChecker`` against the catalog, as ``evcat validate`` does.
 
 from __future__ import annotations
 
+import functools
 import json
 import signal
 import socket
 import sys
+import threading
 from collections.abc import Iterable, Mapping
 from typing import Any, TextIO
 
@@ -20,13 +22,16 @@ from ..rules import RULES
 from ..runtime._cloudevents import structured_from_binary
 from ..runtime._webhook import (
     BATCH,
+    MAX_DETAILS,
     STRUCTURED,
+    Details,
     Finding,
     Judged,
     Unsupported,
     WebhookApp,
     check_binary_body,
     essence,
+    oversized,
 )
 from .validate import InputProblem
 from .validate import _check_depth as check_depth
@@ -74,11 +79,14 @@ def read_json(body: bytes) -> Any:
 class CatalogJudge:
     """Headers and body -> judged events, by the catalog's rules."""
 
-    def __init__(self, catalog_set: CatalogSet) -> None:
+    def __init__(self, catalog_set: CatalogSet, max_details: int = MAX_DETAILS) -> None:
         self.checker = EventChecker(catalog_set)
+        self.max_details = max_details
+        self.max_event_size = size_limit(catalog_set)
 
     def __call__(self, headers: Mapping[str, str], body: bytes) -> list[Judged]:
         kind = essence(headers.get("content-type", ""))
+        details = Details(self.max_details)
         if kind == BATCH:
             try:
                 items = read_json(body)
@@ -86,16 +94,19 @@ class CatalogJudge:
                 return [_unreadable("the batch is not JSON", error)]
             if not isinstance(items, list):
                 return [_unreadable("a batch is a JSON array of events")]
-            return [
-                self.judge(index, item, len(json.dumps(item, separators=(",", ":"), ensure_ascii=False).encode()))
-                for index, item in enumerate(items)
-            ]
+            judged = []
+            for index, item in enumerate(items):
+                size = len(json.dumps(item, separators=(",", ":"), ensure_ascii=False).encode())
+                judged.append(self.judge(index, item, size, details))
+                # Held to the limit as the same event alone is (413): an error.
+                details.take(judged[-1], oversized(size, self.max_event_size))
+            return judged
         if kind == STRUCTURED:
             try:
                 value = read_json(body)
             except (ValueError, RecursionError) as error:
                 return [_unreadable("the body is not JSON", error)]
-            return [self.judge(0, value, len(body))]
+            return [self.judge(0, value, len(body), details)]
         if "ce-specversion" not in headers:
             raise Unsupported(f"{kind or 'no Content-Type'} is not a CloudEvents format this catalog describes")
         check_binary_body(headers, body)
@@ -103,11 +114,17 @@ class CatalogJudge:
             event = binary_to_structured(headers, body, self.checker)
         except (ValueError, RecursionError) as error:
             return [_unreadable("binary mode", error)]
-        return [self.judge(0, event, None)]
+        return [self.judge(0, event, None, details)]
 
-    def judge(self, index: int, value: Any, wire_size: int | None) -> Judged:
+    def judge(self, index: int, value: Any, wire_size: int | None, details: Details | None = None) -> Judged:
+        """One event; its findings in detail while ``details`` allows, else counted."""
         problems = self.checker.check(value, wire_size=wire_size)
-        judged = Judged(index, value, findings=[_finding(problem) for problem in problems])
+        judged = Judged(index, value)
+        if details is None or details.left >= len(problems):
+            findings = [_finding(problem) for problem in problems]
+        else:  # past the budget: the severity of each, no text built
+            findings = [_finding(p) if n < details.left else _counted(p) for n, p in enumerate(problems)]
+        (details or Details(len(findings))).take(judged, findings)
         if isinstance(value, dict):
             for name in ("id", "type", "dataversion"):
                 if isinstance(value.get(name), str):
@@ -115,9 +132,21 @@ class CatalogJudge:
         return judged
 
 
+@functools.cache
+def _severity(rule: str) -> str:
+    return str(RULES[rule].severity) if rule in RULES else "error"
+
+
 def _finding(problem: Problem) -> Finding:
-    severity = RULES[problem.rule].severity.name.lower() if problem.rule in RULES else "error"
-    return Finding(problem.rule, pointer_text(problem.pointer), problem.message, severity)
+    return Finding(problem.rule, pointer_text(problem.pointer), problem.message, _severity(problem.rule))
+
+
+_COUNTED = {"error": Finding("", "", "", "error"), "warning": Finding("", "", "", "warning")}
+
+
+def _counted(problem: Problem) -> Finding:
+    """A finding that is only counted: its severity, nothing else."""
+    return _COUNTED[_severity(problem.rule)]
 
 
 def _unreadable(what: str, error: Exception | None = None) -> Judged:
@@ -131,9 +160,13 @@ def _unreadable(what: str, error: Exception | None = None) -> Judged:
 def printer(stream: TextIO) -> Any:
     """The report of ``evcat serve``: one JSON line per received event."""
 
+    lock = threading.Lock()  # a large batch is reported from a worker thread
+
     def report(judged: list[Judged]) -> None:
-        stream.writelines(json.dumps(item.record(), ensure_ascii=False) + "\n" for item in judged)
-        stream.flush()
+        lines = [json.dumps(item.record(), ensure_ascii=False) + "\n" for item in judged]
+        with lock:
+            stream.writelines(lines)
+            stream.flush()
 
     return report
 
@@ -148,25 +181,29 @@ def application(
     stream: TextIO | None = None,
     allow_private_callbacks: bool = False,
 ) -> WebhookApp:
-    limit = size_limit(catalog_set)
+    judge = CatalogJudge(catalog_set)
     return WebhookApp(
-        CatalogJudge(catalog_set),
+        judge,
         report=printer(stream or sys.stdout),
         tokens=tokens,
         allowed_origins=allowed_origins or ("*",),
         rate=rate,
         path=path,
-        max_event_size=limit,
+        max_event_size=judge.max_event_size,
         allow_private_callbacks=allow_private_callbacks,
     )
 
 
-def serve(app: WebhookApp, host: str, port: int, announce: TextIO) -> None:
-    """Run under uvicorn until Ctrl-C (or SIGTERM), then shut down gracefully.
+def serve(app: WebhookApp, host: str, port: int, announce: TextIO, trusted_proxies: Iterable[str] = ()) -> None:
+    """Run under uvicorn until Ctrl-C (or SIGTERM), then shut down gracefully,
+    with the runtime's limits (``_serving``: a deadline for request headers,
+    forwarding headers trusted only from ``trusted_proxies``).
 
     The socket is bound here, so ``--port 0`` works and the address printed
     is the one listening."""
     import uvicorn
+
+    from ..runtime._serving import config as serving_config
 
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
@@ -177,7 +214,10 @@ def serve(app: WebhookApp, host: str, port: int, announce: TextIO) -> None:
     bound = sock.getsockname()[1]
     shown = f"[{host}]" if family == socket.AF_INET6 else host
     print(f"evcat: serving on http://{shown}:{bound}{app.path or '/'} ; Ctrl-C stops", file=announce, flush=True)
-    config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on", timeout_graceful_shutdown=5)
+    config = serving_config(
+        app, trusted_proxies=trusted_proxies, log_level="warning", access_log=False, lifespan="on",
+        timeout_graceful_shutdown=5,
+    )
     # uvicorn shuts down gracefully on SIGINT and SIGTERM, then raises the signal
     # again with the handlers it found: these end the run quietly.
     previous = signal.signal(signal.SIGTERM, _stopped)

@@ -16,7 +16,9 @@ from typing import Any
 
 import yaml
 from lsprotocol import types
+from pygls.exceptions import JsonRpcInvalidRequest
 from pygls.lsp.server import LanguageServer
+from pygls.protocol import LanguageServerProtocol
 from pygls.uris import from_fs_path, to_fs_path
 
 from .. import __version__
@@ -28,9 +30,25 @@ from .symbols import file_symbols
 from .text import code_point_column, contains, key_path, key_under, location_range, overlaps, quoted_like, ref_at, ref_prefix
 
 
+class CatalogProtocol(LanguageServerProtocol):
+    """pygls's protocol, answering requests after ``shutdown`` as LSP 3.17
+    ("Shutdown Request") says: "If a server receives requests after a
+    shutdown request those requests should error with InvalidRequest" (pygls
+    drops them, and the client waits forever). Notifications other than
+    ``exit`` are dropped."""
+
+    def handle_message(self, message: Any) -> None:
+        method = getattr(message, "method", None)
+        if self._shutdown and method is not None and method != types.EXIT and hasattr(message, "id"):
+            error = JsonRpcInvalidRequest(f"the server is shut down: {method} is not served; send exit")
+            self._send_response(message.id, error=error.to_response_error())
+            return
+        super().handle_message(message)
+
+
 class CatalogServer(LanguageServer):
     def __init__(self) -> None:
-        super().__init__("evcat", __version__)
+        super().__init__("evcat", __version__, protocol_cls=CatalogProtocol)
         self.folders: dict[str, Folder] = {}  # by catalog directory
         self.workspace_roots: dict[str, str] = {}  # workspace folder -> its catalog directory
         # What was last published, by URI (published again only when it changes).
@@ -423,6 +441,9 @@ def shutdown(ls: CatalogServer, params: None) -> None:
 def run() -> int:
     """Serve over standard input and output until the client says exit; exit
     0 after a ``shutdown`` request, 1 otherwise (LSP's ``exit``). pygls has
-    closed standard output by then: the process ends here."""
-    server.start_io()
+    closed standard output by then: the process ends here. Messages are read
+    by ``stdio.start_io``, which survives a wrong Content-Length."""
+    from .stdio import start_io
+
+    start_io(server)
     os._exit(0 if server.shut_down else 1)

@@ -18,10 +18,12 @@ from ._webhook import (
     BATCH,
     DEFAULT_EVENT_SIZE,
     STRUCTURED,
+    Details,
     Finding,
     Judged,
     WebhookApp,
     essence,
+    oversized,
 )
 
 __all__ = ["EventReceiver", "Handler"]
@@ -36,9 +38,15 @@ def _pointer(location: Iterable[Any]) -> str:
     )
 
 
-def _findings(error: Exception) -> list[Finding]:
-    """Findings of the package's parse errors: pydantic's, one per error."""
+_ERROR = Finding("", "", "")  # a finding only counted, past the delivery's details
+
+
+def _findings(error: Exception, left: int) -> list[Finding]:
+    """Findings of the package's parse errors: pydantic's, one per error; past
+    ``left`` of them counted only (no text built)."""
     if isinstance(error, ValidationError):
+        if left <= 0:
+            return [_ERROR] * error.error_count()
         return [
             Finding(str(item["type"]), _pointer(item["loc"]), str(item["msg"]))
             for item in error.errors(include_url=False)
@@ -85,6 +93,21 @@ class EventReceiver(WebhookApp):
             allow_private_callbacks=allow_private_callbacks,
         )
 
+    def run(
+        self,
+        host: str = "127.0.0.1",
+        port: int = 8000,
+        *,
+        trusted_proxies: Iterable[str] = (),
+        **options: Any,
+    ) -> None:
+        """Serve this receiver under uvicorn (the extra ``webhook``) with a
+        deadline for request headers and no forwarding headers trusted
+        unless ``trusted_proxies`` names the proxies (``_serving``)."""
+        from ._serving import run
+
+        run(self, host, port, trusted_proxies=trusted_proxies, **options)
+
     def on(self, *classes: type) -> Callable[[H], H]:
         """Register the decorated function for events of ``classes`` (or subclasses)."""
         if not classes:
@@ -101,8 +124,9 @@ class EventReceiver(WebhookApp):
 
     def _judge(self, headers: Mapping[str, str], body: bytes) -> list[Judged]:
         kind = essence(headers.get("content-type", ""))
+        details = Details()
         if kind == STRUCTURED:  # what from_http does with it, without its header work
-            return [self._one(0, body)]
+            return [self._one(0, body, details)]
         if kind == BATCH:
             try:
                 items = read_json(body)
@@ -112,20 +136,19 @@ class EventReceiver(WebhookApp):
                 return [Judged(0, findings=[Finding("json", "", "not a JSON array")])]
             judged: list[Judged] = []
             for index, item in enumerate(cast("Sequence[Any]", items)):
-                judged.append(self._one(index, item))
+                judged.append(self._one(index, item, details))
                 size = len(
                     json.dumps(item, separators=(",", ":"), ensure_ascii=False).encode()
                 )
-                if size > self.max_event_size:
-                    message = f"the event is {size} bytes, over {self.max_event_size}"
-                    judged[-1].findings.append(Finding("size", "", message))
+                details.take(judged[-1], oversized(size, self.max_event_size))
             return judged
-        return [self._one(0, None, headers, body)]
+        return [self._one(0, None, details, headers, body)]
 
     def _one(
         self,
         index: int,
         item: Any,
+        details: Details,
         headers: Mapping[str, str] | None = None,
         body: bytes = b"",
     ) -> Judged:
@@ -135,7 +158,7 @@ class EventReceiver(WebhookApp):
             else:
                 event = self._from_http(headers, body)
         except (ValueError, RecursionError) as error:  # EventError, ValidationError
-            judged = Judged(index, findings=_findings(error))
+            judged = details.take(Judged(index), _findings(error, details.left))
             if isinstance(item, dict):  # name the event as far as it can be named
                 named = cast("dict[str, Any]", item)
                 for name in ("id", "type", "dataversion"):

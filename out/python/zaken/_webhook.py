@@ -43,10 +43,13 @@ __all__ = [
     "BATCH",
     "DEFAULT_BATCH_SIZE",
     "DEFAULT_EVENT_SIZE",
+    "EVENT_SIZE_RULE",
+    "MAX_DETAILS",
     "QUERY_TOKEN_RULE",
     "RATE_WINDOW",
     "STRUCTURED",
     "Confirm",
+    "Details",
     "Dispatch",
     "Finding",
     "Judge",
@@ -63,6 +66,7 @@ __all__ = [
     "essence",
     "is_json",
     "mode_of",
+    "oversized",
     "problem",
 ]
 
@@ -77,6 +81,15 @@ RATE_WINDOW = (
     60.0  # WebHook-Allowed-Rate counts requests per minute (webhook spec §4.2.2)
 )
 QUERY_TOKEN_RULE = "WEBHOOK-TOKEN-IN-QUERY"
+# An event of a batch over the event limit: an error of that event, as the
+# same event alone gets 413.
+EVENT_SIZE_RULE = "WEBHOOK-EVENT-SIZE"
+# Problems given in detail per delivery (in the 400 answer and the report);
+# the others are counted. A batch of thousands of invalid events must not
+# cost seconds of work and megabytes of answer (issue 30).
+MAX_DETAILS = 100
+# Characters of a pointer or message in an answer (the rest is cut, "...").
+MAX_TEXT = 1000
 _LOG = logging.getLogger(__name__)
 
 Scope = dict[str, Any]
@@ -105,21 +118,31 @@ class Judged:
     type: str | None = None
     dataversion: str | None = None
     findings: list[Finding] = field(default_factory=list[Finding])
+    # Findings counted but not given in detail (past the delivery's MAX_DETAILS),
+    # and how many of those are errors.
+    omitted: int = 0
+    omitted_errors: int = 0
 
     @property
     def valid(self) -> bool:
+        if self.omitted_errors:
+            return False
         findings = self.findings
         return not findings or all(f.severity != "error" for f in findings)
 
     def record(self) -> dict[str, Any]:
-        """The JSON line ``evcat serve`` prints for this event."""
-        return {
+        """The JSON line ``evcat serve`` prints for this event (``omitted``:
+        the number of its diagnostics past the delivery's ``MAX_DETAILS``)."""
+        record: dict[str, Any] = {
             "id": self.id,
             "type": self.type,
             "dataversion": self.dataversion,
             "valid": self.valid,
             "diagnostics": [self.diagnostic(finding) for finding in self.findings],
         }
+        if self.omitted:
+            record["omitted"] = self.omitted
+        return record
 
     def diagnostic(self, finding: Finding) -> dict[str, Any]:
         return {
@@ -130,6 +153,38 @@ class Judged:
             "pointer": finding.pointer,
             "message": finding.message,
         }
+
+
+class Details:
+    """How many more findings of a delivery a judge may give in detail:
+    ``take(findings)`` keeps those within the budget and counts the rest on
+    ``judged``. A judge that runs out checks the remaining events only as far
+    as their verdict and count need."""
+
+    def __init__(self, budget: int = MAX_DETAILS) -> None:
+        self.left = budget
+
+    def take(self, judged: Judged, findings: Sequence[Finding]) -> Judged:
+        kept = list(findings[: max(self.left, 0)])
+        self.left -= len(kept)
+        judged.findings.extend(kept)
+        rest = findings[len(kept) :]
+        judged.omitted += len(rest)
+        judged.omitted_errors += sum(1 for f in rest if f.severity == "error")
+        return judged
+
+
+def oversized(size: int, limit: int) -> list[Finding]:
+    """The finding of a batch's event of ``size`` bytes (compact JSON) over
+    ``limit``: 65,536 bytes pass, 65,537 do not."""
+    if size <= limit:
+        return []
+    message = f"the event is {size} bytes, over the limit of {limit} bytes of one event"
+    return [Finding(EVENT_SIZE_RULE, "", message)]
+
+
+def _cut(text: str) -> str:
+    return text if len(text) <= MAX_TEXT else text[: MAX_TEXT - 3] + "..."
 
 
 class Unsupported(Exception):
@@ -204,8 +259,8 @@ def peer_of(scope: Scope) -> str:
     """The client's address as the rate limit counts it: what the client cannot
     choose freely. An IPv6 client is its /64 (one subscriber's usual prefix,
     RFC 6177), an IPv4-mapped one its IPv4 address. Behind a reverse proxy it
-    is the proxy, unless the server rewrites the client from trusted
-    forwarding headers (``uvicorn --proxy-headers --forwarded-allow-ips``)."""
+    is the proxy, unless the server rewrites the client from the forwarding
+    headers of proxies it is told to trust (``_serving``: none by default)."""
     client = scope.get("client") or ("unknown", 0)
     host = str(client[0])
     try:
@@ -575,6 +630,28 @@ class WebhookApp:
             if self._watchdog is asyncio.current_task():
                 self._watchdog = None
 
+    def _judged(
+        self, headers: Mapping[str, str], body: bytes, via: str | None
+    ) -> list[Judged]:
+        """The judge's verdict on a delivery, reported (``Unsupported`` passes)."""
+        try:
+            judged = self.judge(headers, body)
+        except RecursionError:
+            judged = [Judged(0, findings=[Finding("json", "", "nested too deeply")])]
+        if via == "query":
+            warning = Finding(
+                QUERY_TOKEN_RULE,
+                "",
+                "the access token came in the access_token query parameter; "
+                "send it as Authorization: Bearer (NL GOV webhook guideline §3.2)",
+                "warning",
+            )
+            for item in judged:
+                item.findings.append(warning)
+        if self.report is not None:
+            self.report(judged)
+        return judged
+
     # -- abuse protection (webhook spec §4) ---------------------------------
 
     def _allows(self, origin: str) -> bool:
@@ -735,40 +812,36 @@ class WebhookApp:
         try:
             if mode == "binary":
                 check_binary_body(headers, body)
-            judged = self.judge(headers, body)
+            if len(body) > self.max_event_size:
+                # A large batch is CPU work for a while: off the event loop,
+                # which keeps answering other requests meanwhile (issue 30).
+                judged = await asyncio.to_thread(self._judged, headers, body, via)
+            else:
+                judged = self._judged(headers, body, via)
         except Unsupported as error:
             await _respond(
                 send, 415, _PROBLEM, problem(415, "Unsupported Media Type", str(error))
             )
             return
-        except RecursionError:
-            judged = [Judged(0, findings=[Finding("json", "", "nested too deeply")])]
-        if via == "query":
-            warning = Finding(
-                QUERY_TOKEN_RULE,
-                "",
-                "the access token came in the access_token query parameter; "
-                "send it as Authorization: Bearer (NL GOV webhook guideline §3.2)",
-                "warning",
-            )
-            for item in judged:
-                item.findings.append(warning)
-        if self.report is not None:
-            self.report(judged)
-        invalid = [item for item in judged if not item.valid]
+        invalid = sum(1 for item in judged if not item.valid)
         if invalid or not judged:
-            errors = [
-                item.diagnostic(finding) for item in judged for finding in item.findings
-            ]
-            count = f"{len(invalid)} of {len(judged)} event(s)"
+            errors, omitted = _details(judged)
+            count = f"{invalid} of {len(judged)} event(s)"
             detail = f"{count} invalid; nothing was accepted"
             if not judged:
                 detail = "the batch holds no event"
+            members: dict[str, Any] = {"errors": errors}
+            if omitted:
+                detail += (
+                    f"; the first {len(errors)} problems are listed, "
+                    f"{omitted} more omitted"
+                )
+                members["omitted"] = omitted
             await _respond(
                 send,
                 400,
                 _PROBLEM,
-                problem(400, "Bad Request", detail, errors=errors),
+                problem(400, "Bad Request", detail, **members),
             )
             return
         if self.dispatch is not None:
@@ -781,6 +854,26 @@ class WebhookApp:
                 )
                 return
         await _respond(send, 204, extra)
+
+
+def _details(judged: Sequence[Judged]) -> tuple[list[dict[str, Any]], int]:
+    """The first ``MAX_DETAILS`` diagnostics of a delivery (pointer and message
+    cut at ``MAX_TEXT`` characters) and the number of the others: an answer
+    of bounded size, however many events and problems the delivery holds."""
+    errors: list[dict[str, Any]] = []
+    omitted = 0
+    for item in judged:
+        omitted += item.omitted
+        for finding in item.findings:
+            if len(errors) >= MAX_DETAILS:
+                omitted += 1
+                continue
+            diagnostic = item.diagnostic(finding)
+            for name in ("id", "pointer", "message"):
+                if isinstance(diagnostic[name], str):
+                    diagnostic[name] = _cut(diagnostic[name])
+            errors.append(diagnostic)
+    return errors, omitted
 
 
 async def _read(
