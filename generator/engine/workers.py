@@ -73,9 +73,9 @@ def single_threaded() -> bool:
         return threading.active_count() == 1
 
 
-def _ignore_interrupts() -> None:
+def _ignore_interrupts(parent: int | None = None) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent stops the workers
-    _end_with_parent()  # and should it be killed, they end too (and the children of ``bounded`` they run)
+    _end_with_parent(parent)  # and should it be killed, they end too (and the children of ``bounded`` they run)
 
 
 def pool(workers: int) -> Any:
@@ -83,11 +83,11 @@ def pool(workers: int) -> Any:
     or None when fewer than two are wanted or fork is not available."""
     if workers < 2 or worker_count(workers, workers) < 2:
         return None
-    return get_context("fork").Pool(workers, initializer=_ignore_interrupts)
+    return get_context("fork").Pool(workers, initializer=_ignore_interrupts, initargs=(os.getpid(),))
 
 
-def _warm(function: Callable[[], object]) -> None:
-    _ignore_interrupts()
+def _warm(function: Callable[[], object], parent: int) -> None:
+    _ignore_interrupts(parent)
     function()
 
 
@@ -96,7 +96,7 @@ def helper(warm_up: Callable[[], object]) -> Any:
     library while the parent works) and then takes work; None without fork."""
     if worker_count(2, 2) < 2:
         return None
-    return get_context("fork").Pool(1, initializer=_warm, initargs=(warm_up,))
+    return get_context("fork").Pool(1, initializer=_warm, initargs=(warm_up, os.getpid()))
 
 
 def stop(*pools: Any) -> None:
@@ -197,7 +197,7 @@ def run(function: Callable[[Item], Result], items: Iterable[Item], workers: int,
     # memory of a large run, counted once instead of once per worker).
     gc.freeze()
     try:
-        pool = get_context("fork").Pool(workers, initializer=_ignore_interrupts)
+        pool = get_context("fork").Pool(workers, initializer=_ignore_interrupts, initargs=(os.getpid(),))
     except BaseException:
         gc.unfreeze()
         raise
@@ -293,12 +293,12 @@ def bounded(function: Callable[[Item], Result], item: Item, limits: Limits) -> R
     return _spawned(function, item, limits)
 
 
-def _limit(limits: Limits) -> None:
+def _limit(limits: Limits, parent: int | None = None) -> None:
     """In the child of ``bounded``: its limits, set before the work starts."""
     import resource
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    _end_with_parent()
+    _end_with_parent(parent)
     # What the child inherited is left alone by its collections: scanning it
     # would copy every page it shares with its parent (a fork per unit).
     gc.freeze()
@@ -320,11 +320,16 @@ def _limit(limits: Limits) -> None:
     signal.setitimer(signal.ITIMER_REAL, max(left, 0.001))
 
 
-def _end_with_parent() -> None:
+def _end_with_parent(parent: int | None = None) -> None:
     """The child of ``bounded`` is killed when the process that started it
     ends (Linux's ``PR_SET_PDEATHSIG``): a run stopped by an error in another
-    unit, or killed, leaves no template running until its deadline."""
-    parent = os.getppid()
+    unit, or killed, leaves no template running until its deadline.
+    ``parent``: that process's pid, taken before the fork (asked here, a
+    parent killed between the fork and this call would go unnoticed: the
+    child would already have been handed to init, and live on holding the
+    run's output pipes)."""
+    if parent is None:
+        parent = os.getppid()
     try:
         import ctypes
 
@@ -353,12 +358,13 @@ def _outcome(function: Callable[[Item], Any], item: Item) -> bytes:
 
 def _forked(function: Callable[[Item], Result], item: Item, limits: Limits) -> Result:
     reading, writing = os.pipe()
+    parent = os.getpid()
     pid = os.fork()
     if pid == 0:  # the child: the work, its outcome into the pipe, and out
         code = 0
         try:
             os.close(reading)
-            _limit(limits)
+            _limit(limits, parent)
             data = _outcome(function, item)
             with open(writing, "wb") as pipe:
                 pipe.write(data)
