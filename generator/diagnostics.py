@@ -69,10 +69,13 @@ def has_errors(diagnostics: Iterable[Diagnostic]) -> bool:
 def summary(diagnostics: Sequence[Diagnostic], checked: int | None = None) -> str:
     """``3 errors, 1 warning in 2 files`` (or ``no problems in 4 files``)."""
     errors = sum(1 for d in diagnostics if d.severity is Severity.ERROR)
-    warnings = len(diagnostics) - errors
-    if not diagnostics:
+    return counted(errors, len(diagnostics) - errors, len({d.location.file for d in diagnostics}), checked)
+
+
+def counted(errors: int, warnings: int, files: int, checked: int | None = None) -> str:
+    """``summary`` from the counts (for diagnostics written as they come)."""
+    if not errors and not warnings:
         return "no problems" if checked is None else f"no problems in {checked} file{'s' * (checked != 1)}"
-    files = len({d.location.file for d in diagnostics})
     return (
         f"{errors} error{'s' * (errors != 1)}, "
         f"{warnings} warning{'s' * (warnings != 1)} "
@@ -86,6 +89,37 @@ def _full_message(diagnostic: Diagnostic) -> str:
     return diagnostic.message
 
 
+# A value quoted in a message (a bad string of an event, an event id) is shown
+# by a bounded prefix, an ellipsis and its length: a 1 MB string gives a line of
+# a few hundred bytes, never a 1 MB one (issue 30). Quotes are those of JSON
+# ("...") and of Python's repr ('...'); any message is bounded as a whole too.
+QUOTED_LIMIT = 64
+MESSAGE_LIMIT = 1024
+_LONG_QUOTED = re.compile(
+    rf'"(?:[^"\\\n]|\\.){{{QUOTED_LIMIT + 1},}}"|\'(?:[^\'\\\n]|\\.){{{QUOTED_LIMIT + 1},}}\''
+)
+
+
+def _short_quote(match: re.Match[str]) -> str:
+    quoted = match.group()
+    inner = quoted[1:-1]
+    prefix = inner[:QUOTED_LIMIT]
+    if prefix.endswith("\\") and not prefix.endswith("\\\\"):
+        prefix = prefix[:-1]  # no escape cut in two
+    return f"{quoted[0]}{prefix}...{quoted[0]} ({len(inner):,} characters)"
+
+
+def bounded(text: str, limit: int = MESSAGE_LIMIT) -> str:
+    """``text`` with every quoted value longer than QUOTED_LIMIT shown as its
+    prefix, ``...`` and its length, and at most ``limit`` characters in all."""
+    if len(text) <= QUOTED_LIMIT:
+        return text
+    text = _LONG_QUOTED.sub(_short_quote, text)
+    if len(text) > limit:
+        text = f"{text[:limit]}... ({len(text):,} characters in all)"
+    return text
+
+
 # C0 and C1 control characters, DEL, and the bidirectional controls that
 # reorder what a terminal shows (Trojan Source, CVE-2021-42574): shown
 # escaped, so a catalog or an event cannot send escape sequences to the terminal.
@@ -97,10 +131,13 @@ def terminal_text(text: str) -> str:
     return _TERMINAL_UNSAFE.sub(lambda m: m.group().encode("unicode_escape", "backslashreplace").decode("ascii"), text)
 
 
+def text_line(d: Diagnostic) -> str:
+    """One diagnostic as ``file:line:col: severity RULE message``, safe for a terminal."""
+    return terminal_text(f"{d.location}: {d.severity} {d.rule} {_full_message(d)}")
+
+
 def format_text(diagnostics: Sequence[Diagnostic], checked: int | None = None) -> str:
-    lines = [
-        terminal_text(f"{d.location}: {d.severity} {d.rule} {_full_message(d)}") for d in diagnostics
-    ]
+    lines = [text_line(d) for d in diagnostics]
     lines.append(summary(diagnostics, checked))
     return "\n".join(lines) + "\n"
 
@@ -133,19 +170,22 @@ def _github_escape(text: str, *, property_value: bool = False) -> str:
     return text
 
 
+def github_line(d: Diagnostic) -> str:
+    """One diagnostic as a GitHub Actions workflow command (``::error file=...::message``)."""
+    level = "error" if d.severity is Severity.ERROR else "warning"
+    props = ",".join(
+        [
+            f"file={_github_escape(d.location.file, property_value=True)}",
+            f"line={d.location.line}",
+            f"col={d.location.column}",
+            f"title={_github_escape(d.rule, property_value=True)}",
+        ]
+    )
+    return f"::{level} {props}::{_github_escape(_full_message(d))}"
+
+
 def format_github(diagnostics: Sequence[Diagnostic], checked: int | None = None) -> str:
-    lines = []
-    for d in diagnostics:
-        level = "error" if d.severity is Severity.ERROR else "warning"
-        props = ",".join(
-            [
-                f"file={_github_escape(d.location.file, property_value=True)}",
-                f"line={d.location.line}",
-                f"col={d.location.column}",
-                f"title={_github_escape(d.rule, property_value=True)}",
-            ]
-        )
-        lines.append(f"::{level} {props}::{_github_escape(_full_message(d))}")
+    lines = [github_line(d) for d in diagnostics]
     lines.append(summary(diagnostics, checked))
     return "\n".join(lines) + "\n"
 

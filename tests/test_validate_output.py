@@ -1,0 +1,40 @@
+"""Issue 30: what `evcat validate` writes stays bounded and safe whatever the
+events hold: no diagnostic line repeats a long bad value, every item of a
+batch array is reported at its own line and column, and no output format
+passes terminal control or bidirectional characters through raw."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from .conftest import run_evcat
+from .goldens import CATALOGS
+from .test_validate import METER, changed
+
+LINE_LIMIT = 2048  # bytes, issue 30
+
+
+@pytest.mark.parametrize("output_format", ["text", "github", "json"])
+def test_no_diagnostic_line_repeats_a_long_bad_value(output_format: str, tmp_path: Path) -> None:
+    """300 events with 1 KB bad strings and one with a 1 MiB bad string and a
+    100 KB id: every line of the output is at most 2 KB, and a long value is
+    quoted by its prefix, an ellipsis and its length."""
+    events = [changed(METER, id=f"e{n}", data={"meter": {"meterId": "Q" * 1024, "product": "gas"}}) for n in range(300)]
+    events.append(changed(METER, id="i" * 100_000, data={"meter": {"meterId": "Q" * 1_048_576, "product": "gas"}}))
+    path = tmp_path / "events.jsonl"
+    path.write_text("".join(json.dumps(event) + "\n" for event in events), encoding="utf-8")
+    result = run_evcat("validate", str(CATALOGS["normo"]), str(path), "--format", output_format)
+    assert result.returncode == 1 and "Traceback" not in result.stderr, result.stderr
+    lines = result.stdout.splitlines()
+    assert output_format == "json" or sum("CE-DATA-SCHEMA" in line for line in lines) >= 301
+    longest = max(lines, key=lambda line: len(line.encode("utf-8")))
+    assert len(longest.encode("utf-8")) <= LINE_LIMIT, longest[:300]
+    assert '"QQQQ' in result.stdout and "(1,048,576 characters)" in result.stdout, result.stdout[-2000:]
+    assert "(1,024 characters)" in result.stdout
+    if output_format == "json":
+        report = json.loads(result.stdout)
+        assert sum(d["rule"] == "CE-DATA-SCHEMA" for d in report["diagnostics"]) >= 301
+        assert max(len(str(d["id"])) for d in report["diagnostics"]) < LINE_LIMIT
