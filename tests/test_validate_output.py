@@ -38,3 +38,36 @@ def test_no_diagnostic_line_repeats_a_long_bad_value(output_format: str, tmp_pat
         report = json.loads(result.stdout)
         assert sum(d["rule"] == "CE-DATA-SCHEMA" for d in report["diagnostics"]) >= 301
         assert max(len(str(d["id"])) for d in report["diagnostics"]) < LINE_LIMIT
+
+
+def test_every_item_of_a_batch_array_is_reported_at_its_own_line_and_column(tmp_path: Path) -> None:
+    """Issue 30: an ordinary invalid item of a JSON array was reported at 1:1
+    (a hostile one at its own line). Each item at its line and column (in
+    characters), in text and JSON output, the ordinary and the hostile alike."""
+    bad_subject = changed(METER, id="b1", subject="")  # NORMO-SUBJECT
+    bad_time = changed(METER, id="b2", time="2024-01-01T00:00:00Z")  # NORMO-TIME
+    text = (
+        "[\n"
+        f"  {json.dumps(METER)},\n"
+        f"  {json.dumps(bad_subject)},\n"
+        f"    {json.dumps(METER, ensure_ascii=False)}, {json.dumps(changed(bad_time, nlnote='é€'), ensure_ascii=False)}\n"
+        "]\n"
+    )
+    second = 4 + len(json.dumps(METER, ensure_ascii=False)) + 2 + 1  # 1-based column of the fourth item, in characters
+    path = tmp_path / "batch.json"
+    path.write_text(text, encoding="utf-8")
+    result = run_evcat("validate", str(CATALOGS["normo"]), str(path), "--format", "json")
+    report = json.loads(result.stdout)
+    found = {(d["index"], d["rule"]): (d["line"], d["column"]) for d in report["diagnostics"]}
+    assert found[(1, "NORMO-SUBJECT")] == (3, 3), found
+    assert found[(3, "NORMO-TIME")] == (4, second), found
+    text_result = run_evcat("validate", str(CATALOGS["normo"]), str(path))
+    assert "batch.json:3:3: error NORMO-SUBJECT event 1 id='b1'" in text_result.stdout, text_result.stdout
+    assert f"batch.json:4:{second}: error NORMO-TIME event 3 id='b2'" in text_result.stdout, text_result.stdout
+    # a hostile item (beyond what can be checked) beside an ordinary invalid one: both at their places
+    hostile = text.replace(f"  {json.dumps(METER)},\n", '  {"id": "h", "data": {"v": NaN}},\n', 1)
+    path.write_text(hostile, encoding="utf-8")
+    report = json.loads(run_evcat("validate", str(CATALOGS["normo"]), str(path), "--format", "json").stdout)
+    found = {(d["index"], d["rule"]): (d["line"], d["column"]) for d in report["diagnostics"]}
+    assert found[(0, "CE-FORMAT")] == (2, 3) and found[(1, "NORMO-SUBJECT")] == (3, 3), found
+    assert found[(3, "NORMO-TIME")] == (4, second), found
