@@ -163,11 +163,15 @@ def format_json(diagnostics: Sequence[Diagnostic], checked: int | None = None) -
 
 
 def _github_escape(text: str, *, property_value: bool = False) -> str:
-    # Workflow command escaping, as in @actions/core's command.ts.
+    """Workflow command escaping, as in @actions/core's command.ts (``%``,
+    CR and LF; in a property also ``:`` and ``,``), and then every other
+    control and bidirectional character shown as an escape (``terminal_text``):
+    the log is read in a terminal-like viewer too (issue 30: ESC and U+202E
+    went through raw)."""
     text = text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
     if property_value:
         text = text.replace(":", "%3A").replace(",", "%2C")
-    return text
+    return terminal_text(text)
 
 
 def github_line(d: Diagnostic) -> str:

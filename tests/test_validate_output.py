@@ -71,3 +71,39 @@ def test_every_item_of_a_batch_array_is_reported_at_its_own_line_and_column(tmp_
     found = {(d["index"], d["rule"]): (d["line"], d["column"]) for d in report["diagnostics"]}
     assert found[(0, "CE-FORMAT")] == (2, 3) and found[(1, "NORMO-SUBJECT")] == (3, 3), found
     assert found[(3, "NORMO-TIME")] == (4, second), found
+
+
+HOSTILE_NAME = "bad\x1b[2J\u202eName%\nx"  # ESC, a bidi override, a percent sign, a line feed
+
+
+@pytest.mark.parametrize("output_format", ["github", "text", "json", "sarif"])
+def test_no_output_format_passes_control_or_bidi_characters_through(output_format: str, tmp_path: Path) -> None:
+    """Issue 30: `--format github` wrote ESC and U+202E raw. Every format
+    written to a terminal or a CI log shows them as escapes; github escapes
+    as workflow commands do (% and line breaks; in properties also : and ,)."""
+    from .conftest import catalog_text
+
+    events = f"""\
+  - type: nl.test.thing-happened
+    dataversion: 1.0.0
+    title: Thing happened
+    description: A thing happened.
+    data:
+      type: object
+      description: The thing.
+      properties:
+        {json.dumps(HOSTILE_NAME)}: {{type: string, description: X.}}
+"""
+    catalog = tmp_path / "cat,a:b"
+    catalog.mkdir()
+    (catalog / "c.yaml").write_text(catalog_text(events=events), encoding="utf-8")
+    result = run_evcat("lint", str(catalog), "--no-cache", "--format", output_format)
+    assert "PAY-CAMELCASE" in result.stdout, result.stdout + result.stderr
+    for raw in ("\x1b", "\u202e", "\x07"):
+        assert raw not in result.stdout, (raw, result.stdout)
+    if output_format == "github":
+        [line] = [line for line in result.stdout.splitlines() if "PAY-CAMELCASE" in line]
+        assert line.startswith("::error file=") and "cat%2Ca%3Ab" in line, line
+        assert "bad\\x1b[2J\\u202eName%25%0Ax" in line, line
+    if output_format == "text":
+        assert "bad\\x1b[2J\\u202eName%\\nx" in result.stdout, result.stdout
