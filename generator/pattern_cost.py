@@ -77,8 +77,11 @@ def _backtracking(ecma_pattern: str) -> tuple[str, ...]:
     slow, or needs one. Empty: every judge stays linear on it."""
     try:
         tree = parse(ecma_pattern)
-    except PatternError:
-        return ()  # not readable: PAY-PATTERN-PORTABLE reports it
+    except PatternError as error:
+        # What cannot be read cannot be shown linear: '(?i)^(a+)+$' is read by
+        # Python's re, '^(\p{L}+)+$' by JavaScript's backtracking engine.
+        return (f"it cannot be checked ({error}), so it may backtrack catastrophically in a judge that reads it;"
+                " write it with the constructs of I-Regexp (RFC 9485)",)
     except RecursionError:
         return ("it is nested too deeply to be checked",)
     found = _engine_features(tree)

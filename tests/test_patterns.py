@@ -134,6 +134,8 @@ CATASTROPHIC = [r"^(\w+\s?)*$", r"(a|a)*", r"(a+)+", r"^(a+)+$", r"^(a|aa)+$", r
                 r"(\s*a\s*)*", r"(?:[ ]*y[ ]*)*", r"(.*,){12}x", r"^(\s*a\s*)*$", r"^(?:[ ]*y[ ]*)*$", r"^(.*,){12}x$",
                 r"^(a|a){30}$", r"^(?:a?){25}a{25}$", r"^(?:[a-z]+,?)+$",
                 # issue 30: what needs a backtracking engine (rules.md PAY-PATTERN-BACKTRACK)
+                # what evcat cannot read it cannot show linear: Python's re reads the first, JavaScript the second
+                r"(?i)^(a+)+$", r"^(\p{L}+)+$",
                 r"^(a)\1$", r"^(?<x>a+)\k<x>$", r"^(?=.*[A-Z])(?=.*\d).{8,}$", r"^(?!x)a$", r"(?<=a)b", r"(?<!a)b"]
 ACCEPTED = [
     r"^[0-9]{18}$", r"^E[0-9]{17}$", r"^[1-9][0-9]{3}[A-Z]{2}$", r"^[a-z][a-z0-9-]*$", r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$",
