@@ -15,8 +15,8 @@ This module:
 * parses an ECMA-262 pattern (``parse``) into a small tree;
 * ``python_pattern`` writes it for pydantic (Rust ``regex`` when the pattern
   needs nothing else, Python ``re`` when it has a lookaround or a
-  backreference: datamodel-code-generator then compiles it with ``re``), with
-  ECMA's meaning;
+  backreference: datamodel-code-generator then compiles it with ``re``; lint
+  refuses both, PAY-PATTERN-BACKTRACK), with ECMA's meaning;
 * ``portability`` names what lies outside I-Regexp (RFC 9485), the subset
   every engine reads alike (plus ``^``/``$`` at the ends and ``(?:...)``);
 * the tree is read by ``pattern_cost``, which tells whether a backtracking
@@ -346,10 +346,14 @@ def parse(pattern: str) -> Node:
 
 
 def _needs_python(node: Node) -> bool:
+    """Whether only Python's ``re`` reads ``node``: a backreference or a
+    lookaround (PAY-PATTERN-BACKTRACK refuses both, so a catalog that lint
+    accepts never gets here). ECMA's ASCII word boundaries are Rust's
+    ``(?-u:\\b)``."""
     if isinstance(node, Backreference):
         return True
     if isinstance(node, Assertion):
-        return node.kind in ("\\b", "\\B")
+        return False
     if isinstance(node, Group):
         return "look" in node.kind or _needs_python(node.body)
     if isinstance(node, Repeat):
@@ -377,7 +381,9 @@ def _write(node: Node, python: bool, schema: bool = False) -> str:
             return END_OF_INPUT if schema else "\\Z" if python else "$"
         if node.kind == "^":
             return "^"
-        return node.kind if schema else f"(?a:{node.kind})"  # ASCII word boundaries, as in ECMA (Python only)
+        if schema:
+            return node.kind
+        return f"(?a:{node.kind})" if python else f"(?-u:{node.kind})"  # ASCII word boundaries, as in ECMA
     if isinstance(node, Backreference):
         return f"(?P={node.name})" if not node.name.isdigit() else f"(?:\\{node.name})"
     if isinstance(node, Group):

@@ -126,6 +126,10 @@ assert ok(looked="xyz") and ok(looked="xy\\u00e9") and ok(looked="x\\u00e9") and
 """
     run = subprocess.run([sys.executable, "-c", code], cwd=out / "python", capture_output=True, text=True, timeout=60)
     assert run.returncode == 0, run.stderr
+    # Issue 30: no model of a catalog that lint accepts runs Python's re (a
+    # word boundary is Rust's (?-u:\b); what needs re is refused by lint).
+    models = (out / "python" / "test_catalog" / "models.py").read_text(encoding="utf-8")
+    assert '(?-u:\\\\b)"' in models and "python-re" not in models and "re.compile" not in models, models
 
 
 CATASTROPHIC = [r"^(\w+\s?)*$", r"(a|a)*", r"(a+)+", r"^(a+)+$", r"^(a|aa)+$", r"^[a-z]+[a-z0-9]*$", r"^.*a.*b$",
