@@ -64,6 +64,8 @@ LIVE_PATHS = 32
 _MAX_POSITIONS = 400
 # Sets of states the check may visit before it gives up (then the pattern is refused: it cannot be shown fast).
 _MAX_STATES = 20_000
+# Steps (a state of a set, read with one letter) the check may take: about a second at most.
+_MAX_WORK = 3_000_000
 _MAX_CODE_POINT = 0x10FFFF
 
 
@@ -80,8 +82,8 @@ def _backtracking(ecma_pattern: str) -> tuple[str, ...]:
     except PatternError as error:
         # What cannot be read cannot be shown linear: '(?i)^(a+)+$' is read by
         # Python's re, '^(\p{L}+)+$' by JavaScript's backtracking engine.
-        return (f"it cannot be checked ({error}), so it may backtrack catastrophically in a judge that reads it;"
-                " write it with the constructs of I-Regexp (RFC 9485)",)
+        return ((f"it cannot be checked ({error}), so it may backtrack catastrophically in a judge that reads it;"
+                 " write it with the constructs of I-Regexp (RFC 9485)"),)
     except RecursionError:
         return ("it is nested too deeply to be checked",)
     found = _engine_features(tree)
@@ -363,6 +365,9 @@ def _plain(low: int, high: int) -> tuple[int, int]:
     return 5, low
 
 
+_Counts = tuple[tuple[int, int], ...]  # (state, paths alive there), sorted
+
+
 @dataclass
 class _Slow:
     word: list[int]  # letters
@@ -377,12 +382,16 @@ def _count(edges: dict[int, list[tuple[int, int]]], letters: list[int], start: i
     offset (a state before the pattern keeps taking any character), and an
     attempt that reaches one of ``ends`` succeeds (its paths stop counting)."""
     searching = -1
-    initial = ((searching, 1),) if searched else ((start, 1),)
-    seen = {initial: None}
-    parents: dict[tuple[tuple[int, int], ...], tuple[tuple[tuple[int, int], ...], int]] = {}
+    initial: _Counts = ((searching, 1),) if searched else ((start, 1),)
+    seen: dict[_Counts, None] = {initial: None}
+    parents: dict[_Counts, tuple[_Counts, int]] = {}
     queue = deque([initial])
+    work = 0
     while queue:
         counts = queue.popleft()
+        work += len(counts) * len(letters)
+        if work > _MAX_WORK:
+            return _Slow([], 0, too_many_states=True)
         for letter_index, letter in enumerate(letters):
             following: dict[int, int] = {}
             for state, ways in counts:
@@ -409,7 +418,7 @@ def _count(edges: dict[int, list[tuple[int, int]]], letters: list[int], start: i
     return None
 
 
-def _word(parents: dict, key: tuple, initial: tuple) -> list[int]:
+def _word(parents: dict[_Counts, tuple[_Counts, int]], key: _Counts, initial: _Counts) -> list[int]:
     word = []
     while key != initial:
         key, letter = parents[key]

@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 import re
 import shutil
-import subprocess
 import signal
+import subprocess
 import sys
 import time
 from collections.abc import Iterator
