@@ -18,16 +18,13 @@ from typing import NoReturn
 from . import __version__
 from .commands.lint import UsageError, lint
 from .diagnostics import (
-    Severity,
-    counted,
+    DiagnosticWriter,
     display_path,
     format_github,
     format_json,
     format_sarif,
     format_text,
-    github_line,
     terminal_text,
-    text_line,
 )
 from .engine.config import RunConfig
 from .outputs import only_help
@@ -441,27 +438,14 @@ def _validate(arguments: argparse.Namespace) -> int:
         sys.stdout.write(_format(result.diagnostics, arguments.format, len(result.documents)))
         print(f"evcat: the catalog {catalog} has errors; fix them before validating events", file=sys.stderr)
         return 2
-    if arguments.format in ("text", "github"):
-        # Written as each chunk of events is checked, never held: memory does
-        # not grow with the number of invalid events (issue 30).
-        line = text_line if arguments.format == "text" else github_line
-        tally = {"errors": 0, "warnings": 0}
-        files: set[str] = set()
+    # Written as each chunk of events is checked, never held: memory does not
+    # grow with the number of invalid events (issue 30).
+    from .rules import RULES
 
-        def emit(diagnostics: list) -> None:
-            for diagnostic in diagnostics:
-                tally["errors" if diagnostic.severity is Severity.ERROR else "warnings"] += 1
-                files.add(diagnostic.location.file)
-                sys.stdout.write(line(diagnostic) + "\n")
-
-        outcome = validate(result.catalog_set, paths, config, emit)
-        if arguments.format == "text":
-            sys.stdout.write(f"{outcome.events - outcome.invalid} of {outcome.events} events valid\n")
-        else:
-            sys.stdout.write(counted(tally["errors"], tally["warnings"], len(files)) + "\n")
-        return 1 if outcome.invalid else 0
-    outcome = validate(result.catalog_set, paths, config)
-    sys.stdout.write(_format(outcome.diagnostics, arguments.format, None))
+    writer = DiagnosticWriter(arguments.format, sys.stdout.write, {rule.id: rule.summary for rule in RULES.values()},
+                              __version__)
+    outcome = validate(result.catalog_set, paths, config, writer.add)
+    writer.finish(f"{outcome.events - outcome.invalid} of {outcome.events} events valid" if arguments.format == "text" else None)
     return 1 if outcome.invalid else 0
 
 

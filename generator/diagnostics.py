@@ -8,10 +8,11 @@ it, with a concrete suggestion where one exists.
 from __future__ import annotations
 
 import enum
+import gc
 import json
 import os
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -142,23 +143,24 @@ def format_text(diagnostics: Sequence[Diagnostic], checked: int | None = None) -
     return "\n".join(lines) + "\n"
 
 
+def _json_item(d: Diagnostic) -> dict[str, Any]:
+    return {
+        "file": d.location.file,
+        "line": d.location.line,
+        "column": d.location.column,
+        "severity": str(d.severity),
+        "rule": d.rule,
+        "message": d.message,
+        "suggestion": d.suggestion,
+        "related": [
+            {"file": r.file, "line": r.line, "column": r.column} for r in d.related
+        ],
+        **dict(d.extra),
+    }
+
+
 def format_json(diagnostics: Sequence[Diagnostic], checked: int | None = None) -> str:
-    items = [
-        {
-            "file": d.location.file,
-            "line": d.location.line,
-            "column": d.location.column,
-            "severity": str(d.severity),
-            "rule": d.rule,
-            "message": d.message,
-            "suggestion": d.suggestion,
-            "related": [
-                {"file": r.file, "line": r.line, "column": r.column} for r in d.related
-            ],
-            **dict(d.extra),
-        }
-        for d in diagnostics
-    ]
+    items = [_json_item(d) for d in diagnostics]
     return json.dumps({"diagnostics": items, "summary": summary(diagnostics, checked)}, indent=2) + "\n"
 
 
@@ -194,36 +196,8 @@ def format_github(diagnostics: Sequence[Diagnostic], checked: int | None = None)
     return "\n".join(lines) + "\n"
 
 
-def format_sarif(diagnostics: Sequence[Diagnostic], rule_docs: dict[str, str], version: str) -> str:
-    """SARIF 2.1.0, as GitHub code scanning reads it."""
-    rule_ids = sorted({d.rule for d in diagnostics} | set(rule_docs))
-    index = {rule_id: i for i, rule_id in enumerate(rule_ids)}
-    rules = [
-        {
-            "id": rule_id,
-            "name": rule_id,
-            "shortDescription": {"text": rule_docs.get(rule_id, rule_id)},
-            "helpUri": "https://github.com/evcat/evcat/blob/main/README.md#rules",
-        }
-        for rule_id in rule_ids
-    ]
-    results = []
-    for d in diagnostics:
-        result = {
-            "ruleId": d.rule,
-            "ruleIndex": index[d.rule],
-            "level": "error" if d.severity is Severity.ERROR else "warning",
-            "message": {"text": _full_message(d)},
-            "locations": [_sarif_location(d.location)],
-        }
-        if d.extra:
-            result["properties"] = dict(d.extra)
-        if d.related:
-            result["relatedLocations"] = [
-                {"id": i, **_sarif_location(r)} for i, r in enumerate(d.related)
-            ]
-        results.append(result)
-    log = {
+def _sarif_log(rules: list[dict[str, Any]], results: list[Any], version: str) -> dict[str, Any]:
+    return {
         "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
         "version": "2.1.0",
         "runs": [
@@ -240,7 +214,122 @@ def format_sarif(diagnostics: Sequence[Diagnostic], rule_docs: dict[str, str], v
             }
         ],
     }
-    return json.dumps(log, indent=2) + "\n"
+
+
+def _sarif_rules(rule_ids: list[str], rule_docs: dict[str, str]) -> list[dict[str, Any]]:
+    return [
+        {
+            "id": rule_id,
+            "name": rule_id,
+            "shortDescription": {"text": rule_docs.get(rule_id, rule_id)},
+            "helpUri": "https://github.com/evcat/evcat/blob/main/README.md#rules",
+        }
+        for rule_id in rule_ids
+    ]
+
+
+def _sarif_result(d: Diagnostic, index: dict[str, int]) -> dict[str, Any]:
+    result: dict[str, Any] = {"ruleId": d.rule}
+    if d.rule in index:
+        result["ruleIndex"] = index[d.rule]
+    result.update({
+        "level": "error" if d.severity is Severity.ERROR else "warning",
+        "message": {"text": _full_message(d)},
+        "locations": [_sarif_location(d.location)],
+    })
+    if d.extra:
+        result["properties"] = dict(d.extra)
+    if d.related:
+        result["relatedLocations"] = [
+            {"id": i, **_sarif_location(r)} for i, r in enumerate(d.related)
+        ]
+    return result
+
+
+def format_sarif(diagnostics: Sequence[Diagnostic], rule_docs: dict[str, str], version: str) -> str:
+    """SARIF 2.1.0, as GitHub code scanning reads it."""
+    rule_ids = sorted({d.rule for d in diagnostics} | set(rule_docs))
+    index = {rule_id: i for i, rule_id in enumerate(rule_ids)}
+    results = [_sarif_result(d, index) for d in diagnostics]
+    return json.dumps(_sarif_log(_sarif_rules(rule_ids, rule_docs), results, version), indent=2) + "\n"
+
+
+_PLACE = "\x00evcat-items\x00"  # where the streamed list goes in a JSON document
+
+
+def _around_list(document: dict[str, Any]) -> tuple[str, str, str]:
+    """``json.dumps(document, indent=2)`` cut around the one list that holds
+    ``[_PLACE]``: (text before its first item, the indentation of its items,
+    text after its last item)."""
+    text = json.dumps(document, indent=2) + "\n"
+    token = json.dumps(_PLACE)
+    at = text.index(token)
+    line = text.rfind("\n", 0, at) + 1
+    return text[:line], text[line:at], text[at + len(token):]
+
+
+class DiagnosticWriter:
+    """Writes diagnostics as they come, in any output format, byte for byte
+    what the ``format_*`` function writes for all of them at once (JSON and
+    SARIF documents included): a run with millions of findings never holds
+    them (issue 30). ``finish`` writes the end and the summary."""
+
+    def __init__(self, output_format: str, write: Callable[[str], object], rule_docs: dict[str, str] | None = None,
+                 version: str = "") -> None:
+        self.format, self.write = output_format, write
+        self.errors = self.warnings = 0
+        self.files: set[str] = set()
+        self.rule_docs = rule_docs or {}
+        self.index = {rule_id: i for i, rule_id in enumerate(sorted(self.rule_docs))}
+        self.version = version
+        self.started = False
+        self.indent = ""
+
+    def _document(self, items: list[Any], summary_text: str) -> dict[str, Any]:
+        if self.format == "sarif":
+            return _sarif_log(_sarif_rules(sorted(self.rule_docs), self.rule_docs), items, self.version)
+        return {"diagnostics": items, "summary": summary_text}
+
+    def add(self, diagnostics: Iterable[Diagnostic]) -> None:
+        for d in diagnostics:
+            if d.severity is Severity.ERROR:
+                self.errors += 1
+            else:
+                self.warnings += 1
+            self.files.add(d.location.file)
+            if self.format == "text":
+                self.write(text_line(d) + "\n")
+            elif self.format == "github":
+                self.write(github_line(d) + "\n")
+            else:
+                item = _sarif_result(d, self.index) if self.format == "sarif" else _json_item(d)
+                if not self.started:
+                    head, self.indent, _ = _around_list(self._document([_PLACE], ""))
+                    self.write(head)
+                else:
+                    self.write(",\n")
+                self.write(self.indent + json.dumps(item, indent=2).replace("\n", "\n" + self.indent))
+            self.started = True
+        if self.format in ("json", "sarif"):
+            # json.dumps with indent builds its encoder from closures that refer
+            # to each other: garbage only the cycle collector frees, which
+            # `evcat validate` turns off while it checks (engine.workers.no_collection).
+            gc.collect(0)
+
+    def summary(self, checked: int | None = None) -> str:
+        return counted(self.errors, self.warnings, len(self.files), checked)
+
+    def finish(self, last_line: str | None = None, checked: int | None = None) -> None:
+        """The end: for text and github the summary line (or ``last_line``),
+        for JSON and SARIF the rest of the document."""
+        if self.format in ("text", "github"):
+            self.write((self.summary(checked) if last_line is None else last_line) + "\n")
+            return
+        if not self.started:
+            self.write(json.dumps(self._document([], self.summary(checked)), indent=2) + "\n")
+            return
+        _, _, tail = _around_list(self._document([_PLACE], self.summary(checked)))
+        self.write(tail)
 
 
 def _sarif_location(location: Location) -> dict[str, object]:

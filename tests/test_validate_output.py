@@ -107,3 +107,38 @@ def test_no_output_format_passes_control_or_bidi_characters_through(output_forma
         assert "bad\\x1b[2J\\u202eName%25%0Ax" in line, line
     if output_format == "text":
         assert "bad\\x1b[2J\\u202eName%\\nx" in result.stdout, result.stdout
+
+
+@pytest.mark.parametrize("output_format", ["text", "github", "json", "sarif"])
+@pytest.mark.parametrize("count", [0, 1, 3])
+def test_the_streamed_output_is_the_whole_output(output_format: str, count: int) -> None:
+    """`evcat validate` writes diagnostics as they come (DiagnosticWriter): byte
+    for byte what the format functions write for all of them at once."""
+    from generator.diagnostics import (
+        Diagnostic,
+        DiagnosticWriter,
+        Location,
+        Severity,
+        format_github,
+        format_json,
+        format_sarif,
+        format_text,
+    )
+
+    rule_docs = {"CE-DATA-SCHEMA": "Data matches its schema.", "NORMO-TIME": "Time is UTC."}
+    diagnostics = [
+        Diagnostic("CE-DATA-SCHEMA" if n % 2 else "NORMO-TIME", Severity.ERROR if n % 3 else Severity.WARNING,
+                   f"event {n}: /data: \"x\"\n\u202e", Location(f"f{n % 2}.json", n + 1, 2),
+                   extra=(("index", n), ("id", f"e{n}"), ("pointer", "/data")))
+        for n in range(count)
+    ]
+    whole = {
+        "text": lambda: format_text(diagnostics), "github": lambda: format_github(diagnostics),
+        "json": lambda: format_json(diagnostics), "sarif": lambda: format_sarif(diagnostics, rule_docs, "9.9"),
+    }[output_format]()
+    parts: list[str] = []
+    writer = DiagnosticWriter(output_format, parts.append, rule_docs, "9.9")
+    writer.add(diagnostics[:1])
+    writer.add(diagnostics[1:])
+    writer.finish()
+    assert "".join(parts) == whole
