@@ -15,8 +15,8 @@ cost.
 
 Every output format is measured (text, json, sarif, github; the largest
 must meet the target). Memory is read from /proc (psutil is not installed
-here, nor needed): the target is the peak over time of the summed RSS of every live process of the
-run, polled every 10 ms (pages a forked worker shares with its parent count
+here, nor needed): the target is the peak over time of the summed RSS of
+every live process of the run, polled every 10 ms (pages a forked worker shares with its parent count
 twice). Shown beside it: the peak of the summed PSS (shared pages counted
 once, ``measure.run(memory=True)``) and every process's own peak RSS added
 (workers of successive chunks never live at the same time: an upper bound).
