@@ -25,8 +25,11 @@ of the pattern, built so that each of its paths is one way ``re`` can take:
   the search those states are ends.
 
 The automaton is run on every value at once (a subset construction that
-counts paths per state): a pattern is accepted when at every offset of every
-value at most ``LIVE_PATHS`` paths are alive. Nested or overlapping
+counts paths per state, whose sets of counts form a finite graph): a pattern
+is accepted when on every set that can recur (one a long value can stay in)
+at most ``LIVE_PATHS`` paths are alive, so the work is at most that many
+times the length of the value, and on the others (a bounded repetition) at
+most ``BURST_PATHS``, with at most ``BURST_WORK`` steps in all. Nested or overlapping
 quantifiers (``(a+)+``, ``(\\s*a\\s*)*``, ``(a|a)*``: exponential), two
 repetitions that can take the same run (``^.*a.*b$``, ``(.*,){12}x``:
 polynomial) and a repetition searched from every offset that can then fail
@@ -57,9 +60,14 @@ from .patterns import (
     parse,
 )
 
-# Paths alive at one offset: with 64 kB of input, re walks at most this many
-# times 65,536 steps (about 2 million: some tens of milliseconds).
-LIVE_PATHS = 32
+# Paths alive at an offset of a long value: with 64 kB of input, re walks at
+# most this many times 65,536 steps (about a million: some tens of
+# milliseconds, 40 ms for a contrived worst case on a shared 2-core machine).
+LIVE_PATHS = 16
+# Paths alive at any offset, and steps in all, where the paths cannot go on
+# for long (a bounded repetition): a constant cost, whatever the value.
+BURST_PATHS = 256
+BURST_WORK = 65_536
 # Positions of the written-out automaton; a larger one is read with X{n,m} as X+ or X*.
 _MAX_POSITIONS = 400
 # Sets of states the check may visit before it gives up (then the pattern is refused: it cannot be shown fast).
@@ -373,25 +381,34 @@ class _Slow:
     word: list[int]  # letters
     paths: int
     too_many_states: bool = False
+    recurring: bool = False  # the paths stay that many on a longer value
 
 
 def _count(edges: dict[int, list[tuple[int, int]]], letters: list[int], start: int, searched: bool,
            ends: frozenset[int]) -> _Slow | None:
-    """The shortest value on which more than LIVE_PATHS paths are alive at
-    one offset (None: there is none). ``searched``: attempts start at every
-    offset (a state before the pattern keeps taking any character), and an
-    attempt that reaches one of ``ends`` succeeds (its paths stop counting)."""
+    """A value on which a backtracking engine follows too many ways (None:
+    there is none): more than LIVE_PATHS paths alive at an offset of a set
+    of states that can recur (so at every offset of a long value), more than
+    BURST_PATHS at any offset, or more than BURST_WORK steps in all in the
+    sets that cannot recur. ``searched``: attempts start at every offset (a
+    state before the pattern keeps taking any character), and an attempt
+    that reaches one of ``ends`` succeeds (its paths stop counting)."""
     searching = -1
     initial: _Counts = ((searching, 1),) if searched else ((start, 1),)
-    seen: dict[_Counts, None] = {initial: None}
+    alive_in: dict[_Counts, int] = {initial: 0}
     parents: dict[_Counts, tuple[_Counts, int]] = {}
+    successors: dict[_Counts, set[_Counts]] = {}
     queue = deque([initial])
     work = 0
     while queue:
         counts = queue.popleft()
         work += len(counts) * len(letters)
         if work > _MAX_WORK:
+            worst = max(alive_in, key=alive_in.__getitem__)
+            if alive_in[worst] > LIVE_PATHS:
+                return _Slow(_word(parents, worst, initial), alive_in[worst])
             return _Slow([], 0, too_many_states=True)
+        following_sets = successors.setdefault(counts, set())
         for letter_index, letter in enumerate(letters):
             following: dict[int, int] = {}
             for state, ways in counts:
@@ -402,20 +419,89 @@ def _count(edges: dict[int, list[tuple[int, int]]], letters: list[int], start: i
                     sources = edges.get(state, ())
                 for target, multiplicity in sources:
                     if letter >> target & 1 and target not in ends:
-                        following[target] = min(following.get(target, 0) + ways * multiplicity, LIVE_PATHS + 1)
-            alive = sum(ways for state, ways in following.items() if state != searching)
+                        following[target] = min(following.get(target, 0) + ways * multiplicity, BURST_PATHS + 1)
             key = tuple(sorted(following.items()))
-            if key in seen:
+            if not key:
+                continue  # every path failed
+            following_sets.add(key)
+            if key in alive_in:
                 continue
-            seen[key] = None
+            alive = sum(ways for state, ways in following.items() if state != searching)
+            alive_in[key] = alive
             parents[key] = (counts, letter_index)
-            if alive > LIVE_PATHS:
+            if alive > BURST_PATHS:
                 return _Slow(_word(parents, key, initial), alive)
-            if len(seen) > _MAX_STATES:
+            if len(alive_in) > _MAX_STATES:
+                # paths that keep growing give ever new sets: name the most seen, when too many
+                worst = max(alive_in, key=alive_in.__getitem__)
+                if alive_in[worst] > LIVE_PATHS:
+                    return _Slow(_word(parents, worst, initial), alive_in[worst])
                 return _Slow(_word(parents, key, initial), alive, too_many_states=True)
-            if alive or searched:
-                queue.append(key)
+            queue.append(key)
+    components = _components(list(alive_in), successors)
+    recurring: set[_Counts] = set()
+    for component in components:
+        if len(component) > 1 or component[0] in successors.get(component[0], ()):
+            recurring.update(component)
+    for counts in recurring:
+        if alive_in[counts] > LIVE_PATHS:
+            return _Slow(_word(parents, counts, initial), alive_in[counts], recurring=True)
+    # The most steps any value spends in sets that cannot recur (components
+    # come in reverse topological order: successors first).
+    most: dict[_Counts, int] = {}
+    for component in components:
+        members = set(component)
+        beyond = max((most[after] for counts in component for after in successors.get(counts, ())
+                      if after not in members), default=0)
+        cost = beyond + (0 if component[0] in recurring else alive_in[component[0]])
+        for counts in component:
+            most[counts] = cost
+    if most.get(initial, 0) > BURST_WORK:
+        worst = max((counts for counts in alive_in if counts not in recurring), key=alive_in.__getitem__)
+        return _Slow(_word(parents, worst, initial), alive_in[worst])
     return None
+
+
+def _components(nodes: list[_Counts], successors: dict[_Counts, set[_Counts]]) -> list[list[_Counts]]:
+    """Strongly connected components (Tarjan, without recursion), each
+    after every component it leads to."""
+    index: dict[_Counts, int] = {}
+    low: dict[_Counts, int] = {}
+    stack: list[_Counts] = []
+    on_stack: set[_Counts] = set()
+    found: list[list[_Counts]] = []
+    for root in nodes:
+        if root in index:
+            continue
+        work = [(root, iter(successors.get(root, ())))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, children = work[-1]
+            for child in children:
+                if child not in index:
+                    index[child] = low[child] = len(index)
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(successors.get(child, ()))))
+                    break
+                if child in on_stack:
+                    low[node] = min(low[node], index[child])
+            else:
+                work.pop()
+                if work:
+                    low[work[-1][0]] = min(low[work[-1][0]], low[node])
+                if low[node] == index[node]:
+                    component = []
+                    while True:
+                        member = stack.pop()
+                        on_stack.discard(member)
+                        component.append(member)
+                        if member == node:
+                            break
+                    found.append(component)
+    return found
 
 
 def _word(parents: dict[_Counts, tuple[_Counts, int]], key: _Counts, initial: _Counts) -> list[int]:
@@ -431,15 +517,17 @@ def _reason(slow: _Slow, representative: list[str], searched: bool) -> str:
     shown = repr(text if len(text) <= 40 else text[:37] + "...")
     if slow.too_many_states:
         return "it is too intricate to be shown linear (its automaton has too many states); write it simpler"
+    ways = f"{slow.paths}" if slow.paths <= BURST_PATHS else f"more than {BURST_PATHS}"
+    measure = (f"on a value like {shown} a backtracking engine follows {ways} ways at one character (at most"
+               f" {LIVE_PATHS} stay linear on a long value)")
+    kind = "catastrophic backtracking" if slow.paths > BURST_PATHS else f"{ways} times the work at every character"
     if searched:
-        return (f"it is searched from every offset (it has no '^') and a repetition in it can run and then fail: after"
-                f" {shown} a backtracking engine already follows more than {LIVE_PATHS} ways, and more with every"
-                " character of a longer value (quadratic backtracking); anchor it with '^', or start it with a"
-                " character its repetitions cannot take")
-    return (f"its repetitions can take the same characters in more than one way: after {shown} a backtracking engine"
-            f" already follows more than {LIVE_PATHS} ways, and more with every character of a longer value"
-            " (catastrophic backtracking); write one repetition per run of characters, make alternatives start"
-            " differently, and separate repetitions by a character only one of them can take")
+        kind = "quadratic backtracking" if slow.paths > BURST_PATHS else kind
+        return (f"it is searched from every offset (it has no '^') and a repetition in it can run and then fail: {measure}:"
+                f" {kind}; anchor it with '^', or start it with a character its repetitions cannot take")
+    return (f"its repetitions can take the same characters in more than one way: {measure}: {kind}; write one"
+            " repetition per run of characters, make alternatives start differently, and separate repetitions by a"
+            " character only one of them can take")
 
 
 def alphabet(ecma_pattern: str) -> list[str]:
