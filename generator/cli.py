@@ -17,7 +17,15 @@ from typing import NoReturn
 
 from . import __version__
 from .commands.lint import UsageError, lint
-from .diagnostics import display_path, format_github, format_json, format_sarif, format_text, terminal_text
+from .diagnostics import (
+    DiagnosticWriter,
+    display_path,
+    format_github,
+    format_json,
+    format_sarif,
+    format_text,
+    terminal_text,
+)
 from .engine.config import RunConfig
 from .outputs import only_help
 from .profiles import DEFAULT as DEFAULT_PROFILE
@@ -450,12 +458,14 @@ def _validate(arguments: argparse.Namespace) -> int:
         sys.stdout.write(_format(result.diagnostics, arguments.format, len(result.documents)))
         print(f"evcat: the catalog {catalog} has errors; fix them before validating events", file=sys.stderr)
         return 2
-    outcome = validate(result.catalog_set, paths, config)
-    output = _format(outcome.diagnostics, arguments.format, None)
-    if arguments.format == "text":
-        output = output.rstrip("\n").rsplit("\n", 1)[0] + "\n" if outcome.diagnostics else ""
-        output += f"{outcome.events - outcome.invalid} of {outcome.events} events valid\n"
-    sys.stdout.write(output)
+    # Written as each chunk of events is checked, never held: memory does not
+    # grow with the number of invalid events (issue 30).
+    from .rules import RULES
+
+    writer = DiagnosticWriter(arguments.format, sys.stdout.write, {rule.id: rule.summary for rule in RULES.values()},
+                              __version__)
+    outcome = validate(result.catalog_set, paths, config, writer.add)
+    writer.finish(f"{outcome.events - outcome.invalid} of {outcome.events} events valid" if arguments.format == "text" else None)
     return 1 if outcome.invalid else 0
 
 

@@ -15,16 +15,13 @@ This module:
 * parses an ECMA-262 pattern (``parse``) into a small tree;
 * ``python_pattern`` writes it for pydantic (Rust ``regex`` when the pattern
   needs nothing else, Python ``re`` when it has a lookaround or a
-  backreference: datamodel-code-generator then compiles it with ``re``), with
-  ECMA's meaning;
+  backreference: datamodel-code-generator then compiles it with ``re``; lint
+  refuses both, PAY-PATTERN-BACKTRACK), with ECMA's meaning;
 * ``portability`` names what lies outside I-Regexp (RFC 9485), the subset
   every engine reads alike (plus ``^``/``$`` at the ends and ``(?:...)``);
-* ``backtracking`` names what makes a backtracking engine (Python's ``re``,
-  which the ``jsonschema`` judge uses) slow: nested or overlapping
-  quantifiers (exponential, ``(a+)+``, ``(\\w+\\s?)*``, ``(a|a)*``) and
-  quantifiers that can each take the same run of characters (polynomial,
-  ``^.*a.*b$``, or ``[a-z]+$`` searched from every position of an unanchored
-  pattern): with 64 kB of input, each takes seconds.
+* the tree is read by ``pattern_cost``, which tells whether a backtracking
+  engine (Python's ``re``, which the ``jsonschema`` judge uses) can be slow
+  on the pattern (PAY-PATTERN-BACKTRACK).
 """
 
 from __future__ import annotations
@@ -349,10 +346,14 @@ def parse(pattern: str) -> Node:
 
 
 def _needs_python(node: Node) -> bool:
+    """Whether only Python's ``re`` reads ``node``: a backreference or a
+    lookaround (PAY-PATTERN-BACKTRACK refuses both, so a catalog that lint
+    accepts never gets here). ECMA's ASCII word boundaries are Rust's
+    ``(?-u:\\b)``."""
     if isinstance(node, Backreference):
         return True
     if isinstance(node, Assertion):
-        return node.kind in ("\\b", "\\B")
+        return False
     if isinstance(node, Group):
         return "look" in node.kind or _needs_python(node.body)
     if isinstance(node, Repeat):
@@ -380,7 +381,9 @@ def _write(node: Node, python: bool, schema: bool = False) -> str:
             return END_OF_INPUT if schema else "\\Z" if python else "$"
         if node.kind == "^":
             return "^"
-        return node.kind if schema else f"(?a:{node.kind})"  # ASCII word boundaries, as in ECMA (Python only)
+        if schema:
+            return node.kind
+        return f"(?a:{node.kind})" if python else f"(?-u:{node.kind})"  # ASCII word boundaries, as in ECMA
     if isinstance(node, Backreference):
         return f"(?P={node.name})" if not node.name.isdigit() else f"(?:\\{node.name})"
     if isinstance(node, Group):
@@ -502,186 +505,6 @@ def _portable(node: Node, found: list[str], top: bool = False) -> None:
     elif isinstance(node, Alternation):
         for option in node.options:
             _portable(option, found, top=top)
-
-
-# --- catastrophic backtracking --------------------------------------------------------------------------
-
-# Characters to tell which sets overlap: ASCII, and a few of each kind that
-# the classes of ECMA and of the other engines treat differently.
-_PROBES = "".join(chr(code) for code in range(0x20, 0x7F)) + "\t\n\x0b\x0c\r\x00\x1f\xa0\xe9\u0663\u2028\u3000\u4e2d\U0001F600"
-
-
-@cache
-def _members(text: str) -> frozenset[str]:
-    compiled = re.compile(text)
-    return frozenset(probe for probe in _PROBES if compiled.fullmatch(probe))
-
-
-@dataclass(eq=False)
-class _Shape:
-    nullable: bool  # can match the empty string
-    chars: frozenset[str]  # the characters it can take, anywhere
-    first: frozenset[str]  # the characters it can start with
-    repeats: bool  # holds an unbounded (or long) repetition
-    width: int  # the most characters it can take (INFINITE: no bound)
-
-
-_ANY = frozenset(_PROBES)
-
-
-@cache
-def _shape(node: Node) -> _Shape:
-    if isinstance(node, CharSet):
-        members = _members(node.text)
-        return _Shape(False, members, members, False, 1)
-    if isinstance(node, Assertion) or (isinstance(node, Group) and "look" in node.kind):
-        return _Shape(True, frozenset(), frozenset(), False, 0)
-    if isinstance(node, Backreference):
-        return _Shape(True, _ANY, _ANY, True, INFINITE)
-    if isinstance(node, Group):
-        return _shape(node.body)
-    if isinstance(node, Repeat):
-        inner = _shape(node.body)
-        long = node.high >= LONG_REPEAT
-        width = INFINITE if long or inner.width >= INFINITE else inner.width * node.high
-        return _Shape(node.low == 0 or inner.nullable, inner.chars, inner.first, long or inner.repeats, width)
-    if isinstance(node, Sequence):
-        shapes = [_shape(item) for item in node.items]
-        first: frozenset[str] = frozenset()
-        for shape in shapes:
-            first |= shape.first
-            if not shape.nullable:
-                break
-        return _Shape(all(s.nullable for s in shapes), frozenset().union(*(s.chars for s in shapes)), first,
-                      any(s.repeats for s in shapes), min(INFINITE, sum(s.width for s in shapes)))
-    if isinstance(node, Alternation):
-        shapes = [_shape(option) for option in node.options]
-        return _Shape(any(s.nullable for s in shapes), frozenset().union(*(s.chars for s in shapes)),
-                      frozenset().union(*(s.first for s in shapes)), any(s.repeats for s in shapes),
-                      max(s.width for s in shapes))
-    raise AssertionError(node)
-
-
-def backtracking(ecma_pattern: str) -> list[str]:
-    return list(_backtracking(ecma_pattern))
-
-
-@cache
-def _backtracking(ecma_pattern: str) -> tuple[str, ...]:
-    """Why ``ecma_pattern`` can make a backtracking engine (Python's ``re``)
-    take time that grows exponentially or polynomially with the input.
-    Empty: it stays linear (with the judges' own limits on event size)."""
-    try:
-        tree = parse(ecma_pattern)
-    except PatternError:
-        return ()  # not readable: portability() reports it
-    except RecursionError:
-        return ("it is nested too deeply to be checked",)
-    found: list[str] = []
-    _nested(tree, found)
-    for option in tree.options if isinstance(tree, Alternation) else [tree]:
-        items = option.items if isinstance(option, Sequence) else [option]
-        anchored = bool(items) and isinstance(items[0], Assertion) and items[0].kind == "^"
-        _runs(items, anchored, found)
-    return tuple(dict.fromkeys(found))
-
-
-def _unbounded(node: Node) -> bool:
-    return isinstance(node, Repeat) and node.high >= LONG_REPEAT
-
-
-def _nested(node: Node, found: list[str]) -> None:
-    """Exponential: a repetition whose body can take one run of characters in
-    more than one way (a repetition inside without a separator it cannot take,
-    or alternatives that start alike)."""
-    if isinstance(node, Repeat):
-        if node.high > 1:
-            body = node.body.body if isinstance(node.body, Group) else node.body
-            items = body.items if isinstance(body, Sequence) else [body]
-            inner = [item for item in items if _shape(item).repeats]
-            if inner and node.high >= LONG_REPEAT:
-                run = frozenset().union(*(_shape(item).chars for item in inner))
-                separators = [item for item in items if not _shape(item).repeats and not _shape(item).nullable]
-                if not any(not (_shape(item).chars & run) for item in separators):
-                    found.append(f"'{node.ecma}' repeats a repetition that can take the same characters: exponential backtracking"
-                                 " (write one repetition, or separate the inner one with a character it cannot take)")
-            options = _options(node.body)
-            if len(options) > 1:
-                firsts = [_shape(option).first for option in options]
-                if any(firsts[i] & firsts[j] for i in range(len(firsts)) for j in range(i + 1, len(firsts))):
-                    found.append(f"'{node.ecma}' repeats alternatives that start with the same characters: exponential"
-                                 " backtracking (make the alternatives start differently)")
-        _nested(node.body, found)
-    elif isinstance(node, Group):
-        _nested(node.body, found)
-        if "look" in node.kind:
-            _runs(node.body.items if isinstance(node.body, Sequence) else [node.body], True, found)
-    elif isinstance(node, Sequence):
-        for item in node.items:
-            _nested(item, found)
-    elif isinstance(node, Alternation):
-        for option in node.options:
-            _nested(option, found)
-
-
-def _options(node: Node) -> list[Node]:
-    while isinstance(node, Group) and "look" not in node.kind:
-        node = node.body
-    if isinstance(node, Sequence) and len(node.items) == 1:
-        return _options(node.items[0])
-    return node.options if isinstance(node, Alternation) else [node]
-
-
-def _runs(items: list[Node], anchored: bool, found: list[str]) -> None:
-    """Polynomial: two repetitions in a row (nothing between them that only
-    one can take) that can take the same characters; or, searched from every
-    position (no ``^``), a repetition that something after it can make fail."""
-    shapes = [_shape(item) for item in items]
-    for index, (item, shape) in enumerate(zip(items, shapes)):
-        if not shape.repeats:
-            continue
-        run = shape.chars
-        # what follows it: another repetition over the same characters?
-        for later in range(index + 1, len(items)):
-            other = shapes[later]
-            if other.repeats and (other.first & run) and not _separated(items[index], other.chars):
-                found.append(f"'{_text(items[index])}' and '{_text(items[later])}' can take the same characters in turn:"
-                             " polynomial backtracking (make what lies between them a character only one can take)")
-                break
-            if not other.nullable and not (other.chars <= run):
-                break  # a separator the run cannot take
-        if anchored:
-            continue
-        # searched from every position: does a mandatory part before it stop the run?
-        stops = any(not shapes[earlier].nullable and not (shapes[earlier].chars & run) for earlier in range(index))
-        fails_after = any(not later.nullable or isinstance(items[i], Assertion) for i, later in enumerate(shapes[index + 1:], index + 1))
-        if not stops and fails_after:
-            found.append(f"'{_text(items[index])}' is searched from every position of the value (the pattern has no '^'),"
-                         " and what follows it can fail: quadratic backtracking (anchor the pattern with '^', or start it"
-                         " with a character the repetition cannot take)")
-    for item in items:
-        if isinstance(item, Group) and "look" not in item.kind:
-            body = item.body
-            for option in body.options if isinstance(body, Alternation) else [body]:
-                _runs(option.items if isinstance(option, Sequence) else [option], True, found)
-
-
-def _separated(node: Node, chars: frozenset[str]) -> bool:
-    """Whether each repetition of ``node`` needs a character outside ``chars``
-    (``([a-z]+-)*`` before ``[a-z]+``): then what follows cannot take over
-    part of one, and the two do not compete for the same run."""
-    while isinstance(node, (Repeat, Group)) and not (isinstance(node, Group) and "look" in node.kind):
-        node = node.body
-    items = node.items if isinstance(node, Sequence) else [node]
-    return any(not _shape(item).nullable and not (_shape(item).chars & chars) for item in items if not _shape(item).repeats)
-
-
-def _text(node: Node) -> str:
-    if isinstance(node, Repeat):
-        return node.ecma
-    if isinstance(node, CharSet):
-        return node.ecma
-    return _write(node, True)
 
 
 _DATA_KEYWORDS = frozenset({"const", "enum", "examples", "default"})

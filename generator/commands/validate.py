@@ -17,7 +17,7 @@ import os
 import re
 import sys
 import zlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO
 
@@ -25,7 +25,7 @@ import jsonschema_rs
 import orjson
 
 from .. import vocabulary
-from ..diagnostics import Diagnostic, Location
+from ..diagnostics import Diagnostic, Location, bounded
 from ..envelope import envelope_schema
 from ..event_checker import EventChecker, Problem, check_source, pointer_text
 from ..model import CatalogSet, EventType
@@ -83,6 +83,7 @@ class FastValidator:
         self._shapes: dict[str, Any] = {}
         self._payloads: dict[tuple[str, str | None], Any] = {}
         self._declared: dict[tuple[str, str | None], frozenset[str]] = {}
+        self._fulls: dict[tuple[str, str | None], Any] = {}
 
     def envelope(self, entry: EventType) -> Any:
         """The envelope schema of `evcat generate` for ``entry``, compiled once per shape.
@@ -132,8 +133,13 @@ class FastValidator:
         return problems
 
     def _full(self, entry: EventType) -> Any:
-        """The whole self-contained envelope schema (for error reports only)."""
-        return jsonschema_rs.Draft202012Validator(envelope_schema(entry, self.catalog_set.schemas), validate_formats=True)
+        """The whole self-contained envelope schema (for error reports only),
+        compiled once per event type: 60,000 invalid events compiled it
+        60,000 times (issue 30)."""
+        if entry.key not in self._fulls:
+            self._fulls[entry.key] = jsonschema_rs.Draft202012Validator(
+                envelope_schema(entry, self.catalog_set.schemas), validate_formats=True)
+        return self._fulls[entry.key]
 
     def _quick(self, event: dict[str, Any], entry: EventType, wire_size: int) -> bool:
         if any(wire_size > limit.bytes for limit in entry.profile.sizes):
@@ -365,13 +371,14 @@ def _split(file: str, handle: BinaryIO) -> Iterator[Source]:
             yield _broken(file, raw, error)
         return
     if isinstance(value, list):
-        spans: list[tuple[int, int]] | None = None
+        # Every item at its own line and column (issue 30: an invalid item was
+        # reported at 1:1), found from the structure of the batch.
+        spans = _array_items(raw)
+        positions = _starts(raw, spans) if spans is not None and len(spans) == len(value) else None
         for index, item in enumerate(value):
             source = _batch_item(file, index, item)
-            if source.error is not None:  # too deep: its position, from the structure of the batch
-                spans = _array_items(raw) if spans is None else spans
-                if spans is not None and len(spans) == len(value):
-                    source.line, source.column = _position(raw, spans[index][0])
+            if positions is not None:
+                source.line, source.column = next(positions)
             yield source
     else:
         yield Source(file, 1, None, raw, value)
@@ -390,11 +397,9 @@ def _batch_item(file: str, index: int, item: Any) -> Source:
 def _batch_items(file: str, raw: bytes, spans: list[tuple[int, int]]) -> Iterator[Source]:
     """The items of a batch at ``spans`` (see ``_array_items``), each read by
     itself: a broken one is reported at its own line, with its index."""
-    line, counted = 1, 0
+    positions = _starts(raw, spans)
     for index, (start, end) in enumerate(spans):
-        line += raw.count(b"\n", counted, start)
-        counted = start
-        column = _position(raw, start)[1]
+        line, column = next(positions)
         item = raw[start:end]
         try:
             value = loads(item)
@@ -407,14 +412,25 @@ def _batch_items(file: str, raw: bytes, spans: list[tuple[int, int]]) -> Iterato
             yield broken
             continue
         source = _batch_item(file, index, value)
-        if source.error is not None:
-            source.line, source.column = line, column
+        source.line, source.column = line, column
         yield source
 
 
-def _position(raw: bytes, offset: int) -> tuple[int, int]:
-    """(line, column) of byte ``offset`` of ``raw``."""
-    return raw.count(b"\n", 0, offset) + 1, offset - raw.rfind(b"\n", 0, offset)
+def _starts(raw: bytes, spans: list[tuple[int, int]]) -> Iterator[tuple[int, int]]:
+    """(line, column) of the start of each span, in one pass over ``raw``
+    (a batch on one line of 16 MiB stays linear); the column counts
+    characters, as the JSON decoder's does."""
+    line, column, counted = 1, 1, 0
+    for start, _ in spans:
+        newlines = raw.count(b"\n", counted, start)
+        if newlines:
+            line += newlines
+            line_start = raw.rfind(b"\n", counted, start) + 1
+            column = 1 + len(raw[line_start:start].decode("utf-8", "replace"))
+        else:
+            column += len(raw[counted:start].decode("utf-8", "replace"))
+        counted = start
+        yield line, column
 
 
 # The tokens that give a JSON text its structure: strings (whole, so that
@@ -533,6 +549,10 @@ def _compact(value: Any) -> bytes:
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
 
 
+# An event id longer than this is shown by its prefix and length (CloudEvents
+# ids are short; a long one is reported by CE-ID rules, not repeated).
+MAX_ID_SHOWN = 256
+
 # Below this many events, starting worker processes costs more than it saves.
 PARALLEL_MIN_EVENTS = 5_000
 
@@ -540,11 +560,16 @@ PARALLEL_MIN_EVENTS = 5_000
 # Events are read and checked in chunks of this many (or CHUNK_BYTES of
 # input): memory depends on the chunk, not on the input.
 CHUNK_EVENTS = 50_000
-CHUNK_BYTES = 32 * 1024 * 1024
+CHUNK_BYTES = 16 * 1024 * 1024
 
 
-def validate(catalog_set: CatalogSet, arguments: list[str], config: RunConfig = RunConfig()) -> Result:
-    """Check every event; a broken file or event never stops the others."""
+def validate(catalog_set: CatalogSet, arguments: list[str], config: RunConfig = RunConfig(),
+             emit: Callable[[list[Diagnostic]], None] | None = None) -> Result:
+    """Check every event; a broken file or event never stops the others.
+
+    ``emit``: called with each chunk's diagnostics, in input order, as soon
+    as the chunk is checked; they are then not kept in the result (memory
+    stays that of one chunk however many events are invalid, issue 30)."""
     validator = FastValidator(catalog_set)
     result = Result()
     with no_collection():  # millions of short-lived containers, no cycles
@@ -553,11 +578,27 @@ def validate(catalog_set: CatalogSet, arguments: list[str], config: RunConfig = 
             part = _validate(validator, chunk, config)
             result.events += part.events
             result.invalid += part.invalid
-            result.diagnostics.extend(part.diagnostics)
-            result.ordered.extend((offset + position, diagnostic) for position, diagnostic in part.ordered)
+            if emit is not None:
+                emit(part.diagnostics)
+            else:
+                result.diagnostics.extend(part.diagnostics)
+                result.ordered.extend((offset + position, diagnostic) for position, diagnostic in part.ordered)
             offset += len(chunk)
             del chunk, part
+            _give_back()
     return result
+
+
+def _give_back() -> None:
+    """Return the memory of a checked chunk to the system (glibc keeps freed
+    blocks in its heap): the workers forked for the next chunk then do not
+    carry it in their resident size (issue 30: all processes count)."""
+    try:
+        import ctypes
+
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):  # not glibc: nothing to do
+        pass
 
 
 def _chunks(sources: Iterator[Source]) -> Iterator[list[Source]]:
@@ -636,7 +677,7 @@ def _check_one(validator: FastValidator, source: Source, position: int, result: 
         result.invalid += 1
         labelled = source.rule != "CE-FORMAT" or source.index is not None  # "event 3: ..." for an item of a batch
         extra = (("index", source.index), ("id", None), ("pointer", pointer_text(source.pointer))) if source.pointer is not None else ()
-        diagnostic = Diagnostic(source.rule, RULES[source.rule].severity, f"{where}: {source.error}" if labelled else source.error,
+        diagnostic = Diagnostic(source.rule, RULES[source.rule].severity, bounded(f"{where}: {source.error}" if labelled else source.error),
                                 Location(source.file, source.line, source.column), extra=extra)
         result.diagnostics.append(diagnostic)
         result.ordered.append((position, diagnostic))
@@ -654,6 +695,8 @@ def _check_one(validator: FastValidator, source: Source, position: int, result: 
     if any(RULES[p.rule].severity.name == "ERROR" for p in problems):
         result.invalid += 1
     event_id = source.value.get("id") if isinstance(source.value, dict) else None
+    if isinstance(event_id, str) and len(event_id) > MAX_ID_SHOWN:  # a hostile id is not repeated per problem
+        event_id = f"{event_id[:MAX_ID_SHOWN]}... ({len(event_id):,} characters)"
     for problem in problems:
         label = f"{where} id={event_id!r}" if isinstance(event_id, str) else where
         message = problem.message
@@ -661,7 +704,7 @@ def _check_one(validator: FastValidator, source: Source, position: int, result: 
         if not message.startswith(pointer):
             message = f"{pointer}: {message}"
         diagnostic = Diagnostic(
-            problem.rule, RULES[problem.rule].severity, f"{label}: {message}",
+            problem.rule, RULES[problem.rule].severity, bounded(f"{label}: {message}"),
             Location(source.file, source.line, source.column),
             extra=(("index", source.index), ("id", event_id), ("pointer", pointer)),
         )

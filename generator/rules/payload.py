@@ -169,7 +169,8 @@ def _portable(context: Context, part: PayloadPart) -> Iterator[Diagnostic]:
             yield context.report("PAY-PATTERN-PORTABLE", f"pattern {pattern[:80]!r}: {reason}", context.loc(part.file, path))
 
 
-@set_rule("PAY-PATTERN-BACKTRACK", E, "Payload patterns cannot backtrack catastrophically (nested or overlapping quantifiers).",
+@set_rule("PAY-PATTERN-BACKTRACK", E, "Payload patterns cannot backtrack catastrophically (nested or overlapping quantifiers)"
+          " and need no backtracking engine (backreferences, lookaround).",
           profiles=ALL, fixed=True)
 def backtracking_patterns(context: Context) -> Iterator[Diagnostic]:
     for part in payload_parts(context):
@@ -177,7 +178,7 @@ def backtracking_patterns(context: Context) -> Iterator[Diagnostic]:
 
 
 def _backtracking(context: Context, part: PayloadPart) -> Iterator[Diagnostic]:
-    from ..patterns import backtracking
+    from ..pattern_cost import backtracking
 
     for pattern, path in _patterns(context, part):
         for reason in backtracking(pattern)[:2]:
