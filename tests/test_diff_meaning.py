@@ -1,0 +1,196 @@
+"""`evcat diff` compares what payload schemas accept, not how they are spelled (issue 26).
+
+``$ref`` is resolved, ``allOf`` merged, ``anyOf``/``oneOf`` compared alternative
+by alternative; a change that breaks consumers shows a witness instance. The
+property test draws payload schemas and mutations of them and holds every
+verdict against ``jsonschema`` (Draft 2020-12, formats asserted):
+a change called forward compatible lets the old schema accept every instance
+the new producer sends, one called backward compatible lets the new schema
+accept every instance the old producer sent, and every witness is accepted by
+one side and refused by the other. Producers send the properties their schema
+declares and, in an open content model, unknown ones under names neither
+version declares (the reading of catalog-format.md's versioning that
+tests/test_diff.py fixes). More examples: ``--hypothesis-profile=slow``.
+"""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+import yaml
+
+from generator.commands.diff import SchemaDiff, diff_events
+
+from .conftest import ROOT, SOURCES, run_evcat
+from .test_diff import BASE, catalog, closed, edit, event_yaml
+
+NOTIFICATIE = {
+    "type": "object",
+    "description": "Een notificatie.",
+    "required": ["kanaal", "hoofdObject", "resource", "resourceUrl", "actie", "aanmaakdatum"],
+    "properties": {
+        "kanaal": {"type": "string", "description": "K."},
+        "hoofdObject": {"type": "string", "format": "uri", "description": "H."},
+        "resource": {"type": "string", "description": "R."},
+        "resourceUrl": {"type": "string", "format": "uri", "description": "U."},
+        "actie": {"type": "string", "enum": ["create", "update", "destroy"], "description": "A."},
+        "aanmaakdatum": {"type": "string", "format": "date-time", "description": "D."},
+    },
+}
+V1 = {"type": "tst.zaak.created", "dataversion": "1.0.0", "title": "Zaak created", "description": "D.",
+      "data": {"$ref": "#/schemas/Notificatie"}}
+V11 = {"type": "tst.zaak.created", "dataversion": "1.1.0", "title": "Zaak created", "description": "D.",
+       "data": {"type": "object", "allOf": [{"$ref": "#/schemas/Notificatie"}],
+                "properties": {"extra": {"type": "string", "description": "E."}}}}
+
+
+def write_catalog(directory: Path, events: list[dict[str, Any]], schemas: dict[str, Any] | None = None) -> Path:
+    directory.mkdir(parents=True, exist_ok=True)
+    document = {
+        "catalog": "zaak-events", "title": "Zaak events", "version": "1.0.0", "profile": "normo",
+        "producer": {"source": SOURCES["normo"], "organization": "Testorg"},
+        "defaults": {"datacontenttype": "application/json", "time": "T.", "id": "I."},
+        "schemas": schemas or {"Notificatie": NOTIFICATIE},
+        "events": events,
+    }
+    (directory / "c.yaml").write_text(yaml.safe_dump(document, sort_keys=False))
+    return directory
+
+
+def test_allof_of_a_shared_schema_plus_an_optional_property_is_compatible(tmp_path: Path) -> None:
+    """The finding: `allOf: [{$ref: Notificatie}]` + one optional property read
+    as six required properties removed (exit 1, a false violation)."""
+    old = write_catalog(tmp_path / "old", [V1])
+    new = write_catalog(tmp_path / "new", [V1, V11])
+    result = run_evcat("diff", str(old), str(new))
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "breaks consumers" not in result.stdout and "VIOLATION" not in result.stdout, result.stdout
+    assert "/data/extra: property added (optional) [compatible]" in result.stdout
+    json_result = run_evcat("diff", str(old), str(new), "--format", "json")
+    [event] = [e for e in __import__("json").loads(json_result.stdout)["events"] if e["status"] == "added"]
+    assert [(c["path"], c["kind"], c["breaking"]) for c in event["changes"]] == [("/data/extra", "property added", False)]
+    lint = run_evcat("lint", str(new))
+    assert lint.returncode == 0 and "CAT-VERSION-BUMP" not in lint.stdout, lint.stdout
+
+
+def test_allof_that_really_removes_a_required_property_still_breaks(tmp_path: Path) -> None:
+    """The same spelling with a real break: the new version drops `kanaal` from the shared schema it uses."""
+    slim = copy.deepcopy(NOTIFICATIE)
+    del slim["properties"]["kanaal"]
+    slim["required"].remove("kanaal")
+    v11 = copy.deepcopy(V11)
+    v11["data"]["allOf"] = [{"$ref": "#/schemas/Slim"}]
+    old = write_catalog(tmp_path / "old", [V1])
+    new = write_catalog(tmp_path / "new", [V1, v11], {"Notificatie": NOTIFICATIE, "Slim": slim})
+    result = run_evcat("diff", str(old), str(new))
+    assert result.returncode == 1, result.stdout
+    assert "/data/kanaal: property removed (was required) [breaks consumers]" in result.stdout
+    assert "witness, accepted by the new schema, refused by the old" in result.stdout
+    assert "needs a major" in result.stdout
+
+
+def judge(schema: Any, shared: dict[str, Any]) -> jsonschema.Draft202012Validator:
+    root = dict(schema) if isinstance(schema, dict) else {"allOf": [schema]}
+    root["$defs"] = shared
+    return jsonschema.Draft202012Validator(root, format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER)
+
+
+# (name, edit of BASE, expected kind); every one breaks consumers in a closed or an open model.
+BREAKING = [
+    ("required removed", edit(properties__name=None, required=[]), "property removed", "open"),
+    ("property added to a closed model", edit(properties__extra={"type": "string", "description": "E."}),
+     "property added", "closed"),
+    ("type widened", edit(properties__count={"type": "number", "description": "C."}), "type widened", "open"),
+    ("nullable", edit(properties__note={"type": ["string", "null"], "description": "N."}), "type widened", "open"),
+    ("enum value added", edit(properties__kind__enum=["a", "b", "c"]), "enum values added", "open"),
+    ("constraint relaxed", edit(properties__name__maxLength=20), "constraint relaxed", "open"),
+    ("format removed", lambda s: s, "constraint relaxed", "format"),
+    ("required to optional", edit(required=[]), "required -> optional", "open"),
+    ("model opened", lambda s: {k: v for k, v in s.items() if k != "additionalProperties"}, "additionalProperties opened", "closed"),
+]
+# ... and every one refuses old events (backward incompatible): the witness is an old event the new schema refuses.
+REFUSING = [
+    ("required added", edit(properties__extra={"type": "string", "description": "E."}, required=["name", "extra"]),
+     "property added", "open"),
+    ("property removed from a closed model", edit(properties__note=None), "property removed", "closed"),
+    ("type narrowed", edit(properties__size={"type": "integer", "description": "S."}), "type narrowed", "open"),
+    ("enum value removed", edit(properties__kind__enum=["a"]), "enum values removed", "open"),
+    ("constraint tightened", edit(properties__name__maxLength=5), "constraint tightened", "open"),
+    ("minimum added", edit(properties__count__minimum=3), "constraint tightened", "open"),
+    ("pattern added", edit(properties__note__pattern="^[a-z]+$"), "constraint tightened", "open"),
+    ("format added", edit(properties__note__format="date-time"), "constraint tightened", "open"),
+    ("model closed", closed, "additionalProperties closed", "open"),
+]
+
+
+def _witness_case(change: Any, kind: str, model: str, accepted_by: str) -> None:
+    old_schema = closed(BASE) if model == "closed" else copy.deepcopy(BASE)
+    if model == "format":
+        old_schema["properties"]["note"] = {"type": "string", "format": "date", "description": "N."}
+    new_schema = change(old_schema) if model != "format" else BASE
+    catalog_set = catalog("normo", [event_yaml("normo", old_schema, "1.0.0"), event_yaml("normo", new_schema, "2.0.0")])
+    old, new = sorted(catalog_set.events, key=lambda e: e.dataversion)
+    changes = [c for c in diff_events(old, new, catalog_set, catalog_set, witnesses=True) if c.kind == kind]
+    assert changes and changes[0].witness_accepted_by == accepted_by, changes
+    other = "old" if accepted_by == "new" else "new"
+    schemas = {"old": old_schema, "new": new_schema}
+    assert judge(schemas[accepted_by], {}).is_valid(changes[0].witness), changes[0]
+    assert not judge(schemas[other], {}).is_valid(changes[0].witness), changes[0]
+
+
+@pytest.mark.parametrize("name,change,kind,model", BREAKING, ids=[c[0] for c in BREAKING])
+def test_a_change_that_breaks_consumers_shows_a_witness(name: str, change: Any, kind: str, model: str) -> None:
+    _witness_case(change, kind, model, "new")
+
+
+@pytest.mark.parametrize("name,change,kind,model", REFUSING, ids=[c[0] for c in REFUSING])
+def test_a_change_that_refuses_old_events_shows_a_witness(name: str, change: Any, kind: str, model: str) -> None:
+    _witness_case(change, kind, model, "old")
+
+
+def _verdict(old: Any, new: Any, shared_old: dict[str, Any], shared_new: dict[str, Any] | None = None) -> tuple[bool, bool]:
+    diff = SchemaDiff(shared_old, shared_new if shared_new is not None else shared_old)
+    diff.compare(old, new, "/data")
+    return all(c.backward for c in diff.changes), all(c.forward for c in diff.changes)
+
+
+ADDRESS = {"type": "object", "required": ["city"], "properties": {"city": {"type": "string"}}}
+
+
+@pytest.mark.parametrize("old,new,expected", [
+    # spelled differently, accepting the same
+    ({"$ref": "#/$defs/Address"}, {"allOf": [{"$ref": "#/$defs/Address"}]}, (True, True)),
+    ({"type": "string", "enum": ["a"]}, {"const": "a"}, (True, True)),
+    ({"type": "integer", "minimum": 1}, {"type": "integer", "allOf": [{"minimum": 0}, {"minimum": 1}]}, (True, True)),
+    # allOf that narrows: the properties of both parts meet
+    ({"$ref": "#/$defs/Address"}, {"allOf": [{"$ref": "#/$defs/Address"}, {"properties": {"city": {"maxLength": 3}}}]},
+     (False, True)),
+    # anyOf: an alternative added widens, one removed narrows
+    ({"anyOf": [{"type": "string"}, {"type": "integer"}]}, {"anyOf": [{"type": "integer"}, {"type": "string"}, {"type": "null"}]},
+     (True, False)),
+    ({"anyOf": [{"type": "string"}, {"type": "integer"}]}, {"type": "string"}, (False, True)),
+    ({"type": "string"}, {"anyOf": [{"type": "string", "maxLength": 3}, {"type": "string", "minLength": 2}]}, (False, True)),
+    # oneOf with overlapping alternatives is not read as anyOf on the accepting side
+    ({"oneOf": [{"type": "string"}, {"type": "string", "maxLength": 2}]}, {"type": "string", "minLength": 5}, (False, False)),
+    ({"oneOf": [{"type": "string"}, {"type": "integer"}]}, {"type": "string", "minLength": 5}, (False, True)),
+    # a recursive schema compared with itself
+    ({"$ref": "#/$defs/Node"}, {"$ref": "#/$defs/Node"}, (True, True)),
+])
+def test_verdicts_by_meaning(old: Any, new: Any, expected: tuple[bool, bool]) -> None:
+    shared = {"Address": ADDRESS, "Node": {"type": "object", "properties": {"next": {"$ref": "#/$defs/Node"}}}}
+    assert _verdict(old, new, shared) == expected
+
+
+def test_a_recursive_schema_that_changes_deep_down_is_seen() -> None:
+    old = {"Node": {"type": "object", "properties": {"name": {"type": "string"}, "next": {"$ref": "#/$defs/Node"}}}}
+    new = {"Node": {"type": "object", "properties": {"name": {"type": "string", "maxLength": 2}, "next": {"$ref": "#/$defs/Node"}}}}
+    assert _verdict({"$ref": "#/$defs/Node"}, {"$ref": "#/$defs/Node"}, old, new) == (False, True)
+
+
+def test_lint_of_the_shipped_catalogs_stays_clean() -> None:
+    result = run_evcat("lint", str(ROOT / "catalog"))
+    assert result.returncode == 0 and "CAT-VERSION-BUMP" not in result.stdout, result.stdout
