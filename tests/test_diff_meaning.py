@@ -194,3 +194,258 @@ def test_a_recursive_schema_that_changes_deep_down_is_seen() -> None:
 def test_lint_of_the_shipped_catalogs_stays_clean() -> None:
     result = run_evcat("lint", str(ROOT / "catalog"))
     assert result.returncode == 0 and "CAT-VERSION-BUMP" not in result.stdout, result.stdout
+
+
+# --- the property test ---------------------------------------------------------
+
+from hypothesis import HealthCheck, assume, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+settings.register_profile("slow", max_examples=5000, deadline=None, suppress_health_check=list(HealthCheck))
+SLOW = settings.get_current_profile_name() == "slow"
+# a fast default; the slow profile's own max_examples otherwise
+PROPERTY = settings(deadline=None, suppress_health_check=list(HealthCheck), database=None,
+                    **({} if SLOW else {"max_examples": 150}))
+POOL = ["a", "b", "c", "d"]  # declared property names; unknown ones are drawn outside it
+FORMATS = ["date-time", "date", "email", "uuid"]
+
+
+def scalars() -> st.SearchStrategy[dict[str, Any]]:
+    nullable = st.booleans()
+
+    def typed(kind: str, extra: dict[str, Any], null: bool) -> dict[str, Any]:
+        return {"type": [kind, "null"] if null else kind, **extra}
+
+    string = st.fixed_dictionaries({}, optional={
+        "minLength": st.integers(0, 3), "maxLength": st.integers(3, 6),
+        "enum": st.lists(st.sampled_from(["x", "yy", "zzz", "wwww"]), min_size=1, max_size=3, unique=True),
+        "format": st.sampled_from(FORMATS), "pattern": st.sampled_from(["^[a-z]*$", "^x", "y"])})
+    number = st.fixed_dictionaries({}, optional={
+        "minimum": st.integers(-3, 3), "maximum": st.integers(3, 9), "exclusiveMinimum": st.integers(-3, 3),
+        "enum": st.lists(st.integers(-2, 5), min_size=1, max_size=3, unique=True)})
+    return st.one_of(
+        st.builds(typed, st.just("string"), string, nullable),
+        st.builds(typed, st.sampled_from(["integer", "number"]), number, nullable),
+        st.builds(typed, st.just("boolean"), st.just({}), nullable),
+        st.builds(lambda v: {"const": v}, st.sampled_from(["x", 1, True, None])),
+    )
+
+
+def objects(children: st.SearchStrategy[Any]) -> st.SearchStrategy[dict[str, Any]]:
+    @st.composite
+    def build(draw: Any) -> dict[str, Any]:
+        properties = draw(st.dictionaries(st.sampled_from(POOL), children, max_size=3))
+        schema: dict[str, Any] = {"type": "object", "properties": properties}
+        required = draw(st.lists(st.sampled_from(sorted(properties)), unique=True)) if properties else []
+        if required:
+            schema["required"] = required
+        extra = draw(st.sampled_from(["absent", True, False, "schema"]))
+        if extra != "absent":
+            schema["additionalProperties"] = {"type": "string"} if extra == "schema" else extra
+        return schema
+    return build()
+
+
+schemas = st.recursive(
+    scalars(),
+    lambda children: st.one_of(
+        objects(children),
+        st.builds(lambda items, low: {"type": "array", "items": items, **({"minItems": low} if low else {})},
+                  children, st.integers(0, 2)),
+        st.builds(lambda a, b: {"anyOf": [a, b]}, children, children),
+        st.builds(lambda props: {"allOf": [{"$ref": "#/$defs/S"}], "properties": props},
+                  st.dictionaries(st.sampled_from(POOL), children, max_size=2)),
+        st.just({"$ref": "#/$defs/S"}),
+    ),
+    max_leaves=6,
+)
+
+
+def _spots(schema: Any, path: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    """Paths of the schema objects within ``schema``."""
+    if not isinstance(schema, dict):
+        return []
+    found = [path]
+    for key, value in schema.items():
+        if key in ("properties",) and isinstance(value, dict):
+            for name, sub in value.items():
+                found += _spots(sub, path + (key, name))
+        elif key in ("items", "additionalProperties"):
+            found += _spots(value, path + (key,))
+        elif key in ("anyOf", "allOf"):
+            for index, sub in enumerate(value):
+                found += _spots(sub, path + (key, index))
+    return found
+
+
+def _at(schema: Any, path: tuple[Any, ...]) -> Any:
+    for key in path:
+        schema = schema[key]
+    return schema
+
+
+def _mutate(draw: Any, schema: dict[str, Any]) -> None:
+    kinds = ["type", "null", "bound", "enum", "ap", "wrap", "replace", "const"]
+    if schema.get("type") == "object" or "properties" in schema:
+        kinds += ["add", "remove", "required", "required"]
+    kind = draw(st.sampled_from(kinds))
+    properties = schema.setdefault("properties", {}) if kind in ("add", "remove", "required") else {}
+    if kind == "add":
+        properties[draw(st.sampled_from(POOL))] = draw(schemas)
+        if draw(st.booleans()):
+            schema["required"] = sorted({*schema.get("required", []), *[n for n in properties][-1:]})
+    elif kind == "remove" and properties:
+        name = draw(st.sampled_from(sorted(properties)))
+        del properties[name]
+        if name in schema.get("required", []):
+            schema["required"] = [n for n in schema["required"] if n != name] or schema.pop("required")
+    elif kind == "required" and properties:
+        name = draw(st.sampled_from(sorted(properties)))
+        required = set(schema.get("required", [])) ^ {name}
+        schema.pop("required", None)
+        if required:
+            schema["required"] = sorted(required)
+    elif kind == "type":
+        schema["type"] = draw(st.sampled_from(["string", "integer", "number", "object", ["string", "integer"]]))
+    elif kind == "null" and "type" in schema:
+        kinds_ = [schema["type"]] if isinstance(schema["type"], str) else list(schema["type"])
+        schema["type"] = [k for k in kinds_ if k != "null"] if "null" in kinds_ else kinds_ + ["null"]
+    elif kind == "bound":
+        keyword = draw(st.sampled_from(["minLength", "maxLength", "minimum", "maximum", "exclusiveMinimum", "minItems",
+                                        "format", "pattern"]))
+        if keyword in schema and draw(st.booleans()):
+            del schema[keyword]
+        elif keyword == "format":
+            schema[keyword] = draw(st.sampled_from(FORMATS))
+        elif keyword == "pattern":
+            schema[keyword] = draw(st.sampled_from(["^[a-z]*$", "^x", "y"]))
+        else:
+            schema[keyword] = draw(st.integers(0, 6))
+    elif kind == "enum":
+        values = list(schema.get("enum", []))
+        value = draw(st.sampled_from(["x", "yy", "zzz", 1, 2, None]))
+        values = [v for v in values if v != value] if value in values else values + [value]
+        if values:
+            schema["enum"] = values
+        else:
+            schema.pop("enum", None)
+    elif kind == "const":
+        schema["const"] = draw(st.sampled_from(["x", 1, True, None]))
+    elif kind == "ap":
+        schema["additionalProperties"] = draw(st.sampled_from([True, False, {"type": "string"}]))
+    elif kind == "wrap":
+        inner = dict(schema)
+        schema.clear()
+        schema["anyOf" if draw(st.booleans()) else "allOf"] = [inner] + ([draw(schemas)] if draw(st.booleans()) else [])
+    else:
+        schema.clear()
+        schema.update(draw(schemas))
+
+
+@st.composite
+def changes(draw: Any) -> tuple[Any, Any, dict[str, Any], dict[str, Any]]:
+    shared_old = {"S": draw(objects(scalars()))}
+    old = draw(schemas)
+    new, shared_new = copy.deepcopy(old), copy.deepcopy(shared_old)
+    for _ in range(draw(st.integers(1, 2))):
+        in_shared = draw(st.booleans()) and "$ref" in repr(new)
+        target = shared_new["S"] if in_shared else new
+        if not isinstance(target, dict):
+            continue
+        spot = draw(st.sampled_from(_spots(target)))
+        _mutate(draw, _at(target, spot))
+    assume("$ref" not in repr(shared_new))  # no shared schema that contains itself: the unit tests have those
+    return old, new, shared_old, shared_new
+
+
+def _declared(schema: Any, shared: dict[str, Any], seen: frozenset[str] = frozenset()) -> set[str]:
+    """The property names a schema declares at its own level (through allOf, anyOf, $ref)."""
+    if not isinstance(schema, dict):
+        return set()
+    names = set(schema.get("properties", {}))
+    for key in ("allOf", "anyOf", "oneOf"):
+        for member in schema.get(key, []):
+            names |= _declared(member, shared, seen)
+    ref = schema.get("$ref")
+    if isinstance(ref, str) and ref.split("/")[-1] in shared and ref not in seen:
+        names |= _declared(shared[ref.split("/")[-1]], shared, seen | {ref})
+    return names
+
+
+def _producer(schema: Any, shared: dict[str, Any]) -> Any:
+    """``schema`` for drawing what a producer sends: unknown properties only
+    under names outside POOL (a name is unknown only where it is not declared)."""
+    if not isinstance(schema, dict):
+        return schema
+    result = {}
+    for key, value in schema.items():
+        if key == "properties":
+            result[key] = {name: _producer(sub, shared) for name, sub in value.items()}
+        elif key in ("items", "additionalProperties"):
+            result[key] = _producer(value, shared)
+        elif key in ("anyOf", "allOf"):
+            result[key] = [_producer(sub, shared) if key == "anyOf" else sub for sub in value]
+        else:
+            result[key] = value
+    declared = sorted(_declared(schema, shared))
+    outside = {"not": {"enum": POOL}}
+    result["propertyNames"] = {"anyOf": [{"enum": declared}, outside]} if declared else outside
+    return result
+
+
+def _bundle(schema: Any, shared: dict[str, Any]) -> dict[str, Any]:
+    root = dict(schema) if isinstance(schema, dict) else {"allOf": [schema]}
+    root["$defs"] = shared
+    return root
+
+
+def _inline(schema: Any, shared: dict[str, Any]) -> Any:
+    """``schema`` with each ``$ref`` replaced by the (ref-free) shared schema it names."""
+    if isinstance(schema, list):
+        return [_inline(item, shared) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    result = {key: _inline(value, shared) if key != "enum" and key != "const" else value
+              for key, value in schema.items() if key != "$ref"}
+    if "$ref" in schema:
+        result = {"allOf": [shared[schema["$ref"].split("/")[-1]], *result.pop("allOf", [])], **result}
+    return result
+
+
+def _instances(draw: Any, schema: Any, shared: dict[str, Any], count: int) -> list[Any]:
+    from hypothesis_jsonschema import from_schema
+
+    producer_shared = {name: _producer(sub, shared) for name, sub in shared.items()}
+    try:
+        strategy = from_schema(_inline(_producer(schema, shared), producer_shared))
+    except Exception:  # noqa: BLE001 - a schema hypothesis-jsonschema cannot draw from
+        return []
+    if strategy.is_empty:
+        return []
+    return [draw(strategy) for _ in range(count)]
+
+
+@pytest.mark.slow
+@PROPERTY
+@given(st.data())
+def test_verdicts_hold_for_drawn_instances(data: st.DataObject) -> None:
+    pytest.importorskip("hypothesis_jsonschema")
+    old, new, shared_old, shared_new = data.draw(changes())
+    diff = SchemaDiff(shared_old, shared_new)
+    diff.compare(old, new, "/data")
+    diff.find_witnesses(old, new)
+    backward, forward = all(c.backward for c in diff.changes), all(c.forward for c in diff.changes)
+    judges = {"old": judge(old, shared_old), "new": judge(new, shared_new)}
+    if forward:  # the new producer's events are read by the old consumers
+        for instance in _instances(data.draw, new, shared_new, 3):
+            if judges["new"].is_valid(instance):
+                assert judges["old"].is_valid(instance), (instance, diff.changes)
+    if backward:  # the old producer's events are valid under the new schema
+        for instance in _instances(data.draw, old, shared_old, 3):
+            if judges["old"].is_valid(instance):
+                assert judges["new"].is_valid(instance), (instance, diff.changes)
+    for change in diff.changes:
+        if change.witness_accepted_by is not None:
+            other = "old" if change.witness_accepted_by == "new" else "new"
+            assert judges[change.witness_accepted_by].is_valid(change.witness), change
+            assert not judges[other].is_valid(change.witness), change
