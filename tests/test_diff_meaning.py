@@ -198,8 +198,8 @@ def test_lint_of_the_shipped_catalogs_stays_clean() -> None:
 
 # --- the property test ---------------------------------------------------------
 
-from hypothesis import HealthCheck, assume, given, settings  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
 
 settings.register_profile("slow", max_examples=5000, deadline=None, suppress_health_check=list(HealthCheck))
 SLOW = settings.get_current_profile_name() == "slow"
@@ -291,7 +291,7 @@ def _mutate(draw: Any, schema: dict[str, Any]) -> None:
     kind = draw(st.sampled_from(kinds))
     properties = schema.setdefault("properties", {}) if kind in ("add", "remove", "required") else {}
     if kind == "add":
-        properties[draw(st.sampled_from(POOL))] = draw(schemas)
+        properties[draw(st.sampled_from(POOL))] = copy.deepcopy(draw(schemas))
         if draw(st.booleans()):
             schema["required"] = sorted({*schema.get("required", []), *[n for n in properties][-1:]})
     elif kind == "remove" and properties:
@@ -336,16 +336,16 @@ def _mutate(draw: Any, schema: dict[str, Any]) -> None:
     elif kind == "wrap":
         inner = dict(schema)
         schema.clear()
-        schema["anyOf" if draw(st.booleans()) else "allOf"] = [inner] + ([draw(schemas)] if draw(st.booleans()) else [])
+        schema["anyOf" if draw(st.booleans()) else "allOf"] = [inner] + ([copy.deepcopy(draw(schemas))] if draw(st.booleans()) else [])
     else:
         schema.clear()
-        schema.update(draw(schemas))
+        schema.update(copy.deepcopy(draw(schemas)))
 
 
 @st.composite
 def changes(draw: Any) -> tuple[Any, Any, dict[str, Any], dict[str, Any]]:
-    shared_old = {"S": draw(objects(scalars()))}
-    old = draw(schemas)
+    shared_old = {"S": copy.deepcopy(draw(objects(scalars())))}
+    old = copy.deepcopy(draw(schemas))
     new, shared_new = copy.deepcopy(old), copy.deepcopy(shared_old)
     for _ in range(draw(st.integers(1, 2))):
         in_shared = draw(st.booleans()) and "$ref" in repr(new)
