@@ -191,6 +191,46 @@ def test_a_recursive_schema_that_changes_deep_down_is_seen() -> None:
     assert _verdict({"$ref": "#/$defs/Node"}, {"$ref": "#/$defs/Node"}, old, new) == (False, True)
 
 
+def test_allof_that_cannot_be_merged_is_compared_conservatively_and_says_so() -> None:
+    old = {"type": "string", "allOf": [{"pattern": "^a"}, {"pattern": "b$"}]}
+    new = {"type": "string", "allOf": [{"pattern": "^a"}, {"pattern": "c$"}]}
+    diff = SchemaDiff({}, {})
+    diff.compare(old, new, "/data")
+    [change] = diff.changes
+    assert (change.backward, change.forward) == (False, False) and "compared by spelling" in change.detail
+    same = SchemaDiff({}, {})
+    same.compare(old, {"allOf": [{"pattern": "^a"}, {"pattern": "b$"}], "type": "string"}, "/data")
+    assert same.changes == []
+
+
+def test_every_report_format_shows_the_witness(tmp_path: Path) -> None:
+    import json
+
+    narrowed = copy.deepcopy(V1)
+    narrowed["dataversion"] = "2.0.0"
+    narrowed["data"] = {"type": "object", "allOf": [{"$ref": "#/schemas/Notificatie"}],
+                        "properties": {"actie": {"enum": ["create", "update", "destroy", "patch"]}}}
+    widened = copy.deepcopy(NOTIFICATIE)
+    widened["properties"]["actie"]["enum"].append("patch")
+    old = write_catalog(tmp_path / "old", [V1])
+    new = write_catalog(tmp_path / "new", [V1, {**V11, "data": {"$ref": "#/schemas/Wide"}}],
+                        {"Notificatie": NOTIFICATIE, "Wide": widened})
+    report = json.loads(run_evcat("diff", str(old), str(new), "--format", "json").stdout)
+    [change] = [c for e in report["events"] for c in e["changes"] if c["breaking"]]
+    assert change["kind"] == "enum values added" and change["witness_accepted_by"] == "new"
+    assert change["witness"]["actie"] == "patch"
+    assert judge({"$ref": "#/$defs/Wide"}, {"Wide": widened}).is_valid(change["witness"])
+    assert not judge({"$ref": "#/$defs/Notificatie"}, {"Notificatie": NOTIFICATIE}).is_valid(change["witness"])
+    markdown = run_evcat("diff", str(old), str(new), "--format", "markdown").stdout
+    assert "- `/data/actie` witness, accepted by the new schema, refused by the old: `{" in markdown
+    text = run_evcat("diff", str(old), str(new)).stdout
+    assert '"actie": "patch"' in text.split("/data/actie: enum values added")[1].splitlines()[1]
+    # the allOf spelling of the same narrowing is read as the narrowing it is: no change at all
+    same = write_catalog(tmp_path / "same", [V1, narrowed])
+    [added] = json.loads(run_evcat("diff", str(old), str(same), "--format", "json").stdout)["events"]
+    assert (added["new"], added["changes"]) == ("2.0.0", [])
+
+
 def test_lint_of_the_shipped_catalogs_stays_clean() -> None:
     result = run_evcat("lint", str(ROOT / "catalog"))
     assert result.returncode == 0 and "CAT-VERSION-BUMP" not in result.stdout, result.stdout

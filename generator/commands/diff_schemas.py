@@ -222,6 +222,10 @@ def _merge(a: Any, b: Any, leftovers: list[Any]) -> Any:
         return dict(b) if isinstance(b, dict) else b
     if b is True or not isinstance(b, dict):
         return a
+    if ("patternProperties" in a or "patternProperties" in b) and (
+            a.get("additionalProperties", True) is not True or b.get("additionalProperties", True) is not True):
+        leftovers.append(b)  # which names are additional depends on the patterns: not merged
+        return a
     result = dict(a)
     for key in ANNOTATIONS:
         if key in b and key not in result:
@@ -361,7 +365,7 @@ class SchemaDiff:
     def _compare(self, old_raw: Any, new_raw: Any, path: str, ctx: tuple[Any, ...]) -> None:
         old, new = self.old_side.flatten(old_raw), self.new_side.flatten(new_raw)
         at = (old_raw, new_raw, ctx)
-        if old is True and isinstance(new, dict) or old is None:
+        if old is True and isinstance(new, dict):
             old = {}
         if new is True and isinstance(old, dict):
             new = {}
