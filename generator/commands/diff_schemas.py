@@ -236,7 +236,8 @@ def _merge(a: Any, b: Any, leftovers: list[Any]) -> Any:
         types = _types({"type": a["type"]} if "type" in a else {}) & _types({"type": b["type"]} if "type" in b else {})
         if not types:
             return False
-        result["type"] = _type_list(types)
+        shown = _type_list(types)
+        result["type"] = shown[0] if len(shown) == 1 else shown
     if "enum" in b:
         values = {_value_key(v): v for v in b["enum"]} if isinstance(b["enum"], list) else {}
         if "enum" in a and isinstance(a["enum"], list):
