@@ -452,7 +452,7 @@ class SchemaDiff:
             if relevant in common:
                 self._exact(old, new, keyword, path, at)
         for keyword in OPAQUE:
-            if _canon(old.get(keyword)) != _canon(new.get(keyword)):
+            if (keyword in old or keyword in new) and _canon(old.get(keyword)) != _canon(new.get(keyword)):
                 self.add(path, "type changed", f"{keyword} changed", False, False, at)
         if "object" in common and not both_enums:
             self._object(old, new, path, at, ctx)
