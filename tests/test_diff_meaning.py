@@ -476,20 +476,16 @@ def _inline(schema: Any, shared: dict[str, Any]) -> Any:
 
 
 def _instances(draw: Any, schema: Any, shared: dict[str, Any], count: int) -> list[Any]:
+    from hypothesis.errors import InvalidArgument
     from hypothesis_jsonschema import from_schema
 
     producer_shared = {name: _producer(sub, shared) for name, sub in shared.items()}
     try:
         strategy = from_schema(_inline(_producer(schema, shared), producer_shared))
-    except Exception:  # noqa: BLE001 - a schema hypothesis-jsonschema cannot draw from
-        return []
-    if strategy.is_empty:
-        return []
-    from hypothesis.errors import InvalidArgument
-
-    try:
+        if strategy.is_empty:
+            return []
         return [draw(strategy) for _ in range(count)]
-    except InvalidArgument:  # hypothesis-jsonschema on some schemas that accept nothing
+    except InvalidArgument:  # hypothesis-jsonschema on some schemas that accept nothing (minLength > maxLength)
         return []
 
 
