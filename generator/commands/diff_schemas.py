@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 ANNOTATIONS = ("description", "title", "examples", "default", "deprecated", "$comment", "readOnly", "writeOnly")
@@ -38,8 +38,8 @@ class Change:
     # An instance of the payload (``data``) that one side accepts and the other
     # refuses, checked by evcat's own validator: ``witness_accepted_by`` is
     # "new" for a change that breaks consumers, "old" for one that refuses old events.
-    witness: Any = None
-    witness_accepted_by: str | None = None
+    witness: Any = field(default=None, compare=False)  # a dict or list: not part of the hash
+    witness_accepted_by: str | None = field(default=None, compare=False)
 
     @property
     def breaking(self) -> bool:
