@@ -302,6 +302,7 @@ schemas = st.recursive(
         st.builds(lambda items, low: {"type": "array", "items": items, **({"minItems": low} if low else {})},
                   children, st.integers(0, 2)),
         st.builds(lambda a, b: {"anyOf": [a, b]}, children, children),
+        st.builds(lambda a, b: {"oneOf": [a, b]}, children, children),
         st.builds(lambda props: {"allOf": [{"$ref": "#/$defs/S"}], "properties": props},
                   st.dictionaries(st.sampled_from(POOL), children, max_size=2)),
         st.just({"$ref": "#/$defs/S"}),
@@ -321,7 +322,7 @@ def _spots(schema: Any, path: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
                 found += _spots(sub, path + (key, name))
         elif key in ("items", "additionalProperties"):
             found += _spots(value, path + (key,))
-        elif key in ("anyOf", "allOf"):
+        elif key in ("anyOf", "allOf", "oneOf"):
             for index, sub in enumerate(value):
                 found += _spots(sub, path + (key, index))
     return found
@@ -399,7 +400,8 @@ def _mutate(draw: Any, schema: dict[str, Any]) -> None:
     elif kind == "wrap":
         inner = dict(schema)
         schema.clear()
-        schema["anyOf" if draw(st.booleans()) else "allOf"] = [inner] + ([copy.deepcopy(draw(schemas))] if draw(st.booleans()) else [])
+        schema[draw(st.sampled_from(["anyOf", "allOf", "oneOf"]))] = [inner] + (
+            [copy.deepcopy(draw(schemas))] if draw(st.booleans()) else [])
     else:
         schema.clear()
         schema.update(copy.deepcopy(draw(schemas)))
@@ -446,8 +448,8 @@ def _producer(schema: Any, shared: dict[str, Any]) -> Any:
             result[key] = {name: _producer(sub, shared) for name, sub in value.items()}
         elif key in ("items", "additionalProperties"):
             result[key] = _producer(value, shared)
-        elif key in ("anyOf", "allOf"):
-            result[key] = [_producer(sub, shared) if key == "anyOf" else sub for sub in value]
+        elif key in ("anyOf", "allOf", "oneOf"):
+            result[key] = [_producer(sub, shared) if key != "allOf" else sub for sub in value]
         else:
             result[key] = value
     declared = sorted(_declared(schema, shared))
