@@ -422,7 +422,7 @@ class SchemaDiff:
         shown = f"{old_kind or 'one schema'} ({len(old_branches)}) -> {new_kind or 'one schema'} ({len(new_branches)})"
         uncovered = [j + 1 for j in range(len(new_branches)) if not any(flags[i, j][1] for i in range(len(old_branches)))]
         if uncovered and not forward:
-            shown += f": new alternative {', '.join(map(str, uncovered))} accepts what no old one does"
+            shown += f": new alternative {', '.join(map(str, uncovered))} is not within any old one"
         elif not forward:
             shown += ": oneOf alternatives overlap; compared conservatively"
         kind = "type changed" if not (forward or backward) else "type widened" if backward else "type narrowed"
