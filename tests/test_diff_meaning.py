@@ -491,7 +491,7 @@ def _instances(draw: Any, schema: Any, shared: dict[str, Any], count: int) -> li
         return []
 
 
-@(pytest.mark.slow if SLOW else lambda test: test)  # 150 examples take seconds: in the fast loop too
+@(pytest.mark.slow if SLOW else lambda test: test)  # 200 examples take seconds: in the fast loop too
 @PROPERTY
 @given(st.data())
 def test_verdicts_hold_for_drawn_instances(data: st.DataObject) -> None:
