@@ -8,11 +8,16 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 from generator.diagnostics import Diagnostic
 from generator.commands.lint import lint
 
 ROOT = Path(__file__).resolve().parent.parent
+
+# `pytest --hypothesis-profile=slow` loads the profile when pytest starts, before
+# any test module registers it: it is registered here (the property tests' long runs).
+settings.register_profile("slow", max_examples=5000, deadline=None, suppress_health_check=list(HealthCheck))
 
 # Fixtures that start a real component (installed by tests/install-components.sh):
 # a test that asks for one is marked ``real``.

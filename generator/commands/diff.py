@@ -1,197 +1,45 @@
 """Compatibility of catalog versions: `evcat diff`, the CAT-VERSION-BUMP lint, changelogs.
 
 Each change is classified like Confluent Schema Registry's JSON Schema rules:
-- backward compatible: the new schema accepts every event the old one did;
+- backward compatible: the new schema accepts every event the old producer sent;
 - forward compatible: the old schema (what existing consumers read with)
-  accepts every event the new one allows.
+  accepts every event the new producer sends.
 Consumers read events, so a change that is not forward compatible breaks them.
 Open content models (``additionalProperties`` not false) tolerate unknown
-properties; closed ones do not.
+properties; closed ones do not. A producer sends the properties its schema
+declares and, in an open model, unknown ones only under names that neither
+version declares. Schemas are compared by what they accept (diff_schemas.py),
+not by their spelling.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from ..string_formats import semver_key
-from ..model import CatalogSet, EventType, SharedSchema
+from ..model import CatalogSet, EventType
 from ..profiles import Profile
+from ..string_formats import semver_key
+from .diff_schemas import Change, SchemaDiff
 
-UPPER = ("maxLength", "maximum", "exclusiveMaximum", "maxItems", "maxProperties", "maxContains")
-LOWER = ("minLength", "minimum", "exclusiveMinimum", "minItems", "minProperties", "minContains")
-EXACT = ("pattern", "format", "const", "multipleOf", "uniqueItems", "contentEncoding")
-ANNOTATIONS = ("description", "title", "examples", "default", "deprecated", "$comment", "readOnly", "writeOnly")
-
-
-@dataclass(frozen=True)
-class Change:
-    path: str
-    kind: str
-    detail: str
-    backward: bool
-    forward: bool
-
-    @property
-    def breaking(self) -> bool:
-        """Breaks existing consumers (not forward compatible)."""
-        return not self.forward
-
-    @property
-    def documentation_only(self) -> bool:
-        return self.kind == "description"
+__all__ = ["Change", "SchemaDiff", "consecutive", "diff_events", "diff_sets"]
 
 
-def _types(schema: dict[str, Any]) -> set[str] | None:
-    kind = schema.get("type")
-    if kind is None:
-        return None
-    types = {kind} if isinstance(kind, str) else set(kind)
-    if "number" in types:
-        types.add("integer")
-    return types
-
-
-def _open(schema: dict[str, Any]) -> bool:
-    return schema.get("additionalProperties", True) is not False
-
-
-class SchemaDiff:
-    def __init__(self, old_shared: Mapping[str, SharedSchema], new_shared: Mapping[str, SharedSchema]) -> None:
-        self.old_shared, self.new_shared = old_shared, new_shared
-        self.changes: list[Change] = []
-        self._seen: set[tuple[str, str]] = set()
-
-    def add(self, path: str, kind: str, detail: str, backward: bool, forward: bool) -> None:
-        self.changes.append(Change(path or "/", kind, detail, backward, forward))
-
-    def _resolve(self, schema: Any, shared: Mapping[str, SharedSchema]) -> tuple[Any, str | None]:
-        if isinstance(schema, dict) and isinstance(schema.get("$ref"), str) and schema["$ref"].startswith("#/$defs/"):
-            name = schema["$ref"][len("#/$defs/"):]
-            target = shared.get(name)
-            if target is not None:
-                merged = dict(target.schema) if isinstance(target.schema, dict) else {"allOf": [target.schema]}
-                merged.update({k: v for k, v in schema.items() if k != "$ref"})
-                return merged, name
-        return schema, None
-
-    def compare(self, old: Any, new: Any, path: str = "") -> None:
-        old, old_ref = self._resolve(old, self.old_shared)
-        new, new_ref = self._resolve(new, self.new_shared)
-        if old_ref and new_ref:
-            if (old_ref, new_ref) in self._seen:
-                return  # recursion: compared already
-            self._seen.add((old_ref, new_ref))
-        if not isinstance(old, dict) or not isinstance(new, dict):
-            if old != new:
-                self.add(path, "type changed", f"{json.dumps(old)} -> {json.dumps(new)}", new is True, old is True)
-            return
-        self._annotations(old, new, path)
-        self._type(old, new, path)
-        self._enum(old, new, path)
-        self._constraints(old, new, path)
-        self._properties(old, new, path)
-        if isinstance(old.get("items"), (dict, bool)) or isinstance(new.get("items"), (dict, bool)):
-            self.compare(old.get("items", True), new.get("items", True), f"{path}/items")
-        for keyword in ("anyOf", "oneOf", "allOf", "not", "if", "then", "else", "prefixItems", "patternProperties"):
-            if json.dumps(old.get(keyword), sort_keys=True) != json.dumps(new.get(keyword), sort_keys=True):
-                self.add(path, "type changed", f"{keyword} changed", False, False)
-
-    def _annotations(self, old: dict[str, Any], new: dict[str, Any], path: str) -> None:
-        for keyword in ANNOTATIONS:
-            if old.get(keyword) != new.get(keyword):
-                self.add(path, "description", f"{keyword} changed", True, True)
-
-    def _type(self, old: dict[str, Any], new: dict[str, Any], path: str) -> None:
-        old_types, new_types = _types(old), _types(new)
-        if old_types == new_types:
-            return
-        shown = f"{old.get('type', 'any')} -> {new.get('type', 'any')}"
-        if new_types is None or (old_types is not None and old_types < new_types):
-            self.add(path, "type widened", shown, True, False)
-        elif old_types is None or new_types < old_types:
-            self.add(path, "type narrowed", shown, False, True)
-        else:
-            self.add(path, "type changed", shown, False, False)
-
-    def _enum(self, old: dict[str, Any], new: dict[str, Any], path: str) -> None:
-        if "enum" not in old and "enum" not in new:
-            return
-        old_values = {json.dumps(v, sort_keys=True) for v in old.get("enum", [])} if "enum" in old else None
-        new_values = {json.dumps(v, sort_keys=True) for v in new.get("enum", [])} if "enum" in new else None
-        if old_values == new_values:
-            return
-        added = sorted((new_values or set()) - (old_values or set())) if old_values is not None else []
-        removed = sorted((old_values or set()) - (new_values or set())) if new_values is not None else []
-        if new_values is None or (old_values is not None and added and not removed):
-            self.add(path, "enum values added", ", ".join(added) or "enum removed", True, False)
-        elif old_values is None or (removed and not added):
-            self.add(path, "enum values removed", ", ".join(removed) or "enum added", False, True)
-        else:
-            self.add(path, "enum values changed", f"added {', '.join(added)}; removed {', '.join(removed)}", False, False)
-
-    def _constraints(self, old: dict[str, Any], new: dict[str, Any], path: str) -> None:
-        for keyword in UPPER + LOWER:
-            before, after = old.get(keyword), new.get(keyword)
-            if before == after:
-                continue
-            if keyword in UPPER:
-                relaxed = after is None or (before is not None and after > before)
-            else:
-                relaxed = after is None or (before is not None and after < before)
-            kind = "constraint relaxed" if relaxed else "constraint tightened"
-            self.add(path, kind, f"{keyword} {before} -> {after}", relaxed, not relaxed)
-        for keyword in EXACT:
-            before, after = old.get(keyword), new.get(keyword)
-            if before == after:
-                continue
-            if after is None:
-                self.add(path, "constraint relaxed", f"{keyword} {json.dumps(before)} removed", True, False)
-            elif before is None:
-                self.add(path, "constraint tightened", f"{keyword} {json.dumps(after)} added", False, True)
-            else:
-                self.add(path, "constraint changed", f"{keyword} {json.dumps(before)} -> {json.dumps(after)}", False, False)
-        if _open(old) != _open(new):
-            if _open(new):
-                self.add(path, "additionalProperties opened", "unknown properties now allowed", True, False)
-            else:
-                self.add(path, "additionalProperties closed", "unknown properties now rejected", False, True)
-
-    def _properties(self, old: dict[str, Any], new: dict[str, Any], path: str) -> None:
-        old_properties = old.get("properties") if isinstance(old.get("properties"), dict) else {}
-        new_properties = new.get("properties") if isinstance(new.get("properties"), dict) else {}
-        old_required = set(old.get("required", []) if isinstance(old.get("required"), list) else [])
-        new_required = set(new.get("required", []) if isinstance(new.get("required"), list) else [])
-        for name in sorted(set(new_properties) - set(old_properties)):
-            required = name in new_required
-            self.add(
-                f"{path}/{name}", "property added", "required" if required else "optional",
-                backward=not required, forward=_open(old),
-            )
-        for name in sorted(set(old_properties) - set(new_properties)):
-            self.add(
-                f"{path}/{name}", "property removed", "was required" if name in old_required else "was optional",
-                backward=_open(new), forward=name not in old_required,
-            )
-        for name in sorted(set(old_properties) & set(new_properties)):
-            was, now = name in old_required, name in new_required
-            if was and not now:
-                self.add(f"{path}/{name}", "required -> optional", "", True, False)
-            elif now and not was:
-                self.add(f"{path}/{name}", "optional -> required", "", False, True)
-            self.compare(old_properties[name], new_properties[name], f"{path}/{name}")
-
-
-def diff_events(old: EventType, new: EventType, old_set: CatalogSet, new_set: CatalogSet) -> list[Change]:
-    """Every change from ``old`` to ``new`` (payload and context attributes)."""
+def diff_events(old: EventType, new: EventType, old_set: CatalogSet, new_set: CatalogSet,
+                witnesses: bool = False) -> list[Change]:
+    """Every change from ``old`` to ``new`` (payload and context attributes);
+    with ``witnesses``, each payload change that breaks consumers carries an
+    instance that shows it (``Change.witness``)."""
     schema_diff = SchemaDiff(old_set.schemas, new_set.schemas)
     if (old.payload is None) != (new.payload is None):
         what = "data added" if new.payload is not None else "data removed"
         schema_diff.add("/data", "type changed", what, False, False)
     elif old.payload is not None and new.payload is not None:
         schema_diff.compare(old.payload.schema, new.payload.schema, "/data")
+        if witnesses:
+            schema_diff.find_witnesses(old.payload.schema, new.payload.schema)
     old_extensions = {extension.name: extension for extension in old.extensions}
     new_extensions = {extension.name: extension for extension in new.extensions}
     for name in sorted(set(new_extensions) - set(old_extensions)):
@@ -291,7 +139,7 @@ def diff_sets(old_set: CatalogSet, new_set: CatalogSet) -> list[EventReport]:
     for key in sorted(set(old_events) | set(new_events), key=lambda k: (k[0], semver_key(k[1] or ""))):
         old, new = old_events.get(key), new_events.get(key)
         if old is not None and new is not None:
-            changes = diff_events(old, new, old_set, new_set)
+            changes = diff_events(old, new, old_set, new_set, witnesses=True)
             report = EventReport(key[0], key[1], key[1], "changed" if changes else "unchanged", changes)
             report.violations = version_verdict(new.profile, old, new, changes)
         elif new is not None:
@@ -299,7 +147,7 @@ def diff_sets(old_set: CatalogSet, new_set: CatalogSet) -> list[EventReport]:
             previous = latest_old.get(new.type)
             if previous is not None and previous.key != new.key and semver_key(new.dataversion or "") > semver_key(previous.dataversion or ""):
                 report.old = previous.dataversion
-                report.changes = diff_events(previous, new, old_set, new_set)
+                report.changes = diff_events(previous, new, old_set, new_set, witnesses=True)
                 report.violations = version_verdict(new.profile, previous, new, report.changes)
         else:
             assert old is not None
@@ -328,6 +176,16 @@ def _versions(report: EventReport) -> str:
     return " -> ".join(v for v in (report.old, report.new) if v) or "notification"
 
 
+def _witness_words(change: Change) -> str:
+    other = "old" if change.witness_accepted_by == "new" else "new"
+    return f"witness, accepted by the {change.witness_accepted_by} schema, refused by the {other}"
+
+
+def _witness_text(change: Change) -> str:
+    text = json.dumps(change.witness, sort_keys=True, ensure_ascii=False)
+    return text if len(text) <= 300 else text[:297] + "..."
+
+
 def format_text(reports: list[EventReport]) -> str:
     lines = []
     for report in reports:
@@ -338,6 +196,8 @@ def format_text(reports: list[EventReport]) -> str:
         for change in report.changes:
             verdict = "breaks consumers" if change.breaking else ("compatible" if change.backward else "consumers unaffected; some old events no longer valid")
             lines.append(f"    {change.path}: {change.kind}{' (' + change.detail + ')' if change.detail else ''} [{verdict}]")
+            if change.witness_accepted_by is not None:
+                lines.append(f"      {_witness_words(change)}: {_witness_text(change)}")
         for violation in report.violations:
             lines.append(f"    VIOLATION: {violation}")
     violations = sum(len(report.violations) for report in reports)
@@ -361,6 +221,10 @@ def format_markdown(reports: list[EventReport]) -> str:
                 for c in report.changes
             ]
             lines.append("")
+            shown = [c for c in report.changes if c.witness_accepted_by is not None]
+            lines += [f"- `{c.path}` {_witness_words(c)}: `{_witness_text(c).replace('`', chr(92) + '`')}`" for c in shown]
+            if shown:
+                lines.append("")
         lines += [f"> **Violation:** {violation}" for violation in report.violations]
         if report.violations:
             lines.append("")
