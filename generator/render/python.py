@@ -540,7 +540,8 @@ _ZERO_OR_UNKNOWN = frozenset({"Cn", "Co", "Cf", "Mn", "Me"})
 
 
 def _ruff(sources: dict[str, str]) -> dict[str, str] | None:
-    """``ruff check --select I,F401 --fix`` (imports sorted, none unused) and
+    """``ruff check --select I,F401,RUF022 --fix`` (imports and ``__all__``
+    sorted, no import unused) and
     ``ruff format`` over the modules, a process each (a few milliseconds);
     None when ruff is not installed or refuses a file."""
     try:
@@ -556,8 +557,9 @@ def _ruff(sources: dict[str, str]) -> dict[str, str] | None:
                 handle.write(source)
         common = ["--isolated", "--no-cache", "--quiet", "--line-length", "88", "--target-version", "py311"]
         # Imports sorted as isort (ruff's I rules) would, none unused (F401: what
-        # the generated code does not use after all); then the black-style layout.
-        sort_imports = [ruff, "check", *common, "--select", "I,F401", "--fix", "--exit-zero", *paths.values()]
+        # the generated code does not use after all), ``__all__`` sorted as ruff's
+        # default rules want it (RUF022, issue 31); then the black-style layout.
+        sort_imports = [ruff, "check", *common, "--select", "I,F401,RUF022", "--fix", "--exit-zero", *paths.values()]
         command = [ruff, "format", *common, *paths.values()]
         try:
             subprocess.run(sort_imports, check=True, capture_output=True, timeout=120)

@@ -238,7 +238,7 @@ class CloudEvent(BaseModel):
         if "data" in wire and not cls.has_data:
             raise ValueError(f"{cls.event_type!r} is a notification without data")
         if not cls.wire_required <= wire.keys():
-            missing = sorted(cls.wire_required - wire.keys())[0]
+            missing = min(cls.wire_required - wire.keys())
             raise ValueError(f"the required attribute {missing!r} is missing")
         for name in undeclared:
             # An undeclared extension (contract §5): String, Boolean or Integer.
@@ -250,7 +250,7 @@ class CloudEvent(BaseModel):
                 continue
             item = integral(item)
             if not isinstance(item, int):
-                raise ValueError(
+                raise ValueError(  # noqa: TRY004 - pydantic reports ValueError, not TypeError
                     f"extension attribute {name!r} holds a value no CloudEvents type can hold"
                 )
             if not INT32_MIN <= item <= INT32_MAX:

@@ -204,7 +204,7 @@ def _timestamp(value: Any) -> datetime:
             raise ValueError("a timestamp needs a time zone, e.g. 2024-01-01T00:00:00Z")
         return value
     if not isinstance(value, str):
-        raise ValueError("a timestamp is an RFC 3339 string")
+        raise ValueError("a timestamp is an RFC 3339 string")  # noqa: TRY004 - pydantic reports ValueError, not TypeError
     match = _RFC3339.match(value)
     if match is None:
         raise ValueError(
@@ -251,7 +251,7 @@ def _normo_time(value: datetime) -> str:
 
 def _full_date(value: Any) -> date:
     if isinstance(value, datetime):
-        raise ValueError("a date, not a date and time")
+        raise ValueError("a date, not a date and time")  # noqa: TRY004 - pydantic reports ValueError, not TypeError
     if isinstance(value, date):
         return value
     if not isinstance(value, str) or not _FULL_DATE.match(value):

@@ -27,7 +27,7 @@ from pydantic import ValidationError
 from ._bindings import from_kafka, to_kafka
 from ._cloudevents import CloudEvent, EventError
 
-__all__ = ["publish", "Consumer", "Producer", "Record"]
+__all__ = ["Consumer", "Producer", "Record", "publish"]
 
 _LOG = logging.getLogger(__name__)
 E = TypeVar("E", bound=CloudEvent)
@@ -130,13 +130,13 @@ class Consumer:
                     break
         except (EventError, ValidationError) as error:  # not a valid event
             self._fail(record, error)
-        except Exception as error:  # a handler bug must not stop the consumer
+        except Exception as error:  # noqa: BLE001 - a handler bug must not stop the consumer
             self._fail(record, error)
 
     def _fail(self, record: Record, error: Exception) -> None:
         try:
             self.on_error(record, error)
-        except Exception:
+        except Exception:  # noqa: BLE001 - logged, never raised
             _LOG.exception("on_error failed")
 
     async def consume(self, records: AsyncIterator[Any]) -> None:

@@ -27,15 +27,15 @@ from ._http import (
 )
 
 __all__ = [
-    "to_kafka",
-    "from_kafka",
-    "to_amqp",
+    "AMQP_PREFIX",
+    "KAFKA_PREFIX",
     "from_amqp",
-    "to_mqtt",
+    "from_kafka",
     "from_mqtt",
     "structured_from_binary",
-    "KAFKA_PREFIX",
-    "AMQP_PREFIX",
+    "to_amqp",
+    "to_kafka",
+    "to_mqtt",
 ]
 
 Events = Mapping[tuple[str, str | None], type[CloudEvent]]
