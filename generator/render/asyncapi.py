@@ -219,6 +219,8 @@ def document(catalog: Catalog, catalog_set: CatalogSet, settings: Settings = Set
     ]
     if contact:
         info["contact"] = {key: value for key, value in (("name", contact.name), ("url", contact.url), ("email", contact.email)) if value}
+    if catalog.license is not None:  # the AsyncAPI 3.0.0 License Object
+        info["license"] = {key: value for key, value in (("name", catalog.license.name), ("url", catalog.license.url)) if value}
     doc: dict[str, Any] = {"asyncapi": settings.version, "id": f"urn:evcat:{catalog.id}", "info": info}
     if catalog.servers:
         doc["servers"] = {
