@@ -155,7 +155,34 @@ def test_json_schema_to_typescript_output_compiles_strict(node_tools: Path, gene
     assert {file: error for file, error in result.items() if error} == {}
     files = sorted(tmp_path.glob("*.ts"))
     assert len(files) == len(schemas)
+    # Every type is named by a title of its schema (evcat's class names), none
+    # twice: a `$ref` with a sibling keyword (a `description`) made it copy the
+    # target as `Adres1` (issue 31).
+    wrong = {}
+    for index, schema in enumerate(schemas):
+        titles = schema_titles(json.loads(schema.read_text(encoding="utf-8"))) | {f"Schema{index}"}
+        text = (tmp_path / f"schema{index}.ts").read_text(encoding="utf-8")
+        names = re.findall(r"^export (?:interface|type) (\w+)", text, re.MULTILINE)
+        unknown = [name for name in names if name not in titles] + [name for name in set(names) if names.count(name) > 1]
+        if unknown:
+            wrong[str(schema.relative_to(generated.out))] = unknown
+    assert wrong == {}
     tsc(node_tools, files)
+
+
+def schema_titles(value: Any) -> set[str]:
+    """Every ``title`` of a schema document (json-schema-to-typescript names types by them)."""
+    found: set[str] = set()
+    if isinstance(value, dict):
+        for key, child in value.items():
+            if key == "title" and isinstance(child, str):
+                found.add(child)
+            elif key not in ("examples", "enum", "const", "default"):
+                found |= schema_titles(child)
+    elif isinstance(value, list):
+        for child in value:
+            found |= schema_titles(child)
+    return found
 
 
 def enum_titles(document: Path) -> set[str]:

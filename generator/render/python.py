@@ -42,7 +42,7 @@ from ..naming import (
     python_package_name,
     schema_class_name,
 )
-from ..envelope import titled
+from ..envelope import attribute_schema, titled
 from ..runtime import EXTRAS, REQUIRES, runtime_files
 from . import Unit, catalog_inputs, event_order, partial_set, render_all
 
@@ -65,6 +65,15 @@ class EventView:
     wire_required: list[str] = field(default_factory=list)
     # (Python name, Python expression) a constructing program gets.
     construct_defaults: list[tuple[str, str]] = field(default_factory=list)
+    # Wire name -> the attribute's schema in event.schema.json (envelope.attribute_schema).
+    wire_schemas: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    @property
+    def wire_schemas_code(self) -> str:
+        """``wire_schemas`` as code, the vocabulary's long patterns by their
+        module constants (``WIRE_CONSTANTS``): the class reads the same
+        whatever other events the catalog has."""
+        return _code(self.wire_schemas)
 
     @property
     def construct_defaults_code(self) -> str:
@@ -367,6 +376,36 @@ def _run_datamodel_codegen(schema_text: str) -> str:
     return output
 
 
+# The vocabulary's patterns the attribute schemas repeat, each written once
+# per events module (names in the generated code -> value).
+WIRE_CONSTANTS = {
+    "_BAD_CHARS": vocabulary.NO_BAD_CHARS["not"]["pattern"],
+    "_MEDIA_TYPE": vocabulary.MEDIA_TYPE_SCHEMA_PATTERN,
+    "_NORMO_TIME": vocabulary.NORMO_TIME_SCHEMA_PATTERN,
+    "_RFC3339": vocabulary.RFC3339_SCHEMA_PATTERN,
+    "_URI": vocabulary.URI_SCHEMA_PATTERN,
+    "_URI_REFERENCE": vocabulary.URI_REFERENCE_SCHEMA_PATTERN,
+}
+_CONSTANT_NAMES = {value: name for name, value in WIRE_CONSTANTS.items()}
+
+
+def _code(value: Any) -> str:
+    """A JSON value as a Python expression, the strings of ``WIRE_CONSTANTS`` by name."""
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{key!r}: {_code(item)}" for key, item in value.items()) + "}"
+    if isinstance(value, list):
+        return "[" + ", ".join(_code(item) for item in value) + "]"
+    if isinstance(value, str) and value in _CONSTANT_NAMES:
+        return _CONSTANT_NAMES[value]
+    return repr(value)
+
+
+def wire_constants(views: list[EventView]) -> list[tuple[str, str]]:
+    """The ``WIRE_CONSTANTS`` a module's event classes use, by name."""
+    code = " ".join(view.wire_schemas_code for view in views)
+    return [(name, value) for name, value in sorted(WIRE_CONSTANTS.items()) if re.search(rf"\b{name}\b", code)]
+
+
 def _event_view(event: EventType, class_name: str, data_class: str) -> EventView:
     """The envelope class: the event type's ``ContextAttribute``s mapped to
     pydantic fields (contract §4.1: class defaults serve type checkers; a
@@ -375,6 +414,8 @@ def _event_view(event: EventType, class_name: str, data_class: str) -> EventView
     for attribute in event.attributes:
         if attribute.required:
             view.wire_required.append(attribute.name)
+        wire = attribute_schema(attribute)
+        view.wire_schemas[attribute.name] = {key: value for key, value in wire.items() if key not in ("description", "examples")}
         construct = _construct_default(attribute)
         field_view = _field(event, attribute)
         if construct is not None and attribute.name != "specversion":
@@ -479,7 +520,7 @@ def render_catalog(catalog: Catalog, catalog_set: CatalogSet, env: Any, settings
     data_names = {key: payload_class_name(name) for key, name in names.items()}
     views = [_event_view(event, names[event.key], data_names[event.key]) for event in events]
     context = {"catalog": catalog, "package": package, "version": __version__, "events": views,
-               "imports": _event_imports(views)}
+               "imports": _event_imports(views), "wire_constants": wire_constants(views)}
     sources = {
         "events.py": env.get_template("python/events.py.jinja").render(context),
         "__init__.py": env.get_template("python/__init__.py.jinja").render(context),

@@ -190,7 +190,8 @@ class Consumer:
         except (EventError, ValidationError) as error:  # not a valid event
             await self._reject(incoming, error)
             return
-        except Exception as error:  # noqa: BLE001 - whatever a poison message provokes
+        except Exception as error:  # noqa: BLE001
+            # Whatever a poison message provokes.
             await self._reject(incoming, error)
             return
         try:
@@ -198,7 +199,8 @@ class Consumer:
                 if isinstance(event, event_class):
                     await handler(event)
                     break
-        except Exception as error:  # noqa: BLE001 - a handler bug must not stop the consumer
+        except Exception as error:  # noqa: BLE001
+            # A handler bug must not stop the consumer.
             await self._reject(incoming, error)
             return
         await incoming.ack()
@@ -206,7 +208,8 @@ class Consumer:
     async def _reject(self, incoming: IncomingMessage, error: Exception) -> None:
         try:
             self.on_error(incoming, error)
-        except Exception:  # noqa: BLE001 - the error callback must not stop the consumer either
+        except Exception:  # noqa: BLE001
+            # The error callback must not stop the consumer either.
             _LOG.exception("on_error failed")
         await incoming.reject(requeue=False)
 

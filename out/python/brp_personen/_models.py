@@ -183,6 +183,9 @@ class CloudEvent(BaseModel):
     )
     # Python name -> value (or a function giving it) a constructing program gets.
     construct_defaults: ClassVar[dict[str, Any]] = {}
+    # Wire name -> the attribute's JSON Schema as event.schema.json has it
+    # (grammars as patterns, no control characters): what OpenAPI readers see.
+    wire_schemas: ClassVar[dict[str, dict[str, Any]]] = {}
 
     specversion: Literal["1.0"] = "1.0"
     id: NonEmptyString = Field(default_factory=new_id)
@@ -250,7 +253,8 @@ class CloudEvent(BaseModel):
                 continue
             item = integral(item)
             if not isinstance(item, int):
-                raise ValueError(  # noqa: TRY004 - pydantic reports ValueError, not TypeError
+                # ValueError, not TypeError: pydantic reports it as a validation error.
+                raise ValueError(  # noqa: TRY004
                     f"extension attribute {name!r} holds a value no CloudEvents type can hold"
                 )
             if not INT32_MIN <= item <= INT32_MAX:
@@ -270,6 +274,18 @@ class CloudEvent(BaseModel):
         required = list(schema.get("required", []))
         required += sorted(cls.wire_required - set(required))
         schema["required"] = required
+        # Each attribute constrained as event.schema.json constrains it (the
+        # time form, URI and media-type grammars): a body the schema allows is
+        # one the class accepts. Title, description and default stay pydantic's.
+        properties = schema.get("properties", {})
+        for name, wire in cls.wire_schemas.items():
+            if name in properties:
+                kept = {
+                    key: value
+                    for key, value in properties[name].items()
+                    if key in ("title", "description", "default")
+                }
+                properties[name] = {**copy.deepcopy(wire), **kept}
         return schema
 
     def to_dict(self) -> dict[str, Any]:

@@ -144,13 +144,15 @@ class Consumer:
                     break
         except (EventError, ValidationError) as error:  # not a valid event
             self._fail(message, error)
-        except Exception as error:  # noqa: BLE001 - a handler bug must not stop the loop either
+        except Exception as error:  # noqa: BLE001
+            # A handler bug must not stop the loop either.
             self._fail(message, error)
 
     def _fail(self, message: Message, error: Exception) -> None:
         try:
             self.on_error(message, error)
-        except Exception:  # noqa: BLE001 - logged, never raised
+        except Exception:  # noqa: BLE001
+            # Logged, never raised.
             _LOG.exception("on_error failed")
 
 
