@@ -2,9 +2,11 @@
 
 Every package generated from the shipped catalogs and the test catalogs that
 generate (``tests.goldens.CATALOGS``) is checked with the real tools:
-ruff (rules F, I, UP, B for Python 3.11), pyright in strict mode, and at run
-time for what a type checker cannot see (``__all__``, the shared schemas by
-name, deprecation warnings). mypy ``--strict`` and black are checked in
+ruff (its default rules, and F, I, UP, B for Python 3.11), pyright in strict
+mode, mypy ``--strict`` and pyright strict in fresh venvs with only pydantic
+and with every extra (issue 31), and at run time for what a type checker
+cannot see (``__all__``, the shared schemas by name, deprecation warnings).
+mypy ``--strict`` (this interpreter) and black are checked in
 tests/test_python_output.py.
 """
 
