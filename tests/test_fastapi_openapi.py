@@ -51,6 +51,10 @@ def _mutations(event: EventType, full: dict[str, Any], data_schema: dict[str, An
     for name in ("id", "source", "subject", "datacontenttype", "dataschema",
                  *(a.name for a in event.extensions if a.type in ("String", "URI", "URI-reference"))):
         bodies += [{**full, name: value} for value in STRINGS]
+    # Undeclared extension attributes (contract §5): valid names, CloudEvents-typed values.
+    for extra in ({"Bad_Name": "x"}, {"bad-name": "x"}, {"ext": {"a": 1}}, {"ext": [1]}, {"ext": 1.5}, {"ext": 2**31},
+                  {"ext": "a\u0001b"}, {"ext": "x"}, {"ext": 7}, {"ext": True}, {"data_base64": "aGk="}):
+        bodies.append({**full, **extra})
     data = full.get("data")
     if isinstance(data, dict) and data_schema is not None:
         for name, value in data.items():

@@ -42,7 +42,7 @@ from ..naming import (
     python_package_name,
     schema_class_name,
 )
-from ..envelope import attribute_schema, titled
+from ..envelope import ATTRIBUTE_NAMES, UNDECLARED_VALUE, envelope_schema, titled
 from ..runtime import EXTRAS, REQUIRES, runtime_files
 from . import Unit, catalog_inputs, event_order, partial_set, render_all
 
@@ -65,15 +65,16 @@ class EventView:
     wire_required: list[str] = field(default_factory=list)
     # (Python name, Python expression) a constructing program gets.
     construct_defaults: list[tuple[str, str]] = field(default_factory=list)
-    # Wire name -> the attribute's schema in event.schema.json (envelope.attribute_schema).
-    wire_schemas: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # What event.schema.json says of the envelope object (envelope_schema):
+    # its properties but ``data``, ``propertyNames``, ``additionalProperties``.
+    wire_schema: dict[str, Any] = field(default_factory=dict)
 
     @property
-    def wire_schemas_code(self) -> str:
-        """``wire_schemas`` as code, the vocabulary's long patterns by their
-        module constants (``WIRE_CONSTANTS``): the class reads the same
-        whatever other events the catalog has."""
-        return _code(self.wire_schemas)
+    def wire_schema_code(self) -> str:
+        """``wire_schema`` as code, the vocabulary's long patterns and the
+        envelope's shared parts by their module constants (``WIRE_CONSTANTS``):
+        the class reads the same whatever other events the catalog has."""
+        return _code(self.wire_schema)
 
     @property
     def construct_defaults_code(self) -> str:
@@ -376,34 +377,46 @@ def _run_datamodel_codegen(schema_text: str) -> str:
     return output
 
 
-# The vocabulary's patterns the attribute schemas repeat, each written once
-# per events module (names in the generated code -> value).
-WIRE_CONSTANTS = {
+# What the envelope schemas repeat, each written once per events module
+# (names in the generated code -> value; a later one may use an earlier one).
+WIRE_CONSTANTS: dict[str, Any] = {
     "_BAD_CHARS": vocabulary.NO_BAD_CHARS["not"]["pattern"],
     "_MEDIA_TYPE": vocabulary.MEDIA_TYPE_SCHEMA_PATTERN,
     "_NORMO_TIME": vocabulary.NORMO_TIME_SCHEMA_PATTERN,
     "_RFC3339": vocabulary.RFC3339_SCHEMA_PATTERN,
     "_URI": vocabulary.URI_SCHEMA_PATTERN,
     "_URI_REFERENCE": vocabulary.URI_REFERENCE_SCHEMA_PATTERN,
+    "_ATTRIBUTE_NAMES": ATTRIBUTE_NAMES,
+    "_UNDECLARED_VALUE": UNDECLARED_VALUE,
 }
-_CONSTANT_NAMES = {value: name for name, value in WIRE_CONSTANTS.items()}
 
 
-def _code(value: Any) -> str:
-    """A JSON value as a Python expression, the strings of ``WIRE_CONSTANTS`` by name."""
+def _code(value: Any, constants: tuple[str, ...] = tuple(WIRE_CONSTANTS)) -> str:
+    """A JSON value as a Python expression, the values of ``constants`` by name."""
+    for name in constants:
+        constant = WIRE_CONSTANTS[name]
+        if type(value) is type(constant) and value == constant:
+            return name
     if isinstance(value, dict):
-        return "{" + ", ".join(f"{key!r}: {_code(item)}" for key, item in value.items()) + "}"
+        return "{" + ", ".join(f"{key!r}: {_code(item, constants)}" for key, item in value.items()) + "}"
     if isinstance(value, list):
-        return "[" + ", ".join(_code(item) for item in value) + "]"
-    if isinstance(value, str) and value in _CONSTANT_NAMES:
-        return _CONSTANT_NAMES[value]
+        return "[" + ", ".join(_code(item, constants) for item in value) + "]"
     return repr(value)
 
 
-def wire_constants(views: list[EventView]) -> list[tuple[str, str]]:
-    """The ``WIRE_CONSTANTS`` a module's event classes use, by name."""
-    code = " ".join(view.wire_schemas_code for view in views)
-    return [(name, value) for name, value in sorted(WIRE_CONSTANTS.items()) if re.search(rf"\b{name}\b", code)]
+def wire_constants(views: list[EventView]) -> list[tuple[str, str, str]]:
+    """The ``WIRE_CONSTANTS`` a module's event classes use, as (name, ``: annotation`` or "", code), in order."""
+    code = " ".join(view.wire_schema_code for view in views)
+    names = list(WIRE_CONSTANTS)
+    used = [name for name in names if re.search(rf"\b{name}\b", code)]
+    for index in range(len(names) - 1, -1, -1):  # and what the used ones use
+        if names[index] in used:
+            inner = _code(WIRE_CONSTANTS[names[index]], tuple(names[:index]))
+            used += [name for name in names[:index] if name not in used and re.search(rf"\b{name}\b", inner)]
+    # Strings unannotated: black and ruff format wrap an annotated long one differently.
+    return [(name, "" if isinstance(WIRE_CONSTANTS[name], str) else ": dict[str, Any]",
+             _code(WIRE_CONSTANTS[name], tuple(names[:index])))
+            for index, name in enumerate(names) if name in used]
 
 
 def _event_view(event: EventType, class_name: str, data_class: str) -> EventView:
@@ -411,11 +424,18 @@ def _event_view(event: EventType, class_name: str, data_class: str) -> EventView
     pydantic fields (contract §4.1: class defaults serve type checkers; a
     constructing program gets ``construct_defaults``; the wire gets nothing)."""
     view = EventView(event, class_name, data_class if event.has_data else None)
+    envelope = envelope_schema(event, payload=False)
+    view.wire_schema = {
+        "properties": {
+            name: {key: value for key, value in schema.items() if key not in ("description", "examples")}
+            for name, schema in envelope["properties"].items()
+            if name != "data"  # the payload class's own schema
+        },
+        **{key: envelope[key] for key in ("propertyNames", "additionalProperties") if key in envelope},
+    }
     for attribute in event.attributes:
         if attribute.required:
             view.wire_required.append(attribute.name)
-        wire = attribute_schema(attribute)
-        view.wire_schemas[attribute.name] = {key: value for key, value in wire.items() if key not in ("description", "examples")}
         construct = _construct_default(attribute)
         field_view = _field(event, attribute)
         if construct is not None and attribute.name != "specversion":

@@ -183,9 +183,9 @@ class CloudEvent(BaseModel):
     )
     # Python name -> value (or a function giving it) a constructing program gets.
     construct_defaults: ClassVar[dict[str, Any]] = {}
-    # Wire name -> the attribute's JSON Schema as event.schema.json has it
-    # (grammars as patterns, no control characters): what OpenAPI readers see.
-    wire_schemas: ClassVar[dict[str, dict[str, Any]]] = {}
+    # The envelope object as event.schema.json has it (its properties but
+    # ``data``, ``propertyNames``, ``additionalProperties``): what OpenAPI sees.
+    wire_schema: ClassVar[dict[str, Any]] = {}
 
     specversion: Literal["1.0"] = "1.0"
     id: NonEmptyString = Field(default_factory=new_id)
@@ -275,17 +275,19 @@ class CloudEvent(BaseModel):
         required += sorted(cls.wire_required - set(required))
         schema["required"] = required
         # Each attribute constrained as event.schema.json constrains it (the
-        # time form, URI and media-type grammars): a body the schema allows is
-        # one the class accepts. Title, description and default stay pydantic's.
-        properties = schema.get("properties", {})
-        for name, wire in cls.wire_schemas.items():
-            if name in properties:
-                kept = {
-                    key: value
-                    for key, value in properties[name].items()
-                    if key in ("title", "description", "default")
-                }
-                properties[name] = {**copy.deepcopy(wire), **kept}
+        # time form, URI and media-type grammars, undeclared extensions): a
+        # body the schema allows is one the class accepts. Title, description
+        # and default stay pydantic's.
+        wire = copy.deepcopy(cls.wire_schema)
+        properties = schema.setdefault("properties", {})
+        for name, constraint in wire.pop("properties", {}).items():
+            kept = {
+                key: value
+                for key, value in properties.get(name, {}).items()
+                if key in ("title", "description", "default")
+            }
+            properties[name] = {**constraint, **kept}
+        schema.update(wire)
         return schema
 
     def to_dict(self) -> dict[str, Any]:
