@@ -213,6 +213,14 @@ CONTACT = Obj(
     "Who to contact about these events.",
 )
 
+LICENSE = Obj(
+    {
+        "name": Field(_text("SPDX license identifier, e.g. EUPL-1.2 (or the licence's name)."), required=True),
+        "url": Field(Str("Web page of the licence text (an absolute URI).", format="uri")),
+    },
+    "The licence of the events' definitions (AsyncAPI `info.license`, the docs, EventCatalog).",
+)
+
 PRODUCER = Obj(
     {
         "source": Field(_text("Default CloudEvents `source` of every event (a URI-reference)."), required=True),
@@ -288,6 +296,7 @@ CATALOG = Obj(
         "version": Field(Str("Version of this catalog document, MAJOR.MINOR.PATCH.", pattern=SEMVER_PATTERN), required=True),
         "profile": Field(Str(f"Rule set the catalog follows (default {DEFAULT_PROFILE.name}).", enum=PROFILES)),
         "producer": Field(PRODUCER, required=True),
+        "license": Field(LICENSE),
         "defaults": Field(DEFAULTS),
         "servers": Field(MapOf(SERVER, "Servers by name.")),
         "rules": Field(

@@ -116,6 +116,13 @@ def _walk(schema: Any, title: str | None, each: Callable[[dict[str, Any], dict[s
                 [_walk(child, _child(title, keyword, i), each, pin) for i, child in enumerate(value)]
                 if isinstance(value, list) else value
             )
+    if pin and isinstance(result.get("$ref"), str) and len(result) > 1:
+        # A `$ref` beside other keywords (a `description`, a `default`): the
+        # same assertions with the reference alone in an `allOf` (2020-12 core
+        # §10.2.1.1), which json-schema-to-typescript names as its target, not
+        # as a numbered copy of it (`Adres1`).
+        reference = {"$ref": result.pop("$ref")}
+        result["allOf"] = [reference, *result.get("allOf", [])]
     if pin:
         grammar = _format_grammar(schema)
         if grammar is not None:

@@ -155,7 +155,34 @@ def test_json_schema_to_typescript_output_compiles_strict(node_tools: Path, gene
     assert {file: error for file, error in result.items() if error} == {}
     files = sorted(tmp_path.glob("*.ts"))
     assert len(files) == len(schemas)
+    # Every type is named by a title of its schema (evcat's class names), none
+    # twice: a `$ref` with a sibling keyword (a `description`) made it copy the
+    # target as `Adres1` (issue 31).
+    wrong = {}
+    for index, schema in enumerate(schemas):
+        titles = schema_titles(json.loads(schema.read_text(encoding="utf-8"))) | {f"Schema{index}"}
+        text = (tmp_path / f"schema{index}.ts").read_text(encoding="utf-8")
+        names = re.findall(r"^export (?:interface|type) (\w+)", text, re.MULTILINE)
+        unknown = [name for name in names if name not in titles] + [name for name in set(names) if names.count(name) > 1]
+        if unknown:
+            wrong[str(schema.relative_to(generated.out))] = unknown
+    assert wrong == {}
     tsc(node_tools, files)
+
+
+def schema_titles(value: Any) -> set[str]:
+    """Every ``title`` of a schema document (json-schema-to-typescript names types by them)."""
+    found: set[str] = set()
+    if isinstance(value, dict):
+        for key, child in value.items():
+            if key == "title" and isinstance(child, str):
+                found.add(child)
+            elif key not in ("examples", "enum", "const", "default"):
+                found |= schema_titles(child)
+    elif isinstance(value, list):
+        for child in value:
+            found |= schema_titles(child)
+    return found
 
 
 def enum_titles(document: Path) -> set[str]:
@@ -188,12 +215,12 @@ def test_modelina_models_are_named_as_the_python_classes(node_tools: Path, gener
     payload class of the generated package, by the same name (Python: as
     Modelina's default Python naming spells it; with the README's one
     model-name option, exactly), and every class of the package is a model; enums are named by the same path rule (``naming.child_class_name``),
-    none anonymous. The one other model is Modelina's union of a channel's
-    messages, which it names after the channel (the event type)."""
+    none anonymous, none empty, and no other model: Modelina makes a union
+    (named after the channel, empty in Python) of an operation's messages, so
+    each operation sends one message."""
     documents = generated.documents()
     result = node(node_tools, "modelina.mjs", str(tmp_path), *map(str, documents))
     names = python_class_names(generated)
-    channels = {event.type for event in generated.events}
     compilable: list[Path] = []
     for index, document in enumerate(documents):
         report = result[str(document)]
@@ -207,8 +234,13 @@ def test_modelina_models_are_named_as_the_python_classes(node_tools: Path, gener
             assert objects == {spelled(name) for name in classes}, (catalog, language)
             assert {name for name, kind in models.items() if kind == "ConstrainedEnumModel"} == {spelled(t) for t in enums}
             others = {name for name, kind in models.items() if kind not in ("ConstrainedObjectModel", "ConstrainedEnumModel")}
-            assert len(others) <= len(channels), others
+            assert others == set(), (catalog, language, others)
             assert not [name for name in models if "AnonymousSchema" in name], models
+            # Every model generate() returns has a name and a rendering (issue 31:
+            # Modelina's Python cannot render a union and names it ""; none is made).
+            unnamed = [model for model in report["all"][language] if not model["name"] or not model["rendered"]]
+            assert unnamed == [], (catalog, language, unnamed)
+            assert len(report["all"][language]) == len(models), (catalog, language)
         if catalog not in MODELINA_UNCOMPILABLE:
             compilable.append(tmp_path / str(index))
         if catalog == "meter-data":  # optional attributes typed, not `any` (type arrays, no `not: {type}`)

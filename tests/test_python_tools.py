@@ -2,9 +2,11 @@
 
 Every package generated from the shipped catalogs and the test catalogs that
 generate (``tests.goldens.CATALOGS``) is checked with the real tools:
-ruff (rules F, I, UP, B for Python 3.11), pyright in strict mode, and at run
-time for what a type checker cannot see (``__all__``, the shared schemas by
-name, deprecation warnings). mypy ``--strict`` and black are checked in
+ruff (its default rules, and F, I, UP, B for Python 3.11), pyright in strict
+mode, mypy ``--strict`` and pyright strict in fresh venvs with only pydantic
+and with every extra (issue 31), and at run time for what a type checker
+cannot see (``__all__``, the shared schemas by name, deprecation warnings).
+mypy ``--strict`` (this interpreter) and black are checked in
 tests/test_python_output.py.
 """
 
@@ -111,6 +113,133 @@ def test_pyright_strict_passes_on_every_generated_package(generated: Path, tmp_p
         f"{Path(d['file']).relative_to(generated)}:{d['range']['start']['line'] + 1}: {d.get('rule')}: {d['message']}"
         for d in report["generalDiagnostics"] if d["severity"] in ("error", "warning")
     ]
+    assert report["summary"]["filesAnalyzed"] >= 10 * len(packages)
+    assert not problems, "\n".join(problems[:60])
+
+
+def test_ruff_default_rules_pass_on_every_generated_package(generated: Path) -> None:
+    """``ruff check`` with nothing selected (the pinned ruff's default rules, as
+    a user runs it) over every package (issue 31: RUF022, BLE001, TRY004, FURB192)."""
+    from ruff.__main__ import find_ruff_bin
+
+    packages = _packages(generated)
+    result = subprocess.run(
+        [find_ruff_bin(), "check", "--isolated", "--no-cache", "--target-version", "py311", "--output-format", "concise",
+         *map(str, packages)],
+        capture_output=True, text=True, timeout=120,
+    )
+    assert result.returncode == 0, result.stdout[-5000:]
+
+
+def _extras(generated: Path) -> list[str]:
+    """Every requirement of every extra of the generated packages' pyproject.toml."""
+    import tomllib
+
+    found: set[str] = set()
+    for package_dir in _packages(generated):
+        project = tomllib.loads((package_dir / "pyproject.toml").read_text())["project"]
+        assert project["dependencies"] == ["pydantic>=2.6"]
+        for requirements in project["optional-dependencies"].values():
+            found.update(requirements)
+    assert {"rabbitmq", "mqtt", "kafka"} <= {extra for package_dir in _packages(generated) for extra in tomllib.loads(
+        (package_dir / "pyproject.toml").read_text())["project"]["optional-dependencies"]}
+    return sorted(found)
+
+
+@pytest.fixture(scope="session")
+def venvs(generated: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """Two fresh virtual environments (pip, from the package index): one with
+    only pydantic, as the README says the package needs, and one with every
+    extra of the generated packages. Returns their interpreters."""
+    root = tmp_path_factory.mktemp("venvs")
+    pythons: dict[str, Path] = {}
+    for name, requirements in (("pydantic-only", ["pydantic>=2.6"]), ("all-extras", ["pydantic>=2.6", *_extras(generated)])):
+        subprocess.run([sys.executable, "-m", "venv", str(root / name)], check=True, timeout=300)
+        python = root / name / "bin" / "python"
+        subprocess.run([str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", *requirements],
+                       check=True, timeout=900, capture_output=True)
+        pythons[name] = python
+    listed = subprocess.run([str(pythons["pydantic-only"]), "-m", "pip", "list", "--format", "json"], check=True,
+                            capture_output=True, text=True, timeout=120)
+    installed = {entry["name"].lower() for entry in json.loads(listed.stdout)}
+    assert "pydantic" in installed and not installed & {"httpx", "aio-pika", "aiokafka", "paho-mqtt", "uvicorn"}
+    return pythons
+
+
+# What a user with the extras writes: the broker clients' and httpx's own
+# objects handed to the package's adapters (their types are Protocols).
+USES_EXTRAS = """\
+from __future__ import annotations
+
+import aio_pika
+import httpx
+from aio_pika.abc import AbstractExchange, AbstractIncomingMessage, AbstractQueue
+from aiokafka import AIOKafkaConsumer, AIOKafkaProducer  # type: ignore[import-untyped]
+from paho.mqtt.client import Client, MQTTMessage
+
+from meter_data import EVENTS, kafka, mqtt, rabbitmq
+from meter_data._delivery import Policy, run, run_async
+from meter_data.events import MdmMeterRemoved
+
+
+async def use(
+    exchange: AbstractExchange,
+    queue: AbstractQueue,
+    incoming: AbstractIncomingMessage,
+    producer: AIOKafkaProducer,
+    kafka_consumer: AIOKafkaConsumer,
+    client: Client,
+    received: MQTTMessage,
+    event: MdmMeterRemoved,
+) -> None:
+    built: aio_pika.Message = rabbitmq.message(event)
+    await exchange.publish(built, routing_key="meter")
+    await rabbitmq.publish(exchange, event, "meter")
+    amqp = rabbitmq.Consumer(EVENTS)
+    await amqp.handle(incoming)
+    await amqp.consume(queue)
+    await kafka.publish(producer, "meter", event)
+    await kafka.Consumer(EVENTS).consume(aiter(kafka_consumer))
+    mqtt.publish(client, "meter", event)
+    consumer = mqtt.Consumer(EVENTS)
+    client.on_message = consumer.on_message
+    consumer.on_message(client, None, received)
+    run("http://127.0.0.1/", [], [], Policy(), client=httpx.Client())
+    await run_async("http://127.0.0.1/", [], [], Policy(), client=httpx.AsyncClient())
+"""
+
+
+@pytest.mark.parametrize("environment", ["pydantic-only", "all-extras"])
+def test_mypy_and_pyright_strict_pass_with_only_pydantic_and_with_every_extra(
+    generated: Path, venvs: dict[str, Path], tmp_path: Path, pyright: list[str], environment: str,
+) -> None:
+    """Issue 31: the optional modules (kafka, mqtt, rabbitmq, delivery) import
+    their libraries only when used, so both checkers pass over every package in
+    a venv with only pydantic and in one with every extra; with the extras,
+    the libraries' own objects fit the adapters' parameter types."""
+    python = venvs[environment]
+    packages = _packages(generated)
+    paths = [str(path) for path in packages]
+    if environment == "all-extras":
+        (tmp_path / "uses_extras.py").write_text(USES_EXTRAS)
+        paths.append(str(tmp_path / "uses_extras.py"))
+    result = subprocess.run(
+        [sys.executable, "-m", "mypy", "--strict", "--no-incremental", "--cache-dir=/dev/null",
+         "--python-executable", str(python), *paths],
+        capture_output=True, text=True, timeout=600, cwd=generated,
+    )
+    assert result.returncode == 0, result.stdout[-5000:]
+    assert "Success" in result.stdout
+    (tmp_path / "pyrightconfig.json").write_text(json.dumps({"typeCheckingMode": "strict", "pythonVersion": "3.11",
+                                                            "extraPaths": [str(generated)]}))
+    run = subprocess.run(
+        [*pyright, "--project", str(tmp_path / "pyrightconfig.json"), "--pythonpath", str(python), *paths],
+        capture_output=True, text=True, timeout=600, cwd=tmp_path, env=dict(os.environ, PYRIGHT_PYTHON_IGNORE_WARNINGS="1"),
+    )
+    assert run.stdout.startswith("{"), run.stdout[-3000:] + run.stderr[-3000:]
+    report = json.loads(run.stdout)
+    problems = [f"{d['file']}:{d['range']['start']['line'] + 1}: {d.get('rule')}: {d['message']}"
+                for d in report["generalDiagnostics"] if d["severity"] in ("error", "warning")]
     assert report["summary"]["filesAnalyzed"] >= 10 * len(packages)
     assert not problems, "\n".join(problems[:60])
 

@@ -28,6 +28,14 @@ class Contact:
 
 
 @dataclass(frozen=True)
+class License:
+    """The catalog's ``license``: an SPDX identifier as ``name``, and a URL."""
+
+    name: str
+    url: str | None = None
+
+
+@dataclass(frozen=True)
 class Producer:
     source: str
     organization: str | None = None
@@ -259,6 +267,7 @@ class Catalog:
     servers: tuple[Server, ...] = ()
     events: tuple[EventType, ...] = ()
     files: tuple[str, ...] = ()
+    license: License | None = None
 
 
 @dataclass(frozen=True)

@@ -27,6 +27,7 @@ from . import (
     Example,
     EventType,
     Extension,
+    License,
     Payload,
     Producer,
     Server,
@@ -221,6 +222,7 @@ def build(documents: list[Document], memo: dict[Any, Any] | None = None) -> Buil
         head = _merged_head([document.value for document in group])
         producer = _dict(head.get("producer"))
         contact = _dict(producer.get("contact"))
+        licence = _dict(head.get("license"))
         events: list[EventType] = []
         for document in group:
             events.extend(_events(document, catalog_id, rewritten, closure))
@@ -238,6 +240,7 @@ def build(documents: list[Document], memo: dict[Any, Any] | None = None) -> Buil
                     else None,
                 ),
                 description=_str(head.get("description")),
+                license=License(_str(licence.get("name")) or "", _str(licence.get("url"))) if _str(licence.get("name")) else None,
                 servers=tuple(
                     Server(
                         name,

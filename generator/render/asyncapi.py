@@ -6,8 +6,9 @@ the ecosystem reads only 3.0.0 (EventCatalog's generator pins
 3.1.0 on request (``evcat generate --asyncapi-version 3.1.0``, ``Settings``).
 
 Built as data and serialised with the YAML emitter, so no description can
-break the document. One channel per event type, a ``send`` operation per
-channel, one message per (type, dataversion): the structured-mode CloudEvent
+break the document. One channel per event type, one message per (type,
+dataversion) and a ``send`` operation per message (an operation with several
+messages is a nameless union in Modelina's Python): the structured-mode CloudEvent
 (``application/cloudevents+json``) as payload, a trait with the ``ce-``
 headers of binary mode (HTTP protocol binding §3.1.3), the catalog's examples,
 and EventCatalog's ``x-eventcatalog-*`` extensions. Schemas are AsyncAPI
@@ -219,6 +220,8 @@ def document(catalog: Catalog, catalog_set: CatalogSet, settings: Settings = Set
     ]
     if contact:
         info["contact"] = {key: value for key, value in (("name", contact.name), ("url", contact.url), ("email", contact.email)) if value}
+    if catalog.license is not None:  # the AsyncAPI 3.0.0 License Object
+        info["license"] = {key: value for key, value in (("name", catalog.license.name), ("url", catalog.license.url)) if value}
     doc: dict[str, Any] = {"asyncapi": settings.version, "id": f"urn:evcat:{catalog.id}", "info": info}
     if catalog.servers:
         doc["servers"] = {
@@ -247,17 +250,18 @@ def document(catalog: Catalog, catalog_set: CatalogSet, settings: Settings = Set
                 "description": f"CloudEvents of type `{event.type}`, every dataversion the producer publishes.",
                 "messages": {},
             }
-            operations[component_id(f"send.{event.type}")] = {
-                "action": "send",
-                "channel": {"$ref": f"#/channels/{channel}"},
-                "summary": f"{catalog.producer.organization or 'The producer'} publishes {event.title}.",
-                "description": event.description or event.title,
-                "messages": [],
-            }
         channels[channel]["messages"][message] = {"$ref": f"#/components/messages/{message}"}
-        operations[component_id(f"send.{event.type}")]["messages"].append(
-            {"$ref": f"#/channels/{channel}/messages/{message}"}
-        )
+        # One operation per message, not per channel: Modelina turns an
+        # operation with several messages into a union model named after the
+        # channel, which its Python generator cannot render (an empty name).
+        version = f" {event.dataversion}" if event.dataversion else ""
+        operations[component_id(f"send.{message}")] = {
+            "action": "send",
+            "channel": {"$ref": f"#/channels/{channel}"},
+            "summary": f"{catalog.producer.organization or 'The producer'} publishes {event.title}{version}.",
+            "description": event.description or event.title,
+            "messages": [{"$ref": f"#/channels/{channel}/messages/{message}"}],
+        }
         messages[message] = _message(event, class_names[event.key], shared_names)
         traits[f"{message}.binary"] = _binary_trait(event)
     doc["channels"] = channels

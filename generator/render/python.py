@@ -42,7 +42,7 @@ from ..naming import (
     python_package_name,
     schema_class_name,
 )
-from ..envelope import titled
+from ..envelope import ATTRIBUTE_NAMES, UNDECLARED_VALUE, envelope_schema, titled
 from ..runtime import EXTRAS, REQUIRES, runtime_files
 from . import Unit, catalog_inputs, event_order, partial_set, render_all
 
@@ -65,6 +65,16 @@ class EventView:
     wire_required: list[str] = field(default_factory=list)
     # (Python name, Python expression) a constructing program gets.
     construct_defaults: list[tuple[str, str]] = field(default_factory=list)
+    # What event.schema.json says of the envelope object (envelope_schema):
+    # its properties but ``data``, ``propertyNames``, ``additionalProperties``.
+    wire_schema: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def wire_schema_code(self) -> str:
+        """``wire_schema`` as code, the vocabulary's long patterns and the
+        envelope's shared parts by their module constants (``WIRE_CONSTANTS``):
+        the class reads the same whatever other events the catalog has."""
+        return _code(self.wire_schema)
 
     @property
     def construct_defaults_code(self) -> str:
@@ -429,11 +439,62 @@ def _run_datamodel_codegen(schema_text: str) -> str:
     return output
 
 
+# What the envelope schemas repeat, each written once per events module
+# (names in the generated code -> value; a later one may use an earlier one).
+WIRE_CONSTANTS: dict[str, Any] = {
+    "_BAD_CHARS": vocabulary.NO_BAD_CHARS["not"]["pattern"],
+    "_MEDIA_TYPE": vocabulary.MEDIA_TYPE_SCHEMA_PATTERN,
+    "_NORMO_TIME": vocabulary.NORMO_TIME_SCHEMA_PATTERN,
+    "_RFC3339": vocabulary.RFC3339_SCHEMA_PATTERN,
+    "_URI": vocabulary.URI_SCHEMA_PATTERN,
+    "_URI_REFERENCE": vocabulary.URI_REFERENCE_SCHEMA_PATTERN,
+    "_ATTRIBUTE_NAMES": ATTRIBUTE_NAMES,
+    "_UNDECLARED_VALUE": UNDECLARED_VALUE,
+}
+
+
+def _code(value: Any, constants: tuple[str, ...] = tuple(WIRE_CONSTANTS)) -> str:
+    """A JSON value as a Python expression, the values of ``constants`` by name."""
+    for name in constants:
+        constant = WIRE_CONSTANTS[name]
+        if type(value) is type(constant) and value == constant:
+            return name
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{key!r}: {_code(item, constants)}" for key, item in value.items()) + "}"
+    if isinstance(value, list):
+        return "[" + ", ".join(_code(item, constants) for item in value) + "]"
+    return repr(value)
+
+
+def wire_constants(views: list[EventView]) -> list[tuple[str, str, str]]:
+    """The ``WIRE_CONSTANTS`` a module's event classes use, as (name, ``: annotation`` or "", code), in order."""
+    code = " ".join(view.wire_schema_code for view in views)
+    names = list(WIRE_CONSTANTS)
+    used = [name for name in names if re.search(rf"\b{name}\b", code)]
+    for index in range(len(names) - 1, -1, -1):  # and what the used ones use
+        if names[index] in used:
+            inner = _code(WIRE_CONSTANTS[names[index]], tuple(names[:index]))
+            used += [name for name in names[:index] if name not in used and re.search(rf"\b{name}\b", inner)]
+    # Strings unannotated: black and ruff format wrap an annotated long one differently.
+    return [(name, "" if isinstance(WIRE_CONSTANTS[name], str) else ": dict[str, Any]",
+             _code(WIRE_CONSTANTS[name], tuple(names[:index])))
+            for index, name in enumerate(names) if name in used]
+
+
 def _event_view(event: EventType, class_name: str, data_class: str) -> EventView:
     """The envelope class: the event type's ``ContextAttribute``s mapped to
     pydantic fields (contract §4.1: class defaults serve type checkers; a
     constructing program gets ``construct_defaults``; the wire gets nothing)."""
     view = EventView(event, class_name, data_class if event.has_data else None)
+    envelope = envelope_schema(event, payload=False)
+    view.wire_schema = {
+        "properties": {
+            name: {key: value for key, value in schema.items() if key not in ("description", "examples")}
+            for name, schema in envelope["properties"].items()
+            if name != "data"  # the payload class's own schema
+        },
+        **{key: envelope[key] for key in ("propertyNames", "additionalProperties") if key in envelope},
+    }
     for attribute in event.attributes:
         if attribute.required:
             view.wire_required.append(attribute.name)
@@ -541,7 +602,7 @@ def render_catalog(catalog: Catalog, catalog_set: CatalogSet, env: Any, settings
     data_names = {key: payload_class_name(name) for key, name in names.items()}
     views = [_event_view(event, names[event.key], data_names[event.key]) for event in events]
     context = {"catalog": catalog, "package": package, "version": __version__, "events": views,
-               "imports": _event_imports(views)}
+               "imports": _event_imports(views), "wire_constants": wire_constants(views)}
     sources = {
         "events.py": env.get_template("python/events.py.jinja").render(context),
         "__init__.py": env.get_template("python/__init__.py.jinja").render(context),
@@ -602,7 +663,8 @@ _ZERO_OR_UNKNOWN = frozenset({"Cn", "Co", "Cf", "Mn", "Me"})
 
 
 def _ruff(sources: dict[str, str]) -> dict[str, str] | None:
-    """``ruff check --select I,F401 --fix`` (imports sorted, none unused) and
+    """``ruff check --select I,F401,RUF022 --fix`` (imports and ``__all__``
+    sorted, no import unused) and
     ``ruff format`` over the modules, a process each (a few milliseconds);
     None when ruff is not installed or refuses a file."""
     try:
@@ -618,8 +680,9 @@ def _ruff(sources: dict[str, str]) -> dict[str, str] | None:
                 handle.write(source)
         common = ["--isolated", "--no-cache", "--quiet", "--line-length", "88", "--target-version", "py311"]
         # Imports sorted as isort (ruff's I rules) would, none unused (F401: what
-        # the generated code does not use after all); then the black-style layout.
-        sort_imports = [ruff, "check", *common, "--select", "I,F401", "--fix", "--exit-zero", *paths.values()]
+        # the generated code does not use after all), ``__all__`` sorted as ruff's
+        # default rules want it (RUF022, issue 31); then the black-style layout.
+        sort_imports = [ruff, "check", *common, "--select", "I,F401,RUF022", "--fix", "--exit-zero", *paths.values()]
         command = [ruff, "format", *common, *paths.values()]
         try:
             subprocess.run(sort_imports, check=True, capture_output=True, timeout=120)

@@ -24,17 +24,13 @@ an AMQP 1.0 client).
 
 from __future__ import annotations
 
+import importlib
 import logging
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import AsyncIterable, Awaitable, Callable, Mapping
 from datetime import datetime
-from typing import Any, Literal, TypeVar
+from types import TracebackType
+from typing import Any, Literal, Protocol, TypeVar
 
-import aio_pika
-from aio_pika.abc import (
-    AbstractExchange,
-    AbstractIncomingMessage,
-    AbstractQueue,
-)
 from pydantic import ValidationError
 
 from ._bindings import (
@@ -44,12 +40,63 @@ from ._bindings import (
 )
 from ._cloudevents import CloudEvent, EventError
 
-__all__ = ["Consumer", "message", "publish"]
+__all__ = ["Consumer", "Exchange", "IncomingMessage", "Queue", "message", "publish"]
 
 _LOG = logging.getLogger(__name__)
 E = TypeVar("E", bound=CloudEvent)
 Handler = Callable[[Any], Awaitable[None]]
-ErrorHandler = Callable[[AbstractIncomingMessage, Exception], Any]
+
+# aio-pika is imported when used, never at the module's top: the module
+# type-checks (mypy --strict, pyright strict) with only pydantic installed,
+# and its types are what it needs of aio-pika's, so aio-pika's own objects
+# (``AbstractExchange``, ``AbstractIncomingMessage``, ``AbstractQueue``) fit.
+
+
+class Exchange(Protocol):
+    """What ``publish`` needs of an exchange (aio-pika's ``AbstractExchange``)."""
+
+    async def publish(self, message: Any, routing_key: str) -> Any: ...
+
+
+class IncomingMessage(Protocol):
+    """What the consumer reads of a message (aio-pika's
+    ``AbstractIncomingMessage``)."""
+
+    @property
+    def body(self) -> bytes: ...
+
+    @property
+    def content_type(self) -> str | None: ...
+
+    @property
+    def headers(self) -> Mapping[str, Any]: ...
+
+    @property
+    def message_id(self) -> str | None: ...
+
+    async def ack(self) -> Any: ...
+
+    async def reject(self, requeue: bool = ...) -> Any: ...
+
+
+class _QueueIterator(Protocol):
+    async def __aenter__(self) -> AsyncIterable[IncomingMessage]: ...
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc_val: BaseException | None,
+        exc_tb: TracebackType | None,
+    ) -> Any: ...
+
+
+class Queue(Protocol):
+    """What ``Consumer.consume`` needs of a queue (aio-pika's ``AbstractQueue``)."""
+
+    def iterator(self) -> _QueueIterator: ...
+
+
+ErrorHandler = Callable[[IncomingMessage, Exception], Any]
 
 
 def _header(value: Any) -> Any:
@@ -64,9 +111,10 @@ def message(
     event: CloudEvent,
     mode: Literal["structured", "binary"] = "binary",
     **properties: Any,
-) -> aio_pika.Message:
-    """The aio-pika message carrying ``event`` (extra message properties,
+) -> Any:
+    """The ``aio_pika.Message`` carrying ``event`` (extra message properties,
     e.g. ``delivery_mode``, are passed on)."""
+    aio_pika: Any = importlib.import_module("aio_pika")
     content_type, application_properties, body = to_amqp(event, mode)
     headers = {name: _header(value) for name, value in application_properties.items()}
     return aio_pika.Message(
@@ -79,19 +127,20 @@ def message(
 
 
 async def publish(
-    exchange: AbstractExchange,
+    exchange: Exchange,
     event: CloudEvent,
     routing_key: str,
     mode: Literal["structured", "binary"] = "binary",
 ) -> None:
     """Publish ``event`` (persistent) on ``exchange`` with ``routing_key``."""
+    aio_pika: Any = importlib.import_module("aio_pika")
     await exchange.publish(
         message(event, mode, delivery_mode=aio_pika.DeliveryMode.PERSISTENT),
         routing_key=routing_key,
     )
 
 
-def _report(incoming: AbstractIncomingMessage, error: Exception) -> None:
+def _report(incoming: IncomingMessage, error: Exception) -> None:
     _LOG.warning("message %s rejected: %s", incoming.message_id, error)
 
 
@@ -128,20 +177,21 @@ class Consumer:
 
         return register
 
-    def parse(self, incoming: AbstractIncomingMessage) -> CloudEvent:
+    def parse(self, incoming: IncomingMessage) -> CloudEvent:
         """The event in ``incoming`` (raises ``EventError`` or ``ValidationError``)."""
         return from_amqp(
             incoming.content_type, incoming.headers, incoming.body, self.events
         )
 
-    async def handle(self, incoming: AbstractIncomingMessage) -> None:
+    async def handle(self, incoming: IncomingMessage) -> None:
         """Parse, dispatch and settle one message; never raises."""
         try:
             event = self.parse(incoming)
         except (EventError, ValidationError) as error:  # not a valid event
             await self._reject(incoming, error)
             return
-        except Exception as error:  # whatever a poison message provokes
+        except Exception as error:  # noqa: BLE001
+            # Whatever a poison message provokes.
             await self._reject(incoming, error)
             return
         try:
@@ -149,21 +199,21 @@ class Consumer:
                 if isinstance(event, event_class):
                     await handler(event)
                     break
-        except Exception as error:  # a handler bug must not stop the consumer
+        except Exception as error:  # noqa: BLE001
+            # A handler bug must not stop the consumer.
             await self._reject(incoming, error)
             return
         await incoming.ack()
 
-    async def _reject(
-        self, incoming: AbstractIncomingMessage, error: Exception
-    ) -> None:
+    async def _reject(self, incoming: IncomingMessage, error: Exception) -> None:
         try:
             self.on_error(incoming, error)
-        except Exception:  # the error callback must not stop the consumer either
+        except Exception:  # noqa: BLE001
+            # The error callback must not stop the consumer either.
             _LOG.exception("on_error failed")
         await incoming.reject(requeue=False)
 
-    async def consume(self, queue: AbstractQueue) -> None:
+    async def consume(self, queue: Queue) -> None:
         """Handle the messages of ``queue`` until cancelled."""
         async with queue.iterator() as messages:
             async for incoming in messages:

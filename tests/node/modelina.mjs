@@ -2,14 +2,18 @@
 // with its default options (as a user would), and Python once more with the
 // model-name option of the README. TypeScript goes to OUT/<n>/ts/
 // (one file per model, for tsc), Python to OUT/<n>/py/; prints the model
-// names per document and language as JSON.
+// names per document and language as JSON, and (``all``) every model each
+// generator's generate() returns, written or not (an empty name: a model the
+// generator cannot render, which generateToFiles leaves out in silence).
 // Usage: node modelina.mjs OUT FILE...
 import { mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import {
   FormatHelpers,
   PythonFileGenerator,
+  PythonGenerator,
   TypeScriptFileGenerator,
+  TypeScriptGenerator,
   pythonDefaultModelNameConstraints,
 } from "@asyncapi/modelina";
 
@@ -25,7 +29,7 @@ const [out, ...files] = process.argv.slice(2);
 const results = {};
 for (const [index, file] of files.entries()) {
   const input = readFileSync(file, "utf8");
-  const result = { typescript: [], python: [], python_kept: [], error: null };
+  const result = { typescript: [], python: [], python_kept: [], all: {}, error: null };
   try {
     const ts = join(out, String(index), "ts");
     mkdirSync(ts, { recursive: true });
@@ -39,6 +43,14 @@ for (const [index, file] of files.entries()) {
     mkdirSync(kept, { recursive: true });
     const keptModels = await new PythonFileGenerator(keepNames).generateToFiles(input, kept, {}, true);
     result.python_kept = keptModels.map((m) => ({ name: m.modelName, kind: m.model.constructor.name }));
+    for (const [language, generator] of [
+      ["typescript", new TypeScriptGenerator()],
+      ["python", new PythonGenerator()],
+      ["python_kept", new PythonGenerator(keepNames)],
+    ]) {
+      const models = await generator.generate(input);
+      result.all[language] = models.map((m) => ({ name: m.modelName, kind: m.model.constructor.name, rendered: m.result !== "" }));
+    }
   } catch (error) {
     result.error = String(error && error.stack || error);
   }

@@ -16,14 +16,13 @@ from __future__ import annotations
 
 import asyncio
 import email.utils
+import importlib
 import random
 import socket
 import time
 from collections.abc import Callable, Generator, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
-
-import httpx
+from typing import Any, Protocol
 
 __all__ = [
     "BACKOFF_BASE",
@@ -33,12 +32,15 @@ __all__ = [
     "MAX_RETRY_AFTER",
     "TIMEOUT",
     "Action",
+    "AsyncClient",
+    "Client",
     "DeliveryResult",
     "Outgoing",
     "Plan",
     "Policy",
     "Reply",
     "Request",
+    "Response",
     "Sleep",
     "plan",
     "prepare",
@@ -231,7 +233,47 @@ def _retry_delay(reply: Reply, attempts: int, policy: Policy) -> float | None:
     return backoff
 
 
-def _reply(response: httpx.Response) -> Reply:
+# httpx is imported when a client is made, never at the module's top: the
+# package type-checks (mypy --strict, pyright strict) with only pydantic
+# installed, and these types are what the drivers need of httpx's, so
+# ``httpx.Client``, ``httpx.AsyncClient`` and their responses fit.
+
+
+class Response(Protocol):
+    """What the drivers read of a response (httpx's ``Response``)."""
+
+    @property
+    def status_code(self) -> int: ...
+
+    @property
+    def headers(self) -> Mapping[str, str]: ...
+
+
+class Client(Protocol):
+    """What ``run`` needs of a client (``httpx.Client``)."""
+
+    def request(
+        self, method: str, url: str, *, content: bytes, headers: Mapping[str, str]
+    ) -> Response: ...
+
+    def close(self) -> None: ...
+
+
+class AsyncClient(Protocol):
+    """What ``run_async`` needs of a client (``httpx.AsyncClient``)."""
+
+    async def request(
+        self, method: str, url: str, *, content: bytes, headers: Mapping[str, str]
+    ) -> Response: ...
+
+    async def aclose(self) -> None: ...
+
+
+def _httpx() -> Any:
+    return importlib.import_module("httpx")
+
+
+def _reply(response: Response) -> Reply:
     headers = {key.lower(): value for key, value in response.headers.items()}
     return Reply(response.status_code, headers)
 
@@ -242,12 +284,13 @@ def run(
     results: list[DeliveryResult],
     policy: Policy,
     *,
-    client: httpx.Client | None = None,
+    client: Client | None = None,
     sleep: Callable[[float], Any] = time.sleep,
 ) -> list[DeliveryResult]:
     """Carry out the plan with a synchronous httpx client."""
+    httpx = _httpx()
     own = client is None
-    http = client or httpx.Client(timeout=TIMEOUT, follow_redirects=False)
+    http: Client = client or httpx.Client(timeout=TIMEOUT, follow_redirects=False)
     try:
         steps = plan(url, outgoing, results, policy)
         reply: Reply | None = None
@@ -281,12 +324,15 @@ async def run_async(
     results: list[DeliveryResult],
     policy: Policy,
     *,
-    client: httpx.AsyncClient | None = None,
+    client: AsyncClient | None = None,
     sleep: Callable[[float], Any] = asyncio.sleep,
 ) -> list[DeliveryResult]:
     """Carry out the plan with an asynchronous httpx client."""
+    httpx = _httpx()
     own = client is None
-    http = client or httpx.AsyncClient(timeout=TIMEOUT, follow_redirects=False)
+    http: AsyncClient = client or httpx.AsyncClient(
+        timeout=TIMEOUT, follow_redirects=False
+    )
     try:
         steps = plan(url, outgoing, results, policy)
         reply: Reply | None = None

@@ -236,6 +236,9 @@ class CloudEvent(BaseModel):
     )
     # Python name -> value (or a function giving it) a constructing program gets.
     construct_defaults: ClassVar[dict[str, Any]] = {}
+    # The envelope object as event.schema.json has it (its properties but
+    # ``data``, ``propertyNames``, ``additionalProperties``): what OpenAPI sees.
+    wire_schema: ClassVar[dict[str, Any]] = {}
 
     specversion: Literal["1.0"] = "1.0"
     id: NonEmptyString = Field(default_factory=new_id)
@@ -291,7 +294,7 @@ class CloudEvent(BaseModel):
         if "data" in wire and not cls.has_data:
             raise ValueError(f"{cls.event_type!r} is a notification without data")
         if not cls.wire_required <= wire.keys():
-            missing = sorted(cls.wire_required - wire.keys())[0]
+            missing = min(cls.wire_required - wire.keys())
             raise ValueError(f"the required attribute {missing!r} is missing")
         for name in undeclared:
             # An undeclared extension (contract §5): String, Boolean or Integer.
@@ -303,7 +306,8 @@ class CloudEvent(BaseModel):
                 continue
             item = integral(item)
             if not isinstance(item, int):
-                raise ValueError(
+                # ValueError, not TypeError: pydantic reports it as a validation error.
+                raise ValueError(  # noqa: TRY004
                     f"extension attribute {name!r} holds a value no CloudEvents type can hold"
                 )
             if not INT32_MIN <= item <= INT32_MAX:
@@ -323,6 +327,20 @@ class CloudEvent(BaseModel):
         required = list(schema.get("required", []))
         required += sorted(cls.wire_required - set(required))
         schema["required"] = required
+        # Each attribute constrained as event.schema.json constrains it (the
+        # time form, URI and media-type grammars, undeclared extensions): a
+        # body the schema allows is one the class accepts. Title, description
+        # and default stay pydantic's.
+        wire = copy.deepcopy(cls.wire_schema)
+        properties = schema.setdefault("properties", {})
+        for name, constraint in wire.pop("properties", {}).items():
+            kept = {
+                key: value
+                for key, value in properties.get(name, {}).items()
+                if key in ("title", "description", "default")
+            }
+            properties[name] = {**constraint, **kept}
+        schema.update(wire)
         return schema
 
     def to_dict(self) -> dict[str, Any]:

@@ -130,13 +130,15 @@ class Consumer:
                     break
         except (EventError, ValidationError) as error:  # not a valid event
             self._fail(record, error)
-        except Exception as error:  # a handler bug must not stop the consumer
+        except Exception as error:  # noqa: BLE001
+            # A handler bug must not stop the consumer.
             self._fail(record, error)
 
     def _fail(self, record: Record, error: Exception) -> None:
         try:
             self.on_error(record, error)
-        except Exception:
+        except Exception:  # noqa: BLE001
+            # Logged, never raised.
             _LOG.exception("on_error failed")
 
     async def consume(self, records: AsyncIterator[Any]) -> None:

@@ -19,24 +19,54 @@ receive structured mode (§3).
 
 from __future__ import annotations
 
+import importlib
 import logging
 from collections.abc import Callable, Mapping
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal, Protocol, TypeVar
 
-from paho.mqtt.client import Client, MQTTMessage, MQTTMessageInfo
-from paho.mqtt.enums import MQTTProtocolVersion
-from paho.mqtt.packettypes import PacketTypes
-from paho.mqtt.properties import Properties
 from pydantic import ValidationError
 
 from ._bindings import from_mqtt, to_mqtt
 from ._cloudevents import CloudEvent, EventError
 
-__all__ = ["Consumer", "publish"]
+__all__ = ["Client", "Consumer", "Message", "publish"]
 
 _LOG = logging.getLogger(__name__)
 E = TypeVar("E", bound=CloudEvent)
-ErrorHandler = Callable[[MQTTMessage, Exception], Any]
+_MQTT_V5 = 5  # paho's MQTTProtocolVersion.MQTTv5 (an IntEnum)
+
+# paho-mqtt is imported when used, never at the module's top: the module
+# type-checks (mypy --strict, pyright strict) with only pydantic installed,
+# and its types are what it needs of paho's, so paho's own objects fit.
+
+
+class Client(Protocol):
+    """What ``publish`` needs of a client (paho's ``Client``)."""
+
+    @property
+    def protocol(self) -> int: ...
+
+    def publish(
+        self,
+        topic: str,
+        payload: bytes,
+        qos: int = ...,
+        retain: bool = ...,
+        properties: Any = ...,
+    ) -> Any: ...
+
+
+class Message(Protocol):
+    """What the consumer reads of a message (paho's ``MQTTMessage``)."""
+
+    @property
+    def topic(self) -> str: ...
+
+    @property
+    def payload(self) -> bytes | bytearray: ...
+
+
+ErrorHandler = Callable[[Message, Exception], Any]
 
 
 def publish(
@@ -46,17 +76,21 @@ def publish(
     mode: Literal["structured", "binary"] | None = None,
     qos: int = 1,
     retain: bool = False,
-) -> MQTTMessageInfo:
+) -> Any:
     """Publish ``event`` on ``topic``: by default in binary mode with an MQTT 5
-    client, in structured mode (the only one it has) with MQTT 3.1.1."""
-    version5 = client.protocol == MQTTProtocolVersion.MQTTv5
+    client, in structured mode (the only one it has) with MQTT 3.1.1; returns
+    paho's ``MQTTMessageInfo``."""
+    version5 = client.protocol == _MQTT_V5
     mode = mode or ("binary" if version5 else "structured")
     content_type, user_properties, payload = to_mqtt(event, mode)
     if not version5:
         if mode != "structured":
             raise ValueError("MQTT 3.1.1 carries CloudEvents in structured mode only")
         return client.publish(topic, payload, qos=qos, retain=retain)
-    properties = Properties(PacketTypes.PUBLISH)  # type: ignore[no-untyped-call]
+    packet_types: Any = importlib.import_module("paho.mqtt.packettypes").PacketTypes
+    properties: Any = importlib.import_module("paho.mqtt.properties").Properties(
+        packet_types.PUBLISH
+    )
     if content_type is not None:
         properties.ContentType = content_type
     if user_properties:
@@ -93,14 +127,14 @@ class Consumer:
 
         return register
 
-    def parse(self, message: MQTTMessage) -> CloudEvent:
+    def parse(self, message: Message) -> CloudEvent:
         """The event in ``message`` (raises ``EventError`` or ``ValidationError``)."""
         properties = getattr(message, "properties", None)
         content_type = getattr(properties, "ContentType", None)
         user_properties = getattr(properties, "UserProperty", None)
         return from_mqtt(content_type, user_properties, message.payload, self.events)
 
-    def on_message(self, client: Client, userdata: Any, message: MQTTMessage) -> None:
+    def on_message(self, client: Any, userdata: Any, message: Message) -> None:
         """paho's ``on_message`` callback; never raises."""
         try:
             event = self.parse(message)
@@ -110,15 +144,17 @@ class Consumer:
                     break
         except (EventError, ValidationError) as error:  # not a valid event
             self._fail(message, error)
-        except Exception as error:  # a handler bug must not stop the loop either
+        except Exception as error:  # noqa: BLE001
+            # A handler bug must not stop the loop either.
             self._fail(message, error)
 
-    def _fail(self, message: MQTTMessage, error: Exception) -> None:
+    def _fail(self, message: Message, error: Exception) -> None:
         try:
             self.on_error(message, error)
-        except Exception:
+        except Exception:  # noqa: BLE001
+            # Logged, never raised.
             _LOG.exception("on_error failed")
 
 
-def _report(message: MQTTMessage, error: Exception) -> None:
+def _report(message: Message, error: Exception) -> None:
     _LOG.warning("message on %s rejected: %s", message.topic, error)

@@ -50,6 +50,29 @@ __all__ = [
     "MdmReadingValidatedV1_0_0",
 ]
 
+# What the classes' wire_schema repeat: the envelope as event.schema.json has
+# it (contract §4.1), so the classes' JSON Schema (FastAPI's OpenAPI) carries
+# the same grammars and the same rule for undeclared extension attributes.
+_BAD_CHARS = "[\\u0000-\\u001f\\u007f-\\u009f\\ufdd0-\\ufdef\\ufffe\\uffff\U0001fffe\U0001ffff\U0002fffe\U0002ffff\U0003fffe\U0003ffff\U0004fffe\U0004ffff\U0005fffe\U0005ffff\U0006fffe\U0006ffff\U0007fffe\U0007ffff\U0008fffe\U0008ffff\U0009fffe\U0009ffff\U000afffe\U000affff\U000bfffe\U000bffff\U000cfffe\U000cffff\U000dfffe\U000dffff\U000efffe\U000effff\U000ffffe\U000fffff\U0010fffe\U0010ffff]"
+_MEDIA_TYPE = "^[!#$%&'*+.^_`|~0-9A-Za-z-]+/[!#$%&'*+.^_`|~0-9A-Za-z-]+(?:[ \\t]*;[ \\t]*[!#$%&'*+.^_`|~0-9A-Za-z-]+=(?:[!#$%&'*+.^_`|~0-9A-Za-z-]+|\"(?:[^\"\\\\]|\\\\.)*\"))*$"
+_NORMO_TIME = "^(?:[1-9][0-9]{3}|0[1-9][0-9]{2}|00[1-9][0-9]|000[1-9])-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\\.[0-9]{6}Z$"
+_RFC3339 = "^(?:[1-9][0-9]{3}|0[1-9][0-9]{2}|00[1-9][0-9]|000[1-9])-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12][0-9]|3[01])[Tt](?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](?:\\.[0-9]+)?(?:[Zz]|[+-](?:[01][0-9]|2[0-3]):[0-5][0-9])$"
+_URI = "^[A-Za-z][A-Za-z0-9+\\-.]*:(?://(?:(?:[A-Za-z0-9\\-._~!$&'()*+,;=:]|%[0-9A-Fa-f]{2})*@)?(?:\\[[0-9A-Fa-f:.vV]+\\]|(?:[A-Za-z0-9\\-._~!$&'()*+,;=]|%[0-9A-Fa-f]{2})*)(?::[0-9]*)?(?:/(?:[A-Za-z0-9\\-._~!$&'()*+,;=:@]|%[0-9A-Fa-f]{2})*)*|/?(?:(?:[A-Za-z0-9\\-._~!$&'()*+,;=:@]|%[0-9A-Fa-f]{2})+(?:/(?:[A-Za-z0-9\\-._~!$&'()*+,;=:@]|%[0-9A-Fa-f]{2})*)*)?)(?:\\?(?:(?:[A-Za-z0-9\\-._~!$&'()*+,;=:@]|%[0-9A-Fa-f]{2})|[/?])*)?(?:#(?:(?:[A-Za-z0-9\\-._~!$&'()*+,;=:@]|%[0-9A-Fa-f]{2})|[/?])*)?$"
+_URI_REFERENCE = "^(?:[A-Za-z][A-Za-z0-9+\\-.]*:(?://(?:(?:[A-Za-z0-9\\-._~!$&'()*+,;=:]|%[0-9A-Fa-f]{2})*@)?(?:\\[[0-9A-Fa-f:.vV]+\\]|(?:[A-Za-z0-9\\-._~!$&'()*+,;=]|%[0-9A-Fa-f]{2})*)(?::[0-9]*)?(?:/(?:[A-Za-z0-9\\-._~!$&'()*+,;=:@]|%[0-9A-Fa-f]{2})*)*|/?(?:(?:[A-Za-z0-9\\-._~!$&'()*+,;=:@]|%[0-9A-Fa-f]{2})+(?:/(?:[A-Za-z0-9\\-._~!$&'()*+,;=:@]|%[0-9A-Fa-f]{2})*)*)?)|(?://(?:(?:[A-Za-z0-9\\-._~!$&'()*+,;=:]|%[0-9A-Fa-f]{2})*@)?(?:\\[[0-9A-Fa-f:.vV]+\\]|(?:[A-Za-z0-9\\-._~!$&'()*+,;=]|%[0-9A-Fa-f]{2})*)(?::[0-9]*)?(?:/(?:[A-Za-z0-9\\-._~!$&'()*+,;=:@]|%[0-9A-Fa-f]{2})*)*|/(?:(?:[A-Za-z0-9\\-._~!$&'()*+,;=:@]|%[0-9A-Fa-f]{2})+(?:/(?:[A-Za-z0-9\\-._~!$&'()*+,;=:@]|%[0-9A-Fa-f]{2})*)*)?|(?:(?:[A-Za-z0-9\\-._~!$&'()*+,;=@]|%[0-9A-Fa-f]{2})+(?:/(?:[A-Za-z0-9\\-._~!$&'()*+,;=:@]|%[0-9A-Fa-f]{2})*)*)?))(?:\\?(?:(?:[A-Za-z0-9\\-._~!$&'()*+,;=:@]|%[0-9A-Fa-f]{2})|[/?])*)?(?:#(?:(?:[A-Za-z0-9\\-._~!$&'()*+,;=:@]|%[0-9A-Fa-f]{2})|[/?])*)?$"
+_ATTRIBUTE_NAMES: dict[str, Any] = {
+    "anyOf": [
+        {"minLength": 1, "not": {"pattern": "[^a-z0-9]"}},
+        {"enum": ["data", "data_base64"]},
+    ]
+}
+_UNDECLARED_VALUE: dict[str, Any] = {
+    "anyOf": [
+        {"type": "string", "not": {"pattern": _BAD_CHARS}},
+        {"type": ["boolean", "null"]},
+        {"type": "integer", "minimum": -2147483648, "maximum": 2147483647},
+    ]
+}
+
 
 class MdmAllocationCalculatedV1_0_0(CloudEvent):
     """Allocation calculated (mdm.allocation.calculated 1.0.0).
@@ -79,6 +102,48 @@ class MdmAllocationCalculatedV1_0_0(CloudEvent):
         "source": "urn:ean13:8716859000003:alloc",
         "time": now,
         "datacontenttype": "application/json; charset=utf-8",
+    }
+    wire_schema: ClassVar[dict[str, Any]] = {
+        "properties": {
+            "specversion": {"const": "1.0"},
+            "type": {"const": "mdm.allocation.calculated"},
+            "dataversion": {"const": "1.0.0"},
+            "id": {"type": "string", "minLength": 1, "not": {"pattern": _BAD_CHARS}},
+            "source": {
+                "type": "string",
+                "format": "uri-reference",
+                "minLength": 1,
+                "pattern": _URI_REFERENCE,
+                "not": {"pattern": _BAD_CHARS},
+            },
+            "time": {
+                "type": "string",
+                "format": "date-time",
+                "pattern": _NORMO_TIME,
+                "not": {"pattern": _BAD_CHARS},
+            },
+            "subject": {
+                "type": ["string", "null"],
+                "minLength": 1,
+                "if": {"type": "string"},
+                "then": {"not": {"pattern": _BAD_CHARS}},
+            },
+            "datacontenttype": {
+                "type": "string",
+                "pattern": _MEDIA_TYPE,
+                "not": {"pattern": _BAD_CHARS},
+            },
+            "dataschema": {
+                "type": ["string", "null"],
+                "format": "uri",
+                "pattern": _URI,
+                "if": {"type": "string"},
+                "then": {"not": {"pattern": _BAD_CHARS}},
+            },
+            "data_base64": {"type": "null"},
+        },
+        "propertyNames": _ATTRIBUTE_NAMES,
+        "additionalProperties": _UNDECLARED_VALUE,
     }
 
     type: Literal["mdm.allocation.calculated"] = "mdm.allocation.calculated"
@@ -124,6 +189,56 @@ class MdmMeterRemoved(CloudEvent):
         "id": new_id,
         "source": "urn:ean13:8716859000003:cmr",
         "time": now,
+    }
+    wire_schema: ClassVar[dict[str, Any]] = {
+        "properties": {
+            "specversion": {"const": "1.0"},
+            "type": {"const": "mdm.meter.removed"},
+            "id": {"type": "string", "minLength": 1, "not": {"pattern": _BAD_CHARS}},
+            "source": {
+                "type": "string",
+                "format": "uri-reference",
+                "minLength": 1,
+                "pattern": _URI_REFERENCE,
+                "not": {"pattern": _BAD_CHARS},
+            },
+            "time": {
+                "type": "string",
+                "format": "date-time",
+                "pattern": _NORMO_TIME,
+                "not": {"pattern": _BAD_CHARS},
+            },
+            "subject": {
+                "type": ["string", "null"],
+                "minLength": 1,
+                "if": {"type": "string"},
+                "then": {"not": {"pattern": _BAD_CHARS}},
+            },
+            "datacontenttype": {
+                "type": ["string", "null"],
+                "pattern": _MEDIA_TYPE,
+                "if": {"type": "string"},
+                "then": {"not": {"pattern": _BAD_CHARS}},
+            },
+            "dataschema": {
+                "type": ["string", "null"],
+                "format": "uri",
+                "pattern": _URI,
+                "if": {"type": "string"},
+                "then": {"not": {"pattern": _BAD_CHARS}},
+            },
+            "dataref": {
+                "type": ["string", "null"],
+                "format": "uri-reference",
+                "pattern": _URI_REFERENCE,
+                "if": {"type": "string"},
+                "then": {"not": {"pattern": _BAD_CHARS}},
+            },
+            "data_base64": {"type": "null"},
+            "dataversion": {"type": "null"},
+        },
+        "propertyNames": _ATTRIBUTE_NAMES,
+        "additionalProperties": _UNDECLARED_VALUE,
     }
 
     type: Literal["mdm.meter.removed"] = "mdm.meter.removed"
@@ -184,6 +299,48 @@ class MdmMeterUpdatedV1_0_1(CloudEvent):
         "datacontenttype": "application/json",
         "dataschema": "https://schemas.edsn.example.nl/mdm/meter-updated/1.0.1",
     }
+    wire_schema: ClassVar[dict[str, Any]] = {
+        "properties": {
+            "specversion": {"const": "1.0"},
+            "type": {"const": "mdm.meter.updated"},
+            "dataversion": {"const": "1.0.1"},
+            "id": {"type": "string", "minLength": 1, "not": {"pattern": _BAD_CHARS}},
+            "source": {
+                "type": "string",
+                "format": "uri-reference",
+                "minLength": 1,
+                "pattern": _URI_REFERENCE,
+                "not": {"pattern": _BAD_CHARS},
+            },
+            "time": {
+                "type": "string",
+                "format": "date-time",
+                "pattern": _NORMO_TIME,
+                "not": {"pattern": _BAD_CHARS},
+            },
+            "subject": {
+                "type": ["string", "null"],
+                "minLength": 1,
+                "if": {"type": "string"},
+                "then": {"not": {"pattern": _BAD_CHARS}},
+            },
+            "datacontenttype": {
+                "type": "string",
+                "pattern": _MEDIA_TYPE,
+                "not": {"pattern": _BAD_CHARS},
+            },
+            "dataschema": {
+                "type": ["string", "null"],
+                "format": "uri",
+                "pattern": _URI,
+                "if": {"type": "string"},
+                "then": {"not": {"pattern": _BAD_CHARS}},
+            },
+            "data_base64": {"type": "null"},
+        },
+        "propertyNames": _ATTRIBUTE_NAMES,
+        "additionalProperties": _UNDECLARED_VALUE,
+    }
 
     type: Literal["mdm.meter.updated"] = "mdm.meter.updated"
     """The CloudEvents type."""
@@ -242,6 +399,48 @@ class MdmMeterUpdatedV1_2_0(CloudEvent):
         "time": now,
         "datacontenttype": "application/json",
         "dataschema": "https://schemas.edsn.example.nl/mdm/meter-updated/1.2.0",
+    }
+    wire_schema: ClassVar[dict[str, Any]] = {
+        "properties": {
+            "specversion": {"const": "1.0"},
+            "type": {"const": "mdm.meter.updated"},
+            "dataversion": {"const": "1.2.0"},
+            "id": {"type": "string", "minLength": 1, "not": {"pattern": _BAD_CHARS}},
+            "source": {
+                "type": "string",
+                "format": "uri-reference",
+                "minLength": 1,
+                "pattern": _URI_REFERENCE,
+                "not": {"pattern": _BAD_CHARS},
+            },
+            "time": {
+                "type": "string",
+                "format": "date-time",
+                "pattern": _NORMO_TIME,
+                "not": {"pattern": _BAD_CHARS},
+            },
+            "subject": {
+                "type": ["string", "null"],
+                "minLength": 1,
+                "if": {"type": "string"},
+                "then": {"not": {"pattern": _BAD_CHARS}},
+            },
+            "datacontenttype": {
+                "type": "string",
+                "pattern": _MEDIA_TYPE,
+                "not": {"pattern": _BAD_CHARS},
+            },
+            "dataschema": {
+                "type": ["string", "null"],
+                "format": "uri",
+                "pattern": _URI,
+                "if": {"type": "string"},
+                "then": {"not": {"pattern": _BAD_CHARS}},
+            },
+            "data_base64": {"type": "null"},
+        },
+        "propertyNames": _ATTRIBUTE_NAMES,
+        "additionalProperties": _UNDECLARED_VALUE,
     }
 
     type: Literal["mdm.meter.updated"] = "mdm.meter.updated"
@@ -309,6 +508,56 @@ class MdmMeterUpdatedV2_0_0(CloudEvent):
         "datacontenttype": "application/json",
         "dataschema": "https://schemas.edsn.example.nl/mdm/meter-updated/2.0.0",
     }
+    wire_schema: ClassVar[dict[str, Any]] = {
+        "properties": {
+            "specversion": {"const": "1.0"},
+            "type": {"const": "mdm.meter.updated"},
+            "dataversion": {"const": "2.0.0"},
+            "id": {"type": "string", "minLength": 1, "not": {"pattern": _BAD_CHARS}},
+            "source": {
+                "type": "string",
+                "format": "uri-reference",
+                "minLength": 1,
+                "pattern": _URI_REFERENCE,
+                "not": {"pattern": _BAD_CHARS},
+            },
+            "time": {
+                "type": "string",
+                "format": "date-time",
+                "pattern": _NORMO_TIME,
+                "not": {"pattern": _BAD_CHARS},
+            },
+            "subject": {
+                "type": ["string", "null"],
+                "minLength": 1,
+                "if": {"type": "string"},
+                "then": {"not": {"pattern": _BAD_CHARS}},
+            },
+            "datacontenttype": {
+                "type": "string",
+                "pattern": _MEDIA_TYPE,
+                "not": {"pattern": _BAD_CHARS},
+            },
+            "dataschema": {
+                "type": ["string", "null"],
+                "format": "uri",
+                "pattern": _URI,
+                "if": {"type": "string"},
+                "then": {"not": {"pattern": _BAD_CHARS}},
+            },
+            "gridoperator": {"type": "string", "not": {"pattern": _BAD_CHARS}},
+            "validfrom": {
+                "type": ["string", "null"],
+                "format": "date-time",
+                "pattern": _RFC3339,
+                "if": {"type": "string"},
+                "then": {"not": {"pattern": _BAD_CHARS}},
+            },
+            "data_base64": {"type": "null"},
+        },
+        "propertyNames": _ATTRIBUTE_NAMES,
+        "additionalProperties": _UNDECLARED_VALUE,
+    }
 
     type: Literal["mdm.meter.updated"] = "mdm.meter.updated"
     """The CloudEvents type."""
@@ -374,6 +623,55 @@ class MdmReadingValidatedV1_0_0(CloudEvent):
         "time": now,
         "datacontenttype": "application/json",
         "sequencetype": "Integer",
+    }
+    wire_schema: ClassVar[dict[str, Any]] = {
+        "properties": {
+            "specversion": {"const": "1.0"},
+            "type": {"const": "mdm.reading.validated"},
+            "dataversion": {"const": "1.0.0"},
+            "id": {"type": "string", "minLength": 1, "not": {"pattern": _BAD_CHARS}},
+            "source": {
+                "type": "string",
+                "format": "uri-reference",
+                "minLength": 1,
+                "pattern": _URI_REFERENCE,
+                "not": {"pattern": _BAD_CHARS},
+            },
+            "time": {
+                "type": "string",
+                "format": "date-time",
+                "pattern": _NORMO_TIME,
+                "not": {"pattern": _BAD_CHARS},
+            },
+            "subject": {
+                "type": ["string", "null"],
+                "minLength": 1,
+                "if": {"type": "string"},
+                "then": {"not": {"pattern": _BAD_CHARS}},
+            },
+            "datacontenttype": {
+                "type": "string",
+                "pattern": _MEDIA_TYPE,
+                "not": {"pattern": _BAD_CHARS},
+            },
+            "dataschema": {
+                "type": ["string", "null"],
+                "format": "uri",
+                "pattern": _URI,
+                "if": {"type": "string"},
+                "then": {"not": {"pattern": _BAD_CHARS}},
+            },
+            "sequence": {
+                "type": "string",
+                "minLength": 1,
+                "pattern": "^(?:\\+?0*(?:[0-9]{1,9}|1[0-9]{9}|20[0-9]{8}|21[0-3][0-9]{7}|214[0-6][0-9]{6}|2147[0-3][0-9]{5}|21474[0-7][0-9]{4}|214748[0-2][0-9]{3}|2147483[0-5][0-9]{2}|21474836[0-3][0-9]|214748364[0-7])|-0*(?:(?:[0-9]{1,9}|1[0-9]{9}|20[0-9]{8}|21[0-3][0-9]{7}|214[0-6][0-9]{6}|2147[0-3][0-9]{5}|21474[0-7][0-9]{4}|214748[0-2][0-9]{3}|2147483[0-5][0-9]{2}|21474836[0-3][0-9]|214748364[0-7])|2147483648))$",
+                "not": {"pattern": _BAD_CHARS},
+            },
+            "sequencetype": {"enum": ["Integer", None]},
+            "data_base64": {"type": "null"},
+        },
+        "propertyNames": _ATTRIBUTE_NAMES,
+        "additionalProperties": _UNDECLARED_VALUE,
     }
 
     type: Literal["mdm.reading.validated"] = "mdm.reading.validated"

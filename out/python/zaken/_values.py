@@ -125,6 +125,20 @@ _TOKEN = r"[!#$%&'*+.^_`|~0-9A-Za-z-]+"
 MEDIA_TYPE = re.compile(
     rf'^{_TOKEN}/{_TOKEN}(?:[ \t]*;[ \t]*{_TOKEN}=(?:{_TOKEN}|"(?:[^"\\]|\\.)*"))*\Z'
 )
+# The payload formats' grammars as JSON Schema patterns, as event.schema.json
+# pins them (generator/envelope.py ``pinned``: ECMA-262, ``$`` written as an
+# end-of-input lookahead): the payload types' JSON Schema (FastAPI's OpenAPI)
+# allows what event.schema.json allows. tests/test_fastapi_openapi.py checks
+# they are the generator's.
+_END = r"(?![\s\S])"
+_DATE = rf"{YEAR}-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12][0-9]|3[01])"
+DATE_TIME_PATTERN = (
+    rf"^{_DATE}[Tt](?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](?:\.[0-9]+)?"
+    rf"(?:[Zz]|[+-](?:[01][0-9]|2[0-3]):[0-5][0-9]){_END}"
+)
+FULL_DATE_PATTERN = rf"^{_DATE}{_END}"
+URI_PATTERN = URI.pattern.removesuffix(r"\Z") + _END
+URI_REFERENCE_PATTERN = URI_REFERENCE.pattern.removesuffix(r"\Z") + _END
 _BASE64 = re.compile(
     r"^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?\Z"
 )
@@ -231,7 +245,8 @@ def _timestamp(value: Any) -> datetime:
             raise ValueError("a timestamp needs a time zone, e.g. 2024-01-01T00:00:00Z")
         return value
     if not isinstance(value, str):
-        raise ValueError("a timestamp is an RFC 3339 string")
+        # ValueError, not TypeError: pydantic reports it as a validation error.
+        raise ValueError("a timestamp is an RFC 3339 string")  # noqa: TRY004
     match = _RFC3339.match(value)
     if match is None:
         raise ValueError(
@@ -278,7 +293,8 @@ def _normo_time(value: datetime) -> str:
 
 def _full_date(value: Any) -> date:
     if isinstance(value, datetime):
-        raise ValueError("a date, not a date and time")
+        # ValueError, not TypeError: pydantic reports it as a validation error.
+        raise ValueError("a date, not a date and time")  # noqa: TRY004
     if isinstance(value, date):
         return value
     if not isinstance(value, str) or not _FULL_DATE.match(value):
@@ -360,13 +376,15 @@ Uri = Annotated[
     str,
     PlainValidator(_uri),
     AfterValidator(checked_string),
-    WithJsonSchema({"type": "string", "format": "uri"}),
+    WithJsonSchema({"type": "string", "format": "uri", "pattern": URI_PATTERN}),
 ]
 UriReference = Annotated[
     str,
     PlainValidator(_uri_reference),
     AfterValidator(checked_string),
-    WithJsonSchema({"type": "string", "format": "uri-reference"}),
+    WithJsonSchema(
+        {"type": "string", "format": "uri-reference", "pattern": URI_REFERENCE_PATTERN}
+    ),
 ]
 Uuid = Annotated[
     str, PlainValidator(_uuid), WithJsonSchema({"type": "string", "format": "uuid"})
@@ -400,12 +418,19 @@ NormoTimestamp = Annotated[
     WithJsonSchema({"type": "string", "format": "date-time"}),
 ]
 # Payload formats (JSON Schema 2020-12 §7.3), text kept as sent.
-DateTime = Timestamp
+DateTime = Annotated[
+    datetime,
+    PlainValidator(_timestamp),
+    PlainSerializer(_rfc3339, return_type=str, when_used="json"),
+    WithJsonSchema(
+        {"type": "string", "format": "date-time", "pattern": DATE_TIME_PATTERN}
+    ),
+]
 Date = Annotated[
     date,
     PlainValidator(_full_date),
     PlainSerializer(date.isoformat, return_type=str, when_used="json"),
-    WithJsonSchema({"type": "string", "format": "date"}),
+    WithJsonSchema({"type": "string", "format": "date", "pattern": FULL_DATE_PATTERN}),
 ]
 SequenceString = NonEmptyString
 IntegerSequence = Annotated[

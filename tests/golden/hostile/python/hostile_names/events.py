@@ -45,6 +45,28 @@ __all__ = [
     "KebabCaseTypeV2",
 ]
 
+# What the classes' wire_schema repeat: the envelope as event.schema.json has
+# it (contract §4.1), so the classes' JSON Schema (FastAPI's OpenAPI) carries
+# the same grammars and the same rule for undeclared extension attributes.
+_BAD_CHARS = "[\\u0000-\\u001f\\u007f-\\u009f\\ufdd0-\\ufdef\\ufffe\\uffff\U0001fffe\U0001ffff\U0002fffe\U0002ffff\U0003fffe\U0003ffff\U0004fffe\U0004ffff\U0005fffe\U0005ffff\U0006fffe\U0006ffff\U0007fffe\U0007ffff\U0008fffe\U0008ffff\U0009fffe\U0009ffff\U000afffe\U000affff\U000bfffe\U000bffff\U000cfffe\U000cffff\U000dfffe\U000dffff\U000efffe\U000effff\U000ffffe\U000fffff\U0010fffe\U0010ffff]"
+_MEDIA_TYPE = "^[!#$%&'*+.^_`|~0-9A-Za-z-]+/[!#$%&'*+.^_`|~0-9A-Za-z-]+(?:[ \\t]*;[ \\t]*[!#$%&'*+.^_`|~0-9A-Za-z-]+=(?:[!#$%&'*+.^_`|~0-9A-Za-z-]+|\"(?:[^\"\\\\]|\\\\.)*\"))*$"
+_RFC3339 = "^(?:[1-9][0-9]{3}|0[1-9][0-9]{2}|00[1-9][0-9]|000[1-9])-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12][0-9]|3[01])[Tt](?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](?:\\.[0-9]+)?(?:[Zz]|[+-](?:[01][0-9]|2[0-3]):[0-5][0-9])$"
+_URI = "^[A-Za-z][A-Za-z0-9+\\-.]*:(?://(?:(?:[A-Za-z0-9\\-._~!$&'()*+,;=:]|%[0-9A-Fa-f]{2})*@)?(?:\\[[0-9A-Fa-f:.vV]+\\]|(?:[A-Za-z0-9\\-._~!$&'()*+,;=]|%[0-9A-Fa-f]{2})*)(?::[0-9]*)?(?:/(?:[A-Za-z0-9\\-._~!$&'()*+,;=:@]|%[0-9A-Fa-f]{2})*)*|/?(?:(?:[A-Za-z0-9\\-._~!$&'()*+,;=:@]|%[0-9A-Fa-f]{2})+(?:/(?:[A-Za-z0-9\\-._~!$&'()*+,;=:@]|%[0-9A-Fa-f]{2})*)*)?)(?:\\?(?:(?:[A-Za-z0-9\\-._~!$&'()*+,;=:@]|%[0-9A-Fa-f]{2})|[/?])*)?(?:#(?:(?:[A-Za-z0-9\\-._~!$&'()*+,;=:@]|%[0-9A-Fa-f]{2})|[/?])*)?$"
+_URI_REFERENCE = "^(?:[A-Za-z][A-Za-z0-9+\\-.]*:(?://(?:(?:[A-Za-z0-9\\-._~!$&'()*+,;=:]|%[0-9A-Fa-f]{2})*@)?(?:\\[[0-9A-Fa-f:.vV]+\\]|(?:[A-Za-z0-9\\-._~!$&'()*+,;=]|%[0-9A-Fa-f]{2})*)(?::[0-9]*)?(?:/(?:[A-Za-z0-9\\-._~!$&'()*+,;=:@]|%[0-9A-Fa-f]{2})*)*|/?(?:(?:[A-Za-z0-9\\-._~!$&'()*+,;=:@]|%[0-9A-Fa-f]{2})+(?:/(?:[A-Za-z0-9\\-._~!$&'()*+,;=:@]|%[0-9A-Fa-f]{2})*)*)?)|(?://(?:(?:[A-Za-z0-9\\-._~!$&'()*+,;=:]|%[0-9A-Fa-f]{2})*@)?(?:\\[[0-9A-Fa-f:.vV]+\\]|(?:[A-Za-z0-9\\-._~!$&'()*+,;=]|%[0-9A-Fa-f]{2})*)(?::[0-9]*)?(?:/(?:[A-Za-z0-9\\-._~!$&'()*+,;=:@]|%[0-9A-Fa-f]{2})*)*|/(?:(?:[A-Za-z0-9\\-._~!$&'()*+,;=:@]|%[0-9A-Fa-f]{2})+(?:/(?:[A-Za-z0-9\\-._~!$&'()*+,;=:@]|%[0-9A-Fa-f]{2})*)*)?|(?:(?:[A-Za-z0-9\\-._~!$&'()*+,;=@]|%[0-9A-Fa-f]{2})+(?:/(?:[A-Za-z0-9\\-._~!$&'()*+,;=:@]|%[0-9A-Fa-f]{2})*)*)?))(?:\\?(?:(?:[A-Za-z0-9\\-._~!$&'()*+,;=:@]|%[0-9A-Fa-f]{2})|[/?])*)?(?:#(?:(?:[A-Za-z0-9\\-._~!$&'()*+,;=:@]|%[0-9A-Fa-f]{2})|[/?])*)?$"
+_ATTRIBUTE_NAMES: dict[str, Any] = {
+    "anyOf": [
+        {"minLength": 1, "not": {"pattern": "[^a-z0-9]"}},
+        {"enum": ["data", "data_base64"]},
+    ]
+}
+_UNDECLARED_VALUE: dict[str, Any] = {
+    "anyOf": [
+        {"type": "string", "not": {"pattern": _BAD_CHARS}},
+        {"type": ["boolean", "null"]},
+        {"type": "integer", "minimum": -2147483648, "maximum": 2147483647},
+    ]
+}
+
 
 class ClassImportFromV1_0_0(CloudEvent):
     """Keywords: class/import/from (io.example.class-import.from 1.0.0).
@@ -73,6 +95,84 @@ class ClassImportFromV1_0_0(CloudEvent):
         "source": "urn:nld:oin:00000001823288444000:systeem:hostile",
         "time": now,
         "datacontenttype": "application/json",
+    }
+    wire_schema: ClassVar[dict[str, Any]] = {
+        "properties": {
+            "specversion": {"const": "1.0"},
+            "type": {"const": "io.example.class-import.from"},
+            "dataversion": {"enum": ["1.0.0", None]},
+            "id": {"type": "string", "minLength": 1, "not": {"pattern": _BAD_CHARS}},
+            "source": {
+                "type": "string",
+                "format": "uri-reference",
+                "minLength": 1,
+                "pattern": _URI_REFERENCE,
+                "not": {"pattern": _BAD_CHARS},
+            },
+            "time": {
+                "type": ["string", "null"],
+                "format": "date-time",
+                "pattern": _RFC3339,
+                "if": {"type": "string"},
+                "then": {"not": {"pattern": _BAD_CHARS}},
+            },
+            "subject": {
+                "type": ["string", "null"],
+                "minLength": 1,
+                "if": {"type": "string"},
+                "then": {"not": {"pattern": _BAD_CHARS}},
+            },
+            "datacontenttype": {
+                "type": ["string", "null"],
+                "pattern": _MEDIA_TYPE,
+                "if": {"type": "string"},
+                "then": {"not": {"pattern": _BAD_CHARS}},
+            },
+            "dataschema": {
+                "type": ["string", "null"],
+                "format": "uri",
+                "pattern": _URI,
+                "if": {"type": "string"},
+                "then": {"not": {"pattern": _BAD_CHARS}},
+            },
+            "copy": {
+                "type": ["string", "null"],
+                "contentEncoding": "base64",
+                "pattern": "^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$",
+                "if": {"type": "string"},
+                "then": {"not": {"pattern": _BAD_CHARS}},
+            },
+            "from": {
+                "type": ["string", "null"],
+                "format": "date-time",
+                "pattern": _RFC3339,
+                "if": {"type": "string"},
+                "then": {"not": {"pattern": _BAD_CHARS}},
+            },
+            "import": {
+                "type": "integer",
+                "minimum": -2147483648,
+                "maximum": 2147483647,
+            },
+            "json": {"type": ["boolean", "null"]},
+            "schema": {
+                "type": ["string", "null"],
+                "format": "uri-reference",
+                "pattern": _URI_REFERENCE,
+                "if": {"type": "string"},
+                "then": {"not": {"pattern": _BAD_CHARS}},
+            },
+            "self": {
+                "type": ["string", "null"],
+                "format": "uri",
+                "pattern": _URI,
+                "if": {"type": "string"},
+                "then": {"not": {"pattern": _BAD_CHARS}},
+            },
+            "data_base64": {"type": "null"},
+        },
+        "propertyNames": _ATTRIBUTE_NAMES,
+        "additionalProperties": _UNDECLARED_VALUE,
     }
 
     type: Literal["io.example.class-import.from"] = "io.example.class-import.from"
@@ -139,6 +239,50 @@ class KebabCaseTypeV2(CloudEvent):
         "id": new_id,
         "source": "urn:nld:oin:00000001823288444000:systeem:hostile",
         "time": now,
+    }
+    wire_schema: ClassVar[dict[str, Any]] = {
+        "properties": {
+            "specversion": {"const": "1.0"},
+            "type": {"const": "io.example.kebab-case-type.v2"},
+            "id": {"type": "string", "minLength": 1, "not": {"pattern": _BAD_CHARS}},
+            "source": {
+                "type": "string",
+                "format": "uri-reference",
+                "minLength": 1,
+                "pattern": _URI_REFERENCE,
+                "not": {"pattern": _BAD_CHARS},
+            },
+            "time": {
+                "type": ["string", "null"],
+                "format": "date-time",
+                "pattern": _RFC3339,
+                "if": {"type": "string"},
+                "then": {"not": {"pattern": _BAD_CHARS}},
+            },
+            "subject": {
+                "type": ["string", "null"],
+                "minLength": 1,
+                "if": {"type": "string"},
+                "then": {"not": {"pattern": _BAD_CHARS}},
+            },
+            "datacontenttype": {
+                "type": ["string", "null"],
+                "pattern": _MEDIA_TYPE,
+                "if": {"type": "string"},
+                "then": {"not": {"pattern": _BAD_CHARS}},
+            },
+            "dataschema": {
+                "type": ["string", "null"],
+                "format": "uri",
+                "pattern": _URI,
+                "if": {"type": "string"},
+                "then": {"not": {"pattern": _BAD_CHARS}},
+            },
+            "data_base64": {"type": "null"},
+            "dataversion": {"type": "null"},
+        },
+        "propertyNames": _ATTRIBUTE_NAMES,
+        "additionalProperties": _UNDECLARED_VALUE,
     }
 
     type: Literal["io.example.kebab-case-type.v2"] = "io.example.kebab-case-type.v2"

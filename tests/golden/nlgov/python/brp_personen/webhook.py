@@ -23,7 +23,7 @@ from . import from_http, parse_event
 from ._receiver import EventReceiver
 from ._webhook import Finding, Judged
 
-__all__ = ["Receiver", "receiver", "Finding", "Judged"]
+__all__ = ["Finding", "Judged", "Receiver", "receiver"]
 
 
 class Receiver(EventReceiver):
