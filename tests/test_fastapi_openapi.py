@@ -131,6 +131,7 @@ def test_the_payload_format_types_carry_the_patterns_event_schema_json_pins() ->
     from generator.runtime import _values
 
     for format_, annotation in (("date-time", _values.DateTime), ("date", _values.Date), ("uri", _values.Uri),
-                                ("uri-reference", _values.UriReference)):
+                                ("uri-reference", _values.UriReference), ("uuid", _values.Uuid),
+                                ("email", _values.Email)):
         schema = TypeAdapter(annotation).json_schema()
         assert schema == {"type": "string", "format": format_, **(_format_grammar({"format": format_}) or {})}, format_

@@ -139,6 +139,8 @@ DATE_TIME_PATTERN = (
 FULL_DATE_PATTERN = rf"^{_DATE}{_END}"
 URI_PATTERN = URI.pattern.removesuffix(r"\Z") + _END
 URI_REFERENCE_PATTERN = URI_REFERENCE.pattern.removesuffix(r"\Z") + _END
+UUID_PATTERN = UUID.pattern.removesuffix(r"\Z") + _END
+EMAIL_PATTERN = EMAIL.pattern.removesuffix(r"\Z") + _END
 _BASE64 = re.compile(
     r"^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?\Z"
 )
@@ -387,10 +389,14 @@ UriReference = Annotated[
     ),
 ]
 Uuid = Annotated[
-    str, PlainValidator(_uuid), WithJsonSchema({"type": "string", "format": "uuid"})
+    str,
+    PlainValidator(_uuid),
+    WithJsonSchema({"type": "string", "format": "uuid", "pattern": UUID_PATTERN}),
 ]
 Email = Annotated[
-    str, PlainValidator(_email), WithJsonSchema({"type": "string", "format": "email"})
+    str,
+    PlainValidator(_email),
+    WithJsonSchema({"type": "string", "format": "email", "pattern": EMAIL_PATTERN}),
 ]
 NonEmptyUriReference = Annotated[
     str,
