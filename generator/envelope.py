@@ -68,6 +68,13 @@ def _format_grammar(schema: dict[str, Any]) -> dict[str, Any] | None:
     return None if grammar is None else {"pattern": schema_pattern(grammar)}
 
 
+def _beside_a_ref(schema: dict[str, Any]) -> bool:
+    """Whether ``schema`` (as written) has keywords beside its ``$ref`` other
+    than those every walk adds or moves (``title``, ``$defs``, ``$schema``,
+    ``$id``): the pinned form then puts the reference in an ``allOf``."""
+    return any(keyword not in ("$ref", "title", "$defs", "$schema", "$id") for keyword in schema)
+
+
 def titled(schema: Any, title: str, each: Callable[[dict[str, Any], dict[str, Any], str], None] | None = None,
            *, pin: bool = False) -> Any:
     """A copy of ``schema`` titled as the generated Python package names its
@@ -116,7 +123,7 @@ def _walk(schema: Any, title: str | None, each: Callable[[dict[str, Any], dict[s
                 [_walk(child, _child(title, keyword, i), each, pin) for i, child in enumerate(value)]
                 if isinstance(value, list) else value
             )
-    if pin and isinstance(result.get("$ref"), str) and len(result) > 1:
+    if pin and isinstance(result.get("$ref"), str) and _beside_a_ref(schema):
         # A `$ref` beside other keywords (a `description`, a `default`): the
         # same assertions with the reference alone in an `allOf` (2020-12 core
         # §10.2.1.1), which json-schema-to-typescript names as its target, not
@@ -199,11 +206,11 @@ class _Payload:
         for key in schema:
             if key == "$defs":
                 document[key] = defs
-            elif key not in ("$schema", "$id", "title"):
+            elif key not in ("$schema", "$id", "title") and key in self.root:  # ($ref: perhaps in an allOf now)
                 document[key] = self.root[key]
         if defs is not None and "$defs" not in schema:
             document["$defs"] = defs
-        for key, value in self.root.items():  # the grammar of a format (pinned)
+        for key, value in self.root.items():  # the grammar of a format, a $ref beside others (pinned)
             if key not in document:
                 document[key] = value
         return document

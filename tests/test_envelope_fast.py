@@ -56,6 +56,9 @@ def ref_pinned(schema: Any) -> Any:
             result[keyword] = envelope.schema_pattern(value)
         else:
             result[keyword] = value
+    if isinstance(result.get("$ref"), str) and any(k not in ("$ref", "title", "$defs", "$schema", "$id") for k in schema):
+        reference = {"$ref": result.pop("$ref")}
+        result["allOf"] = [reference, *result.get("allOf", [])]
     grammar = envelope._FORMAT_GRAMMARS.get(schema.get("format")) if isinstance(schema.get("format"), str) else None
     if grammar is not None:
         result["allOf"] = [*result.get("allOf", []), {"pattern": envelope.schema_pattern(grammar)}]

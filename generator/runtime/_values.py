@@ -364,7 +364,8 @@ def _not_bool(value: Any) -> Any:
     # JSON Schema const/enum compare JSON values: true is no 1 (pydantic's
     # Literal[1] takes it, and gives 1 back).
     if isinstance(value, bool):
-        raise ValueError("a boolean is not one of the numbers allowed here")
+        # a ValueError: pydantic turns only that into a validation error
+        raise ValueError("a boolean is not one of the numbers allowed here")  # noqa: TRY004
     return value
 
 

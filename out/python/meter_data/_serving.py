@@ -24,13 +24,16 @@ command line: ``uvicorn app:receiver --http <package>._serving:HTTPProtocol
 from __future__ import annotations
 
 import asyncio
+import importlib
 from collections.abc import Iterable
 from typing import Any
 
-import uvicorn
-from uvicorn.protocols.http.h11_impl import H11Protocol
-
-__all__ = ["HEADER_TIMEOUT", "HTTPProtocol", "config", "header_deadline", "run"]
+__all__ = [
+    "HEADER_TIMEOUT",
+    "config",
+    "header_deadline",
+    "run",
+]  # and HTTPProtocol (__getattr__)
 
 HEADER_TIMEOUT = 10.0  # seconds for a request's headers to arrive whole
 _TIMED_OUT = (
@@ -40,30 +43,37 @@ _TIMED_OUT = (
 )
 
 
-def header_deadline(seconds: float) -> type[H11Protocol]:
+def _uvicorn(module: str = "uvicorn") -> Any:
+    """uvicorn (the extra ``webhook``), imported when a server is made: the
+    package imports, and type-checks, without it."""
+    return importlib.import_module(module)
+
+
+def header_deadline(seconds: float) -> type[Any]:
     """uvicorn's h11 protocol, closing a connection whose request headers are
     not whole ``seconds`` after it opened (or after the previous response)."""
+    base: Any = _uvicorn("uvicorn.protocols.http.h11_impl").H11Protocol
 
-    class HeaderDeadline(H11Protocol):
+    class HeaderDeadline(base):  # type: ignore[misc]  # pyright: ignore[reportUntypedBaseClass]
         _deadline: asyncio.TimerHandle | None = None
         _waiting_cycle: Any = None
 
         def connection_made(self, transport: asyncio.BaseTransport) -> None:
-            super().connection_made(transport)  # type: ignore[arg-type]
+            base.connection_made(self, transport)
             self._arm()
 
         def data_received(self, data: bytes) -> None:
-            super().data_received(data)
+            base.data_received(self, data)
             self._headers_arrived()
 
         def on_response_complete(self) -> None:
             self._arm()  # the next request on this connection: the same deadline
-            super().on_response_complete()
+            base.on_response_complete(self)
             self._headers_arrived()  # a pipelined request may be read already
 
         def connection_lost(self, exc: Exception | None) -> None:
             self._disarm()
-            super().connection_lost(exc)
+            base.connection_lost(self, exc)
 
         def _arm(self) -> None:
             self._disarm()
@@ -90,7 +100,20 @@ def header_deadline(seconds: float) -> type[H11Protocol]:
     return HeaderDeadline
 
 
-HTTPProtocol = header_deadline(HEADER_TIMEOUT)
+_PROTOCOLS: dict[float, type[Any]] = {}
+
+
+def _protocol(seconds: float) -> type[Any]:
+    if seconds not in _PROTOCOLS:
+        _PROTOCOLS[seconds] = header_deadline(seconds)
+    return _PROTOCOLS[seconds]
+
+
+def __getattr__(name: str) -> Any:
+    """``HTTPProtocol``, for uvicorn's command line, made on first use."""
+    if name == "HTTPProtocol":
+        return _protocol(HEADER_TIMEOUT)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def config(
@@ -99,15 +122,14 @@ def config(
     trusted_proxies: Iterable[str] = (),
     header_timeout: float = HEADER_TIMEOUT,
     **options: Any,
-) -> uvicorn.Config:
+) -> Any:
     """A ``uvicorn.Config`` for ``app`` with the header deadline and with
     ``X-Forwarded-For``/``-Proto`` taken only from ``trusted_proxies``
     (addresses or networks; none by default). ``options`` go to uvicorn."""
     proxies = [proxy.strip() for proxy in trusted_proxies if proxy.strip()]
-    http = HTTPProtocol if header_timeout == HEADER_TIMEOUT else None
-    return uvicorn.Config(
+    return _uvicorn().Config(
         app,
-        http=http or header_deadline(header_timeout),
+        http=_protocol(header_timeout),
         proxy_headers=bool(proxies),
         forwarded_allow_ips=proxies or None,
         **options,
@@ -125,7 +147,7 @@ def run(
 ) -> None:
     """Serve ``app`` under uvicorn until Ctrl-C (see ``config``); ``options``
     go to ``uvicorn.Config`` (``ssl_keyfile``, ``ssl_certfile``, ...)."""
-    server = uvicorn.Server(
+    server = _uvicorn().Server(
         config(
             app,
             trusted_proxies=trusted_proxies,
