@@ -365,7 +365,7 @@ def _not_bool(value: Any) -> Any:
     # Literal[1] takes it, and gives 1 back).
     if isinstance(value, bool):
         # a ValueError: pydantic turns only that into a validation error
-        raise ValueError("a boolean is not one of the numbers allowed here")  # noqa: TRY004
+        raise ValueError("a boolean is not a number")  # noqa: TRY004
     return value
 
 
