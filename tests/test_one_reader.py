@@ -14,7 +14,6 @@ floats), and no judge looked at the charset.
 from __future__ import annotations
 
 import json
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -26,19 +25,15 @@ from generator.commands.lint import lint
 INT64_MAX, INT64_MIN = 2**63 - 1, -(2**63)  # README, Limits: integers of 64 bits
 
 from .conftest import run_evcat
-from .webhook_support import CATALOG, Server, generate_packages, start_evcat_serve, start_receiver
+from .webhook_support import CATALOG, Server, importable_packages, start_evcat_serve, start_receiver
 
 ZAKEN = CATALOG / "zaken" / "zaken.yaml"
 
 
 @pytest.fixture(scope="module")
 def packages(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    root = generate_packages(tmp_path_factory.mktemp("one-reader-packages"))
-    sys.path.insert(0, str(root))
-    yield root
-    sys.path.remove(str(root))
-    for name in [n for n in sys.modules if n.split(".")[0] in ("zaken", "brp_personen")]:
-        del sys.modules[name]
+    with importable_packages(tmp_path_factory.mktemp("one-reader-packages")) as root:
+        yield root
 
 
 @pytest.fixture(scope="module")

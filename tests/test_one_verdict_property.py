@@ -37,7 +37,7 @@ from generator.commands.lint import lint
 from generator.naming import python_package_name
 from generator.rules import RULES
 from generator.runtime._reading import MAX_DEPTH
-from generator.commands.validate import FastValidator
+from generator.commands.validate import FastValidator, loads as validate_loads
 
 from .conftest import ROOT
 
@@ -158,6 +158,14 @@ def _depth(value: Any) -> int:
     return 0
 
 
+def _beyond_int64(value: Any) -> bool:
+    if isinstance(value, dict):
+        return any(_beyond_int64(child) for child in value.values())
+    if isinstance(value, list):
+        return any(_beyond_int64(child) for child in value)
+    return type(value) is int and not -(2**63) <= value < 2**63
+
+
 def _holds_surrogate(text: str) -> bool:
     return re.search("[\ud800-\udfff]", text) is not None
 
@@ -190,6 +198,11 @@ def test_every_judge_gives_one_verdict(judges: Judges, data: Any) -> None:
         return
     if _depth(value) > MAX_DEPTH:  # evcat validate refuses it when it reads the JSON, so does parse_event
         assert parsed is None, text
+        return
+    if _beyond_int64(value):  # README, Limits: every reader refuses it; JSON Schema validators cannot tell
+        assert parsed is None, text
+        with pytest.raises(ValueError):
+            validate_loads(raw)
         return
 
     problems = judges.validators[entry.catalog_id].check(value, len(raw))

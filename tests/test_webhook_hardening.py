@@ -16,7 +16,6 @@ from __future__ import annotations
 import asyncio
 import json
 import socket
-import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -30,7 +29,7 @@ from generator.commands.lint import lint
 from generator.runtime import _webhook
 from generator.runtime._webhook import Judged, WebhookApp, refused_address
 
-from .webhook_support import CATALOG, Scripted, Server, generate_packages, start_evcat_serve, start_receiver
+from .webhook_support import CATALOG, Scripted, Server, importable_packages, start_evcat_serve, start_receiver
 
 ZAKEN = CATALOG / "zaken" / "zaken.yaml"
 STRUCTURED = {"content-type": "application/cloudevents+json"}
@@ -38,12 +37,8 @@ STRUCTURED = {"content-type": "application/cloudevents+json"}
 
 @pytest.fixture(scope="module")
 def packages(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    root = generate_packages(tmp_path_factory.mktemp("hardening-packages"))
-    sys.path.insert(0, str(root))
-    yield root
-    sys.path.remove(str(root))
-    for name in [n for n in sys.modules if n.split(".")[0] in ("zaken", "brp_personen")]:
-        del sys.modules[name]
+    with importable_packages(tmp_path_factory.mktemp("hardening-packages")) as root:
+        yield root
 
 
 @pytest.fixture(scope="module")

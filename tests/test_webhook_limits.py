@@ -11,7 +11,6 @@ before its fix:
 from __future__ import annotations
 
 import json
-import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -23,7 +22,7 @@ import pytest
 
 from generator.runtime import _webhook
 
-from .webhook_support import Server, examples, generate_packages, start_evcat_serve, start_receiver
+from .webhook_support import Server, examples, importable_packages, start_evcat_serve, start_receiver
 
 STRUCTURED = {"content-type": "application/cloudevents+json"}
 BATCH = {"content-type": "application/cloudevents-batch+json"}
@@ -32,12 +31,8 @@ MiB = 1024 * 1024
 
 @pytest.fixture(scope="module")
 def packages(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    root = generate_packages(tmp_path_factory.mktemp("limits-packages"))
-    sys.path.insert(0, str(root))
-    yield root
-    sys.path.remove(str(root))
-    for name in [n for n in sys.modules if n.split(".")[0] in ("zaken", "brp_personen")]:
-        del sys.modules[name]
+    with importable_packages(tmp_path_factory.mktemp("limits-packages")) as root:
+        yield root
 
 
 @pytest.fixture(scope="module")

@@ -4,6 +4,7 @@ standard library (a receiver that answers what a test tells it to)."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -13,6 +14,7 @@ import sys
 import threading
 import time
 from collections import deque
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -36,6 +38,20 @@ def generate_packages(root: Path) -> Path:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(content)
     return root / "python"
+
+
+@contextlib.contextmanager
+def importable_packages(tmp: Path) -> Iterator[Path]:
+    """The shipped NL GOV catalog's packages generated under ``tmp``, importable
+    meanwhile (then forgotten: another module's fixture makes its own)."""
+    root = generate_packages(tmp)
+    sys.path.insert(0, str(root))
+    try:
+        yield root
+    finally:
+        sys.path.remove(str(root))
+        for name in [n for n in sys.modules if n.split(".")[0] in ("zaken", "brp_personen")]:
+            del sys.modules[name]
 
 
 def examples(catalog: Path = BRP) -> list[dict[str, Any]]:

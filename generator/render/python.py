@@ -270,8 +270,9 @@ def _with_facts(source: str, facts: PayloadFacts) -> str:
     return _with_all(source)
 
 
-_LITERAL = re.compile(r"\bLiteral\[([^\[\]]*)\]")
-_QUOTED = re.compile(r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"")
+# A Literal's values: quoted strings (which may hold brackets) and the rest.
+_QUOTED = re.compile(r"'(?:[^'\\\n]|\\.)*'|\"(?:[^\"\\\n]|\\.)*\"")
+_LITERAL = re.compile(r"\bLiteral\[((?:" + _QUOTED.pattern + r"|[^\[\]'\"])*)\]")
 
 
 def _literals_without_booleans(source: str) -> str:
