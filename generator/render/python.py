@@ -253,7 +253,7 @@ def _with_facts(source: str, facts: PayloadFacts) -> str:
     if _has_word(source, "StrictInt"):
         source = _replace_word(source, "StrictInt", "JsonInt")
         source = re.sub(r"(from pydantic import [^\n]*?)JsonInt, |, JsonInt(?=[,\n])", r"\1", source)
-        source = re.sub(r"from \._cloudevents import ([^\n]*)", lambda m: "from ._cloudevents import " + ", ".join(sorted({*m[1].split(", "), "JsonInt"})), source, count=1)
+        source = _with_runtime_import(source, "JsonInt")
     source = _literals_without_booleans(source)
     lines = []
     classes = set(re.findall(r"^class (.*?)\(", source, re.MULTILINE))  # one pass (a pattern per title cost a quarter second)
@@ -275,6 +275,12 @@ _QUOTED = re.compile(r"'(?:[^'\\\n]|\\.)*'|\"(?:[^\"\\\n]|\\.)*\"")
 _LITERAL = re.compile(r"\bLiteral\[((?:" + _QUOTED.pattern + r"|[^\[\]'\"])*)\]")
 
 
+def _with_runtime_import(source: str, name: str) -> str:
+    """``source`` importing ``name`` from the runtime too (its one import line)."""
+    return re.sub(r"from \._cloudevents import ([^\n]*)",
+                  lambda m: "from ._cloudevents import " + ", ".join(sorted({*m[1].split(", "), name})), source, count=1)
+
+
 def _literals_without_booleans(source: str) -> str:
     """Each ``Literal`` of numbers (a ``const`` or ``enum``) refuses booleans,
     as JSON Schema does (pydantic's ``Literal[1]`` takes ``true`` and gives
@@ -289,9 +295,7 @@ def _literals_without_booleans(source: str) -> str:
     changed = _LITERAL.sub(strict, source)
     if changed == source:
         return source
-    changed = re.sub(r"from \._cloudevents import ([^\n]*)",
-                     lambda m: "from ._cloudevents import " + ", ".join(sorted({*m[1].split(", "), "NotBool"})),
-                     changed, count=1)
+    changed = _with_runtime_import(changed, "NotBool")
     if not re.search(r"^from typing import [^\n]*\bAnnotated\b", changed, re.MULTILINE):
         changed = re.sub(r"^from typing import ", "from typing import Annotated, ", changed, count=1, flags=re.MULTILINE)
     return changed
