@@ -28,6 +28,7 @@ from .profiles import NAMES as PROFILES
 from .vocabulary import TYPE_NAMES as EXTENSION_TYPES
 SEMVER_PATTERN = r"^(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)$"
 CATALOG_ID_PATTERN = r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$"
+PACKAGE_PATTERN = r"^[a-z][a-z0-9]*(_[a-z0-9]+)*$"
 
 
 class Spec:
@@ -204,6 +205,9 @@ def _text(description: str) -> Str:
     return Str(description)
 
 
+# YAML 1.1 reads a bare `off` as false: both mean "off".
+RULE_SETTING = Either((Str(enum=("error", "warning", "off")), Bool()))
+
 CONTACT = Obj(
     {
         "name": Field(_text("Name of the team or person to contact.")),
@@ -223,7 +227,10 @@ LICENSE = Obj(
 
 PRODUCER = Obj(
     {
-        "source": Field(_text("Default CloudEvents `source` of every event (a URI-reference)."), required=True),
+        "source": Field(
+            _text("Default CloudEvents `source` of every event: a URI-reference, or a URI template of level 1 ({name}, catalog-format.md §9)."),
+            required=True,
+        ),
         "organization": Field(_text("Human name of the producing organization.")),
         "contact": Field(CONTACT),
     },
@@ -266,7 +273,7 @@ EVENT = Obj(
         ),
         "title": Field(_text("Human title of the event."), required=True),
         "description": Field(_text("What happened, in Markdown.")),
-        "source": Field(_text("Overrides producer.source.")),
+        "source": Field(_text("Overrides producer.source (a URI-reference or a level-1 URI template).")),
         "subject": Field(_text("Meaning of `subject`; absent means the event carries none.")),
         "time": Field(_text("Meaning of `time`; overrides defaults.time.")),
         "id": Field(_text("Meaning of `id`; overrides defaults.id.")),
@@ -284,8 +291,47 @@ EVENT = Obj(
         "examples": Field(
             ListOf(AnyMapping("A full or partial event: context attributes and `data`."), description="Example events.")
         ),
+        "rules": Field(
+            MapOf(RULE_SETTING, "Rule id -> error | warning | off, for this event only (catalog-format.md §9).")
+        ),
     },
     "One event type at one dataversion.",
+)
+
+CHANNEL_PROTOCOLS = ("kafka", "amqp", "mqtt", "http")
+
+CHANNEL = Obj(
+    {
+        "protocol": Field(Str("How events travel on it.", enum=CHANNEL_PROTOCOLS), required=True),
+        "address": Field(
+            _text("Kafka topic, AMQP exchange, MQTT topic filter or URL path; may hold {parameters}."), required=True
+        ),
+        "description": Field(_text("What travels on this channel.")),
+        "bindings": Field(
+            AnyMapping("Protocol bindings: kafka key; amqp exchange, routingKey; mqtt qos, retain.")
+        ),
+    },
+    "A channel events travel on (catalog-format.md §9).",
+)
+
+SERVICE_LINK = Obj(
+    {
+        "type": Field(_text("The CloudEvents type sent or received."), required=True),
+        "dataversion": Field(_text("The dataversion, or a range in npm semver syntax (receives), e.g. >=1.0.0 <2.0.0.")),
+        "channel": Field(_text("The channel it travels on (a key of channels).")),
+    },
+    "An event type a service sends or receives.",
+)
+
+SERVICE = Obj(
+    {
+        "title": Field(_text("Human title of the service.")),
+        "description": Field(_text("What the service does, in Markdown.")),
+        "owner": Field(CONTACT),
+        "sends": Field(ListOf(SERVICE_LINK, description="Event types it publishes.")),
+        "receives": Field(ListOf(SERVICE_LINK, description="Event types it consumes.")),
+    },
+    "A service that sends or receives events (catalog-format.md §9).",
 )
 
 CATALOG = Obj(
@@ -299,10 +345,13 @@ CATALOG = Obj(
         "license": Field(LICENSE),
         "defaults": Field(DEFAULTS),
         "servers": Field(MapOf(SERVER, "Servers by name.")),
-        "rules": Field(
-            # YAML 1.1 reads a bare `off` as false: both mean "off".
-            MapOf(Either((Str(enum=("error", "warning", "off")), Bool())), "Rule id -> error | warning | off.")
+        "rules": Field(MapOf(RULE_SETTING, "Rule id -> error | warning | off.")),
+        "package": Field(
+            Str("The generated Python import and distribution name (default: the catalog id with _).",
+                pattern=PACKAGE_PATTERN)
         ),
+        "channels": Field(MapOf(CHANNEL, "Channels by name: where events travel (catalog-format.md §9).")),
+        "services": Field(MapOf(SERVICE, "Services by name: who sends and who receives (catalog-format.md §9).")),
         "schemas": Field(MapOf(PayloadSchema(), "Reusable payload schemas by PascalCase name.")),
         "events": Field(ListOf(EVENT, min_items=1, description="The event types."), required=True),
     },

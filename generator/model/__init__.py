@@ -9,12 +9,14 @@ rewritten from the catalog form (``#/schemas/Address``,
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
 from .. import vocabulary
+from ..naming import python_package_name
 from ..profiles import Profile
 
 JSON = Any
@@ -49,6 +51,52 @@ class Server:
     protocol: str
     pathname: str | None = None
     description: str | None = None
+
+
+@dataclass(frozen=True)
+class Channel:
+    """Where events travel (catalog-format.md §9): a Kafka topic, an AMQP
+    exchange, an MQTT topic filter or a webhook URL path."""
+
+    name: str
+    protocol: str  # kafka | amqp | mqtt | http
+    address: str  # may hold {parameters} (RFC 6570 level 1)
+    description: str | None = None
+    bindings: tuple[tuple[str, JSON], ...] = ()  # as written, in order
+    file: str = ""
+    path: tuple[str | int, ...] = field(default=(), compare=False)
+
+    @property
+    def parameters(self) -> tuple[str, ...]:
+        """The names of the address's ``{parameters}``, in order, each once."""
+        return tuple(dict.fromkeys(_PARAMETER.findall(self.address)))
+
+
+_PARAMETER = re.compile(r"\{([^{}]+)\}")
+
+
+@dataclass(frozen=True)
+class Link:
+    """One entry of a service's ``sends`` or ``receives``."""
+
+    type: str
+    dataversion: str | None = None  # sends: a version; receives: an npm semver range
+    channel: str | None = None
+    path: tuple[str | int, ...] = field(default=(), compare=False)
+
+
+@dataclass(frozen=True)
+class Service:
+    """A service that sends or receives events (catalog-format.md §9)."""
+
+    name: str
+    title: str
+    description: str | None = None
+    owner: Contact | None = None
+    sends: tuple[Link, ...] = ()
+    receives: tuple[Link, ...] = ()
+    file: str = ""
+    path: tuple[str | int, ...] = field(default=(), compare=False)
 
 
 @dataclass(frozen=True)
@@ -150,6 +198,8 @@ class EventType:
     extensions: tuple[Extension, ...] = ()
     payload: Payload | None = None
     examples: tuple[Example, ...] = ()
+    # The event's own `rules:` (catalog-format.md §9): rule id -> error | warning | off.
+    rules: tuple[tuple[str, str], ...] = ()
     file: str = ""
     # Where it sits in its file, e.g. ("events", 3).
     path: tuple[str | int, ...] = field(default=(), compare=False)
@@ -268,6 +318,14 @@ class Catalog:
     events: tuple[EventType, ...] = ()
     files: tuple[str, ...] = ()
     license: License | None = None
+    package: str | None = None  # as written; None: the catalog id with _ (catalog-format.md §9)
+    channels: tuple[Channel, ...] = ()
+    services: tuple[Service, ...] = ()
+
+    @property
+    def package_name(self) -> str:
+        """The generated package's import and distribution name."""
+        return self.package or python_package_name(self.id)
 
 
 @dataclass(frozen=True)

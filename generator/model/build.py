@@ -23,14 +23,17 @@ from ..loader import Document, Path
 from . import (
     Catalog,
     CatalogSet,
+    Channel,
     Contact,
     Example,
     EventType,
     Extension,
     License,
+    Link,
     Payload,
     Producer,
     Server,
+    Service,
     SharedSchema,
 )
 from .. import profiles
@@ -254,6 +257,9 @@ def build(documents: list[Document], memo: dict[Any, Any] | None = None) -> Buil
                 ),
                 events=tuple(events),
                 files=tuple(document.file for document in group),
+                package=_str(head.get("package")),
+                channels=tuple(_channels(group)),
+                services=tuple(_services(group)),
             )
         )
     if memo is not None:
@@ -291,6 +297,57 @@ def _merged_head(heads: list[dict[str, Any]]) -> dict[str, Any]:
             else:
                 merged.setdefault(key, value)
     return merged
+
+
+def _channels(group: list[Document]) -> Iterator[Channel]:
+    """Every file's ``channels``, by name; the first file (in path order) that names one wins."""
+    seen: set[str] = set()
+    for document in group:
+        for name, raw in _dict(_dict(document.value).get("channels")).items():
+            if not isinstance(raw, dict) or name in seen:
+                continue
+            seen.add(name)
+            yield Channel(
+                name=str(name),
+                protocol=_str(raw.get("protocol")) or "",
+                address=_str(raw.get("address")) or "",
+                description=_str(raw.get("description")),
+                bindings=tuple(_dict(raw.get("bindings")).items()),
+                file=document.file,
+                path=("channels", name),
+            )
+
+
+def _services(group: list[Document]) -> Iterator[Service]:
+    seen: set[str] = set()
+    for document in group:
+        for name, raw in _dict(_dict(document.value).get("services")).items():
+            if not isinstance(raw, dict) or name in seen:
+                continue
+            seen.add(name)
+            owner = _dict(raw.get("owner"))
+            path: Path = ("services", name)
+            yield Service(
+                name=str(name),
+                title=_str(raw.get("title")) or str(name),
+                description=_str(raw.get("description")),
+                owner=Contact(_str(owner.get("name")), _str(owner.get("email")), _str(owner.get("url"))) if owner else None,
+                sends=tuple(_links(raw.get("sends"), path + ("sends",))),
+                receives=tuple(_links(raw.get("receives"), path + ("receives",))),
+                file=document.file,
+                path=path,
+            )
+
+
+def _links(value: Any, path: Path) -> Iterator[Link]:
+    for index, raw in enumerate(_list(value)):
+        if isinstance(raw, dict) and _str(raw.get("type")):
+            yield Link(
+                type=_str(raw.get("type")) or "",
+                dataversion=_str(raw.get("dataversion")),
+                channel=_str(raw.get("channel")),
+                path=path + (index,),
+            )
 
 
 def _ref_error(document: Document, path: Path, problem: str, meant: str | None = None) -> Diagnostic:
@@ -346,6 +403,11 @@ def _events(document: Document, catalog_id: str, rewritten: Any, closure: Any) -
             extensions=extensions,
             payload=payload,
             examples=examples,
+            rules=tuple(
+                (rule_id, "off" if setting is False else setting)
+                for rule_id, setting in _dict(raw.get("rules")).items()
+                if isinstance(rule_id, str) and setting in ("error", "warning", "off", False)
+            ),
             file=document.file,
             path=path,
         )
