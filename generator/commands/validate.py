@@ -34,7 +34,7 @@ from ..engine.config import RunConfig
 from ..engine.workers import no_collection
 from ..engine.workers import run_shared as parallel
 from ..runtime._reading import (
-    INT64_MAX, INT64_MIN, deep_pointer, encoding_problem, integer_problem, may_hold_long_integers, nesting_problem,
+    INT64_MAX, INT64_MIN, deep_pointer, duplicate_name_problem, encoding_problem, integer_problem, may_hold_long_integers, nesting_problem,
     too_deep,
 )
 
@@ -231,9 +231,19 @@ def loads(raw: bytes) -> Any:
     if may_hold_long_integers(raw):  # orjson reads integers beyond 64 bits as floats
         return _careful_loads(raw)
     try:
-        return orjson.loads(raw)  # deeper than MAX_DEPTH is found by the caller (_check_depth)
+        value = orjson.loads(raw)  # deeper than MAX_DEPTH is found by the caller (_check_depth)
     except orjson.JSONDecodeError:
         return _careful_loads(raw)
+    _check_names(raw)
+    return value
+
+
+def _check_names(raw: bytes) -> None:
+    """Names within an object are unique (RFC 8259 §4): orjson and the standard
+    library keep the last value, the runtime's reader refuses (its words)."""
+    problem = duplicate_name_problem(raw)
+    if problem is not None:
+        raise InputProblem(problem)
 
 
 def _careful_loads(raw: bytes) -> Any:
@@ -251,6 +261,7 @@ def _careful_loads(raw: bytes) -> Any:
     except RecursionError:  # within MAX_DEPTH: only under a recursion limit set below it
         raise InputProblem(f"cannot be read within Python's recursion limit ({sys.getrecursionlimit()})") from None
     _check_values(value)
+    _check_names(raw)
     return value
 
 

@@ -17,7 +17,7 @@ from pydantic import BaseModel, ValidationError
 from pydantic_core import CoreConfig, SchemaValidator
 
 from ._models import CloudEvent, Events, Payload, by_type, not_null
-from ._reading import MAX_DEPTH, may_hold_long_integers
+from ._reading import MAX_DEPTH, duplicate_name_problem, may_hold_long_integers
 from ._values import (
     ATTRIBUTE_NAME,
     EMAIL,
@@ -518,6 +518,8 @@ def parse_fast(data: bytes | bytearray, events: Events) -> CloudEvent | None:
     if shadows and any(name in data for name in shadows):
         return None
     if underscored and data.find(b"_") >= 0 and _names_one(data, underscored):
+        return None
+    if duplicate_name_problem(data) is not None:  # pydantic-core keeps the last one
         return None
     try:
         event: CloudEvent = validator.validate_json(data)
