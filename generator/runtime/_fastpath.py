@@ -501,8 +501,11 @@ def _compile(events: Events) -> _FastPath:
     )
 
 
-def parse_fast(data: bytes | bytearray, events: Events) -> CloudEvent | None:
-    """``parse_event`` in one pydantic-core call; None: left to the careful path."""
+def parse_fast(
+    data: bytes | bytearray, events: Events, *, names_checked: bool = False
+) -> CloudEvent | None:
+    """``parse_event`` in one pydantic-core call; None: left to the careful path.
+    ``names_checked``: the caller knows no object of ``data`` repeats a name."""
     known = _FAST.get(id(events))
     fast = known[1] if known and known[0] is events else _fast_validator(events)
     validator, bounded, shadows, underscored = fast
@@ -519,7 +522,8 @@ def parse_fast(data: bytes | bytearray, events: Events) -> CloudEvent | None:
         return None
     if underscored and data.find(b"_") >= 0 and _names_one(data, underscored):
         return None
-    if duplicate_name_problem(data) is not None:  # pydantic-core keeps the last one
+    if not names_checked and duplicate_name_problem(data) is not None:
+        # pydantic-core keeps the last one
         return None
     try:
         event: CloudEvent = validator.validate_json(data)

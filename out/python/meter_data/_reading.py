@@ -41,6 +41,7 @@ __all__ = [
     "integer_problem",
     "may_hold_long_integers",
     "nesting_problem",
+    "one_json_value",
     "read_json",
     "too_deep",
 ]
@@ -318,6 +319,15 @@ def duplicate_name_problem(data: bytes | bytearray) -> str | None:
         if str(error).startswith(_DUPLICATE_ERROR):
             return _duplicate_message(data, str(error))
     return None
+
+
+def one_json_value(data: bytes) -> bool:
+    """Whether ``data`` is one JSON value whose objects' names are unique."""
+    try:
+        from_json(data, catch_duplicate_keys=True, cache_mode=False)
+    except ValueError:
+        return False
+    return True
 
 
 class _Members(list[tuple[str, Any]]):
