@@ -66,6 +66,11 @@ class Profile:
     versioning: str = "dataversion"
     versioning_source: str = "semver"
     new_type_source: str = "the profile"  # under versioning "type": who asks for a new type on a breaking change
+    # The examples evcat's messages give (CE-SOURCE-ABSOLUTE, CE-TYPE-RDNS): generic
+    # unless the profile is about one community (catalog-format.md §9: the
+    # `cloudevents` profile gives no NL government examples).
+    example_source: str = "https://example.com/<system>"
+    example_domain: str = "com"  # a top-level domain a type may start with: '<domain>.<organization>.<event>'
 
     def __post_init__(self) -> None:
         if self.time_pattern is not None and self.time_class == "Timestamp":
@@ -116,6 +121,8 @@ NLGOV = Profile(
     versioning="type",  # §3.3.4: a backward-incompatible change SHOULD change the type
     versioning_source="semver",  # for non-breaking changes; a breaking one needs a new type
     new_type_source="NL GOV §3.3.4",
+    example_source="urn:nld:oin:<oin>:<system>",  # §3.3.2
+    example_domain="nl",
 )
 
 NORMO = Profile(
@@ -143,6 +150,8 @@ NORMO = Profile(
     ),
     versioning="dataversion",
     versioning_source="Het Normo ID07, semver",
+    example_source="urn:nld:oin:<oin>:<system>",
+    example_domain="nl",
 )
 
 
