@@ -47,7 +47,7 @@ def test_the_example_lints_clean_and_generates(tmp_path: Path) -> None:
         "import json, sys\n"
         "from contoso_storage_events import parse_event\n"
         "event = parse_event(json.loads(sys.argv[1]))\n"
-        "assert type(event).__name__ == 'BlobCreated', type(event)\n"
+        "assert type(event).__name__.startswith('BlobCreated'), type(event)\n"
         "assert event.data.content_length == 524288\n"
     )
     run = subprocess.run([sys.executable, "-c", code, json.dumps(event)], cwd=out / "python", capture_output=True, text=True, timeout=60)
