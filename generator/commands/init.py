@@ -49,10 +49,10 @@ defaults:
 schemas:
   Address:
     type: object
-    description: A postal address in the Netherlands.
+    description: {address}
     required: [postalCode, houseNumber]
     properties:
-      postalCode: {{type: string, pattern: '^[1-9][0-9]{{3}}[A-Z]{{2}}$', description: Postal code.}}
+      postalCode: {{type: string, pattern: '{postal_code_pattern}', description: Postal code.}}
       houseNumber: {{type: integer, minimum: 1, description: House number.}}
 events:
   - type: {type}
@@ -201,6 +201,7 @@ def init(directory: str, profile: str = profiles.DEFAULT.name, evcat_requirement
         catalog_file: CATALOG.format(
             catalog_id=catalog_id, title=catalog_id.replace("-", " ").capitalize() + " events", profile=profile,
             type=starter.type, source=starter.source, datacontenttype=starter.datacontenttype, time=starter.time,
+            address=starter.address, postal_code_pattern=starter.postal_code_pattern,
         ),
         os.path.join("catalog", "catalog.schema.json"): json.dumps(catalog_json_schema(), indent=2) + "\n",
     }
