@@ -35,3 +35,15 @@ def test_the_nl_starters_keep_their_dutch_address(tmp_path: Path, profile: str) 
     done = run_evcat("init", str(tmp_path / "p"), "--profile", profile, "--evcat-requirement", "evcat")
     assert done.returncode == 0, done.stderr
     assert "Netherlands" in (tmp_path / "p" / "catalog" / "p.yaml").read_text(encoding="utf-8")
+
+
+def test_init_in_a_directory_named_like_a_pypi_distribution(tmp_path: Path) -> None:
+    """The starter catalog's id comes from the directory: `stripe` would be
+    refused (CAT-PACKAGE-NAME), so the starter names a free package."""
+    done = run_evcat("init", str(tmp_path / "stripe"), "--profile", "cloudevents", "--evcat-requirement", "evcat")
+    assert done.returncode == 0, done.stderr
+    text = (tmp_path / "stripe" / "catalog" / "stripe.yaml").read_text(encoding="utf-8")
+    assert "\npackage: stripe_events\n" in text, text
+    linted = run_evcat("lint", str(tmp_path / "stripe" / "catalog"), "--no-cache")
+    assert (linted.returncode, linted.stdout) == (0, "no problems in 1 file\n"), linted.stdout
+    assert (tmp_path / "stripe" / "out" / "python" / "stripe_events" / "pyproject.toml").is_file()
