@@ -22,7 +22,7 @@ def _evcat(*args: str, cwd: Path, **env: str) -> subprocess.CompletedProcess[str
     environment = {k: v for k, v in os.environ.items() if k != "EVCAT_CACHE_DIR"}
     environment.update(PYTHONPATH=str(ROOT), **env)
     return subprocess.run([sys.executable, "-m", "generator", *args], cwd=cwd, env=environment,
-                          capture_output=True, text=True, timeout=120)
+                          capture_output=True, text=True, timeout=120, check=False)
 
 
 def _project(tmp_path: Path, marker: str | None) -> tuple[Path, Path]:

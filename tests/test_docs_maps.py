@@ -43,7 +43,7 @@ def test_maps_show_their_value_type(tmp_path: Path) -> None:
     assert not result.has_errors, [str(d) for d in result.diagnostics]
     files = render(result.catalog_set, ["docs"])["docs"]
     page = files["docs/events/payments/com.example.payment-created.html"].decode()
-    rows = {name: html.unescape(re.sub(r"<[^>]+>", "", row)) for name, row in re.findall(r'data-field="([^"]+)">(.*?)</tr>', page, re.S)}
+    rows = {name: html.unescape(re.sub(r"<[^>]+>", "", row)) for name, row in re.findall(r'data-field="([^"]+)">(.*?)</tr>', page, re.DOTALL)}
     assert "map of string to string" in rows["metadata"], rows["metadata"]
     assert "map of string to any" in rows["claims"], rows["claims"]
     assert "map of string to array of integer" in rows["counts"], rows["counts"]

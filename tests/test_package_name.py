@@ -101,7 +101,7 @@ def test_package_is_the_import_and_distribution_name(tmp_path: Path) -> None:
     wheels = tmp_path / "dist"
     built = subprocess.run(
         [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(wheels), str(source)],
-        capture_output=True, text=True, timeout=300,
+        capture_output=True, text=True, timeout=300, check=False,
     )
     assert built.returncode == 0, built.stderr
     wheel = next(wheels.glob("*.whl"))
@@ -113,7 +113,7 @@ def test_package_is_the_import_and_distribution_name(tmp_path: Path) -> None:
     target = tmp_path / "site"
     installed = subprocess.run(
         [sys.executable, "-m", "pip", "install", "--no-deps", "-q", "--target", str(target), str(wheel)],
-        capture_output=True, text=True, timeout=300,
+        capture_output=True, text=True, timeout=300, check=False,
     )
     assert installed.returncode == 0, installed.stderr
     code = (
@@ -128,7 +128,7 @@ def test_package_is_the_import_and_distribution_name(tmp_path: Path) -> None:
     )
     from .conftest import SOURCES
 
-    run = subprocess.run([sys.executable, "-c", code, str(target), SOURCES["cloudevents"]], capture_output=True, text=True, timeout=60,
+    run = subprocess.run([sys.executable, "-c", code, str(target), SOURCES["cloudevents"]], capture_output=True, text=True, timeout=60, check=False,
                          cwd=tmp_path)
     assert run.returncode == 0, run.stderr
     assert normalise(run.stdout.strip()) == "acme-storage-events"

@@ -40,7 +40,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("-o", "--output", type=Path, default=TARGET, help=f"where to write (default {TARGET})")
     arguments = parser.parse_args(argv)
     if re.match(r"^https?://", arguments.source):
-        with urllib.request.urlopen(arguments.source, timeout=60) as response:  # noqa: S310 (a fixed https URL or the user's)
+        with urllib.request.urlopen(arguments.source, timeout=60) as response:
             dump = json.load(response)
     else:
         dump = json.loads(Path(arguments.source).read_text(encoding="utf-8"))
