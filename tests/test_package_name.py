@@ -132,3 +132,42 @@ def test_package_is_the_import_and_distribution_name(tmp_path: Path) -> None:
                          cwd=tmp_path)
     assert run.returncode == 0, run.stderr
     assert normalise(run.stdout.strip()) == "acme-storage-events"
+
+
+def test_the_editor_quick_fix_gives_a_free_package(tmp_path: Path) -> None:
+    """``evcat lsp`` offers the suggestion: `package: pydantic` becomes
+    `package: pydantic_events`, and the error goes."""
+    import asyncio
+
+    from lsprotocol import types
+
+    from tests.lsp_client import CatalogClient, uri
+
+    text = catalog_text("cloudevents", catalog_id="acme-storage").replace("producer:", "package: pydantic\nproducer:")
+    (tmp_path / "c.yaml").write_text(text, encoding="utf-8")
+
+    async def scenario() -> None:
+        client = CatalogClient()
+        await client.start(tmp_path)
+        document = uri(tmp_path / "c.yaml")
+        await client.wait_for(lambda: any(d.code == "CAT-PACKAGE-NAME" for d in client.diagnostics.get(document, [])))
+        client.open(tmp_path / "c.yaml")
+        problem = next(d for d in client.diagnostics[document] if d.code == "CAT-PACKAGE-NAME")
+        actions = await client.text_document_code_action_async(
+            types.CodeActionParams(
+                text_document=types.TextDocumentIdentifier(uri=document), range=problem.range,
+                context=types.CodeActionContext(diagnostics=[problem]),
+            )
+        )
+        fix = next(a for a in actions or [] if a.kind == types.CodeActionKind.QuickFix and "CAT-PACKAGE-NAME" in a.title)
+        (edit,) = fix.edit.changes[document]
+        assert edit.new_text == "pydantic_events"
+        lines = text.split("\n")
+        row = lines[edit.range.start.line]
+        lines[edit.range.start.line] = row[: edit.range.start.character] + edit.new_text + row[edit.range.end.character :]
+        assert lines[edit.range.start.line] == "package: pydantic_events"
+        client.replace(document, "\n".join(lines))
+        await client.wait_for(lambda: not any(d.code == "CAT-PACKAGE-NAME" for d in client.diagnostics.get(document, [])))
+        await client.close()
+
+    asyncio.run(asyncio.wait_for(scenario(), 120))
