@@ -326,21 +326,46 @@ def version_bump(context: Context) -> Iterator[Diagnostic]:
             )
 
 
-@set_rule("CAT-PACKAGE-NAME", E, "Each catalog id maps to its own Python package name.", fixed=True)
+@set_rule("CAT-PACKAGE-NAME", E, "Each catalog's Python package name is its own and replaces nothing installed.", fixed=True)
 def package_names(context: Context) -> Iterator[Diagnostic]:
-    """``import`` and ``catalog-import`` both become ``catalog_import``
-    (naming.python_package_name): one package would overwrite the other."""
-    from ..naming import python_package_name
+    """The generated package's name (``package``, or the catalog id with _:
+    ``Catalog.package_name``) is taken (catalog-format.md §9): by another
+    catalog (``import`` and ``catalog-import`` both become ``catalog_import``),
+    or by something installed it would replace (package_names.why_taken: the
+    standard library, the generated packages' and evcat's dependencies, the
+    most-downloaded PyPI distributions). The suggestion is a free name: a new
+    ``package`` where one is written, else a catalog id whose package is free."""
+    from ..package_names import free_name, normalise, why_taken
 
+    catalogs = sorted(context.built.catalog_set.catalogs, key=lambda c: (c.files[:1], c.id))
+    used = frozenset(normalise(catalog.package_name) for catalog in catalogs)
     first: dict[str, Catalog] = {}
-    for catalog in sorted(context.built.catalog_set.catalogs, key=lambda c: (c.files[:1], c.id)):
+    for catalog in catalogs:
         if not catalog.files:
             continue
-        package = python_package_name(catalog.id)
-        if package in first and first[package].id != catalog.id:
-            other = first[package]
-            # locations only now: finding one parses the file's positions (lint reads without them)
-            where, elsewhere = context.loc(catalog.files[0], ("catalog",)), context.loc(other.files[0], ("catalog",))
+        package = catalog.package_name
+        written = next((file for file in catalog.files if "package" in _mapping(context.documents[file].value)), None)
+        # locations only now: finding one parses the file's positions (lint reads without them)
+        where = context.loc(written, ("package",)) if written else context.loc(catalog.files[0], ("catalog",))
+        taken = why_taken(package)
+        if taken is not None:
+            free = free_name(package, used)
+            if written:
+                advice, suggestion = f"use package: {free}", free
+            else:
+                advice, suggestion = f"add package: {free} (or rename the catalog)", free.replace("_", "-")
+            yield context.report(
+                "CAT-PACKAGE-NAME",
+                f"catalog '{catalog.id}' would generate the Python package '{package}', which is taken by {taken}: "
+                f"installing it would replace that; {advice}",
+                where,
+                suggestion,
+            )
+            continue
+        key = normalise(package)
+        if key in first and first[key].id != catalog.id:
+            other = first[key]
+            elsewhere = context.loc(other.files[0], ("catalog",))
             yield context.report(
                 "CAT-PACKAGE-NAME",
                 f"catalog '{catalog.id}' becomes the Python package '{package}', as catalog '{other.id}' at {elsewhere} does; rename one of them",
@@ -348,4 +373,8 @@ def package_names(context: Context) -> Iterator[Diagnostic]:
                 related=(elsewhere,),
             )
         else:
-            first.setdefault(package, catalog)
+            first.setdefault(key, catalog)
+
+
+def _mapping(value: object) -> dict:
+    return value if isinstance(value, dict) else {}
