@@ -33,11 +33,20 @@ def scopes(value: Any, path: Path) -> list[tuple[Path, Mapping[str, Any]]]:
     """The override maps that apply to a finding at ``path`` of a file whose
     data is ``value``, nearest first, each with its own path (the path of the
     ``x-evcat-rules`` or ``rules`` key)."""
-    found: list[tuple[Path, Mapping[str, Any]]] = []
+    return [
+        (where + (key,), node[key]) for where, node, key in reversed(homes(value, path)) if isinstance(node.get(key), dict)
+    ]
+
+
+def homes(value: Any, path: Path) -> list[tuple[Path, dict[str, Any], str]]:
+    """The nodes that hold ``path`` (ancestor-or-self) and may hold an
+    override, outermost first: (their path, the node, the key its settings go
+    under): the file (``rules``), the event (``rules``), every payload schema
+    node (``x-evcat-rules``). The last is where an override of a finding at
+    ``path`` goes (``evcat lsp``'s "allow here")."""
     if not isinstance(value, dict):
-        return found
-    if isinstance(value.get(EVENT_KEY), dict):
-        found.append(((EVENT_KEY,), value[EVENT_KEY]))
+        return []
+    found: list[tuple[Path, dict[str, Any], str]] = [((), value, EVENT_KEY)]
     node: Any = value
     state = "root"
     for depth, step in enumerate(path):
@@ -51,11 +60,11 @@ def scopes(value: Any, path: Path) -> list[tuple[Path, Mapping[str, Any]]]:
             break
         here = tuple(path[: depth + 1])
         if state == "root":
-            state = {"events": "events", "schemas": "map"}.get(step, "")
+            state = {"events": "events", "schemas": "map"}.get(str(step), "")
         elif state == "events":
-            state = "event" if isinstance(step, int) else ""
-            if state and isinstance(node, dict) and isinstance(node.get(EVENT_KEY), dict):
-                found.append((here + (EVENT_KEY,), node[EVENT_KEY]))
+            state = "event" if isinstance(step, int) and isinstance(node, dict) else ""
+            if state:
+                found.append((here, node, EVENT_KEY))
         elif state == "event":
             state = "schema" if step == "data" else ""
         elif state in ("map", "list"):
@@ -72,9 +81,8 @@ def scopes(value: Any, path: Path) -> list[tuple[Path, Mapping[str, Any]]]:
                 state = ""  # a keyword's value (required, enum, ...): the finding is on this schema node
         if not state:
             break
-        if state == "schema" and isinstance(node, dict) and isinstance(node.get(SCHEMA_KEY), dict):
-            found.append((here + (SCHEMA_KEY,), node[SCHEMA_KEY]))
-    found.reverse()
+        if state == "schema" and isinstance(node, dict):
+            found.append((here, node, SCHEMA_KEY))
     return found
 
 
