@@ -13,7 +13,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from .loader import Path
-from .schemawalk import IN_LIST, IN_MAP, IN_ONE, SUBSCHEMAS, subschemas
+from .schemawalk import IN_LIST, IN_MAP, IN_ONE, SUBSCHEMAS, rewrite_refs, subschemas
 
 SCHEMA_KEY = "x-evcat-rules"  # on a payload schema node
 EVENT_KEY = "rules"  # on an event, and at the top of a file
@@ -119,41 +119,10 @@ def schema_overrides(schema: Any, path: Path) -> Iterator[tuple[Path, Any, bool]
 def without_evcat_keys(schema: Any) -> Any:
     """``schema`` without evcat's own annotations (``x-evcat-*`` keys of its
     schema objects): what every output is made from (catalog-format.md §9:
-    they never reach an output). Copy-on-write: untouched parts are shared."""
-    if not isinstance(schema, dict):
-        return schema
-    result: dict[str, Any] | None = None
-    for keyword, value in schema.items():
-        if isinstance(keyword, str) and keyword.startswith(EVCAT_PREFIX):
-            new: Any = _DROP
-        else:
-            kind = SUBSCHEMAS.get(keyword) if isinstance(keyword, str) else None
-            if kind == IN_MAP and isinstance(value, dict):
-                new = _each_value(value)
-            elif kind in (IN_ONE, IN_LIST) and isinstance(value, list):
-                new = _each_item(value)
-            elif kind == IN_ONE:
-                new = without_evcat_keys(value)
-            else:
-                continue
-        if new is not value:
-            if result is None:
-                result = dict(schema)
-            if new is _DROP:
-                del result[keyword]
-            else:
-                result[keyword] = new
-    return schema if result is None else result
+    they never reach an output). Copy-on-write: untouched parts are shared.
+    The model drops them in the walk that rewrites its ``$ref``s (model/build.py)."""
+    return rewrite_refs(schema, _keep, drop=EVCAT_PREFIX)
 
 
-_DROP = object()
-
-
-def _each_value(value: dict[str, Any]) -> dict[str, Any]:
-    new = {name: without_evcat_keys(child) for name, child in value.items()}
-    return value if all(new[name] is child for name, child in value.items()) else new
-
-
-def _each_item(value: list[Any]) -> list[Any]:
-    new = [without_evcat_keys(child) for child in value]
-    return value if all(a is b for a, b in zip(new, value)) else new
+def _keep(ref: str, path: Path) -> None:
+    return None

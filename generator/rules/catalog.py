@@ -158,6 +158,8 @@ def _evcat_keywords(context: Context, part: PayloadPart) -> Iterator[Diagnostic]
     """evcat's own keywords in a payload schema as written (the model holds
     them no more: ``overrides.without_evcat_keys``): ``x-evcat-rules`` maps
     of known rule ids and settings (catalog-format.md §9), no other ``x-evcat-`` key."""
+    if (part.file, part.path) not in context.built.annotated:
+        return  # the model's schema is the one written: it had no x-evcat- key to take out
     document = context.documents[part.file]
     written: Any = document.value
     for step in part.path:
@@ -165,8 +167,8 @@ def _evcat_keywords(context: Context, part: PayloadPart) -> Iterator[Diagnostic]
             written = written.get(step)
         else:
             written = written[step] if isinstance(written, list) and isinstance(step, int) else None
-    if written is part.schema or not isinstance(written, dict):
-        return  # the model's schema is the one written: it had no x-evcat- key to take out
+    if not isinstance(written, dict):
+        return
     for path, node in subschemas(written, part.path):
         for keyword in node:
             if not (isinstance(keyword, str) and keyword.startswith(EVCAT_PREFIX)):
