@@ -157,3 +157,37 @@ def test_allow_here_turns_the_rule_off_where_the_finding_stands(tmp_path: Path) 
         await client.close()
 
     _run(scenario)
+
+
+def test_completion_of_rule_overrides(tmp_path: Path) -> None:
+    text = CATALOG.replace(
+        "          x-evcat-rules:\n            PAY-FORMAT: warning\n",
+        "          x-evcat-rules:\n            PAY-FORMAT: \n            \n",
+    )
+    path = tmp_path / "catalog.yaml"
+    path.write_text(text)
+
+    async def scenario() -> None:
+        client = CatalogClient()
+        await client.start(tmp_path)
+        document_uri = client.open(path, text)
+        where = types.TextDocumentIdentifier(uri=document_uri)
+
+        async def labels(row: int, column: int) -> list[str]:
+            found = await client.text_document_completion_async(
+                types.CompletionParams(text_document=where, position=types.Position(line=row, character=column))
+            )
+            return [item.label for item in found.items]
+
+        row = _line(text, "PAY-FORMAT: ")
+        # A key under x-evcat-rules: the rule ids that may be overridden (no fixed rule).
+        ids = await labels(row + 1, 12)
+        assert {"PAY-CAMELCASE", "PAY-DESCRIPTION", "CE-TYPE-RDNS"} <= set(ids)
+        assert "CAT-SCHEMA" not in ids and "CAT-REF" not in ids
+        # A value there: the settings.
+        assert await labels(row, len("            PAY-FORMAT: ")) == ["error", "warning", "off"]
+        # Among a schema node's keywords: x-evcat-rules itself.
+        assert "x-evcat-rules" in await labels(_line(text, "block_id:") + 1, 10)
+        await client.close()
+
+    _run(scenario)
