@@ -283,3 +283,46 @@ def test_generate_follows_the_overrides_and_sees_an_override_edit(tmp_path: Path
 def test_off_is_off_however_yaml_reads_it(tmp_path: Path, setting: str) -> None:
     text = SNAKE.replace("{PAY-CAMELCASE: off}", f"{{PAY-CAMELCASE: {setting}}}")
     assert findings(tmp_path, text) == [("PAY-CAMELCASE", "error", line_of(text, "other_id"))]
+
+
+EXAMPLES = HEAD + """\
+events:
+  - type: nl.test.thing-happened
+    dataversion: 1.0.0
+    title: Thing happened
+    description: A thing happened.
+    rules: {CAT-EXAMPLE: warning}
+    data:
+      type: object
+      description: The thing.
+      properties:
+        thingId: {type: string, description: Id.}
+    examples:
+      - data: {thingId: 1}
+  - type: nl.test.other-happened
+    dataversion: 1.0.0
+    title: Other happened
+    description: Another thing happened.
+    data:
+      type: object
+      description: The other.
+      properties:
+        otherId: {type: string, description: Id.}
+    examples:
+      - data: {otherId: 2}
+"""
+
+
+def test_a_memoised_check_follows_the_overrides_from_the_memo_too(tmp_path: Path) -> None:
+    """CAT-EXAMPLE is a costly, memoised check (its findings come back from
+    the memo, or from worker processes, as plain data): the YAML path they
+    stand on comes back with them."""
+    catalog = tmp_path / "catalog"
+    catalog.mkdir()
+    (catalog / "catalog.yaml").write_text(EXAMPLES, encoding="utf-8")
+    config = RunConfig(cache_dir=str(tmp_path / "cache"), jobs=1)
+    expected = [("CAT-EXAMPLE", Severity.WARNING, line_of(EXAMPLES, "thingId: 1}")),
+                ("CAT-EXAMPLE", Severity.ERROR, line_of(EXAMPLES, "otherId: 2}"))]
+    for _ in range(2):  # computed, then from the memo
+        found = [(d.rule, d.severity, d.location.line) for d in lint(str(catalog), config).diagnostics]
+        assert found == expected
