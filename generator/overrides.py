@@ -2,9 +2,10 @@
 
 The settings are read here from a file's data, nearest first; what they
 make of a finding is worked out in ``rules.overrides`` (the one home of "the
-effective severity of rule R at node P"). Also ``without_evcat_keys``: evcat's
-own ``x-evcat-*`` annotations are taken out of the payload schemas the model
-holds, so no output has them.
+effective severity of rule R at node P"). evcat's own ``x-evcat-*``
+annotations (``EVCAT_PREFIX``) are taken out of the payload schemas the model
+holds (model/build.py, in the walk that rewrites their ``$ref``s), so no
+output, which is made from the model, has them.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from .loader import Path
-from .schemawalk import IN_LIST, IN_MAP, IN_ONE, SUBSCHEMAS, rewrite_refs, subschemas
+from .schemawalk import IN_LIST, IN_MAP, IN_ONE, SUBSCHEMAS
 
 SCHEMA_KEY = "x-evcat-rules"  # on a payload schema node
 EVENT_KEY = "rules"  # on an event, and at the top of a file
@@ -86,43 +87,17 @@ def homes(value: Any, path: Path) -> list[tuple[Path, dict[str, Any], str]]:
     return found
 
 
-def override_maps(value: Any, *, schemas: bool = True) -> Iterator[tuple[Path, Any, bool]]:
-    """Every override map written in a file's data: (path of the key, its
-    value, whether it is an ``x-evcat-rules`` of a schema node), the file's
-    first, then per event its ``rules`` and those in its payload, then
-    those in shared schemas. ``schemas=False``: the ``rules`` maps only."""
+def rule_maps(value: Any) -> Iterator[tuple[Path, Any]]:
+    """The ``rules`` maps written in a file's data: the file's, then each
+    event's, with the path of the key (their ids and settings are checked
+    by rules/catalog.py; ``x-evcat-rules`` maps there too, as the payload
+    schemas are walked)."""
     if not isinstance(value, dict):
         return
     if EVENT_KEY in value:
-        yield (EVENT_KEY,), value[EVENT_KEY], False
+        yield (EVENT_KEY,), value[EVENT_KEY]
     events = value.get("events")
     if isinstance(events, list):
         for index, event in enumerate(events):
-            if isinstance(event, dict):
-                if EVENT_KEY in event:
-                    yield ("events", index, EVENT_KEY), event[EVENT_KEY], False
-                if schemas and "data" in event:
-                    yield from schema_overrides(event["data"], ("events", index, "data"))
-    shared = value.get("schemas")
-    if schemas and isinstance(shared, dict):
-        for name, schema in shared.items():
-            yield from schema_overrides(schema, ("schemas", name))
-
-
-def schema_overrides(schema: Any, path: Path) -> Iterator[tuple[Path, Any, bool]]:
-    """The ``x-evcat-rules`` maps of the payload schema ``schema`` at ``path``."""
-    for where, node in subschemas(schema, path):
-        if SCHEMA_KEY in node:
-            yield where + (SCHEMA_KEY,), node[SCHEMA_KEY], True
-
-
-def without_evcat_keys(schema: Any) -> Any:
-    """``schema`` without evcat's own annotations (``x-evcat-*`` keys of its
-    schema objects): what every output is made from (catalog-format.md §9:
-    they never reach an output). Copy-on-write: untouched parts are shared.
-    The model drops them in the walk that rewrites its ``$ref``s (model/build.py)."""
-    return rewrite_refs(schema, _keep, drop=EVCAT_PREFIX)
-
-
-def _keep(ref: str, path: Path) -> None:
-    return None
+            if isinstance(event, dict) and EVENT_KEY in event:
+                yield ("events", index, EVENT_KEY), event[EVENT_KEY]

@@ -110,7 +110,7 @@ def rewrite_refs(
 ) -> Any:
     """``schema`` with every ``$ref`` passed through ``replace`` (None keeps it),
     and, with ``drop``, without the keys of its schema objects that start with
-    ``drop`` (evcat's own annotations: ``overrides.without_evcat_keys``),
+    ``drop`` (evcat's own annotations, ``overrides.EVCAT_PREFIX``: model/build.py),
     their paths added to ``dropped``.
 
     Copy-on-write: parts without a changed ``$ref`` are shared, not copied.

@@ -14,7 +14,7 @@ from ..event_checker import EventChecker, Problem, pointer_text
 from ..loader import Document, Path
 from ..model import Catalog, EventType
 from ..naming import closest, did_you_mean
-from ..overrides import EVCAT_PREFIX, SCHEMA_KEY, override_maps, setting_of
+from ..overrides import EVCAT_PREFIX, SCHEMA_KEY, rule_maps, setting_of
 from ..schemawalk import KEYWORDS, subschemas, type_problem
 from . import ALL, RULES, Context, PayloadPart, declare, event_rule, file_rule, part_findings, payload_parts, schema_nodes, set_rule, shared_schemas_of
 
@@ -99,7 +99,7 @@ def _semver_fix(value: str) -> str | None:
 def unknown_keys(document: Document, context: Context) -> Iterator[Diagnostic]:
     """Rule ids and settings of the file's and the events' ``rules:`` must be
     known (catalog-format.md §9; ``x-evcat-rules`` of schema nodes: ``unknown_keywords``)."""
-    for path, overrides, _ in override_maps(document.value, schemas=False):
+    for path, overrides in rule_maps(document.value):
         yield from _override_problems(document, context, path, overrides, check_values=False)
 
 
@@ -156,7 +156,7 @@ def _unknown_keywords(context: Context, part: PayloadPart) -> Iterator[Diagnosti
 
 def _evcat_keywords(context: Context, part: PayloadPart) -> Iterator[Diagnostic]:
     """evcat's own keywords in a payload schema as written (the model holds
-    them no more: ``overrides.without_evcat_keys``): ``x-evcat-rules`` maps
+    them no more: model/build.py drops them): ``x-evcat-rules`` maps
     of known rule ids and settings (catalog-format.md §9), no other ``x-evcat-`` key."""
     if (part.file, part.path) not in context.built.annotated:
         return  # the model's schema is the one written: it had no x-evcat- key to take out
@@ -179,7 +179,7 @@ def _evcat_keywords(context: Context, part: PayloadPart) -> Iterator[Diagnostic]
                 yield context.report(
                     "CAT-UNKNOWN-KEY",
                     f"'{keyword}': keys starting with '{EVCAT_PREFIX}' are evcat's own, and evcat knows only "
-                    f"'{SCHEMA_KEY}' (use another prefix for your own annotations, e.g. 'x-')",
+                    f"'{SCHEMA_KEY}' (start your own annotations with another 'x-' prefix)",
                     context.key_loc(part.file, path + (keyword,)),
                     SCHEMA_KEY if closest(keyword, (SCHEMA_KEY,)) else None,
                 )
