@@ -17,7 +17,7 @@ from ..diagnostics import Diagnostic, Severity, sort_diagnostics
 from ..engine.cache import Cache
 from ..engine.config import RunConfig
 from ..engine.workers import no_collection, worker_count
-from ..loader import MAX_EVENTS, Document
+from ..loader import MAX_EVENTS, Document, Path
 
 if TYPE_CHECKING:
     from ..model import CatalogSet
@@ -132,7 +132,7 @@ def check(documents: Iterable[Document], cache: Cache | None = None) -> LintResu
         context.memo, context.memo_used = cache.memo, cache.memo_used
     jobs = cache.jobs if cache is not None else None
     diagnostics.extend(run_rules(context, worker_count(len(built.catalog_set.events), jobs)))
-    return LintResult(by_file, built, sort_diagnostics(_apply_overrides(diagnostics, by_file)), notes)
+    return LintResult(by_file, built, sort_diagnostics(_apply_overrides(diagnostics, by_file, built.annotated)), notes)
 
 
 def _event_limit(documents: dict[str, Document]) -> Diagnostic | None:
@@ -154,9 +154,11 @@ def _event_limit(documents: dict[str, Document]) -> Diagnostic | None:
     return None
 
 
-def _apply_overrides(diagnostics: list[Diagnostic], documents: dict[str, Document]) -> list[Diagnostic]:
+def _apply_overrides(
+    diagnostics: list[Diagnostic], documents: dict[str, Document], annotated: Iterable[tuple[str, Path]] | None = None
+) -> list[Diagnostic]:
     """Rule overrides where they apply (catalog-format.md §9): ``x-evcat-rules``
     on a schema node, an event's ``rules``, the file's ``rules``; nearest wins."""
     from ..rules.overrides import apply
 
-    return apply(diagnostics, documents)
+    return apply(diagnostics, documents, annotated)

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..diagnostics import Diagnostic, Severity
 from ..loader import Document, Path
-from ..overrides import SETTINGS, scopes, setting_of
+from ..overrides import SETTINGS, rule_maps, scopes, setting_of
 
 if TYPE_CHECKING:
     from ..model import EventType
@@ -83,14 +83,31 @@ def event_severity(rule_id: str, event: EventType) -> Severity | None:
     return rule.severity
 
 
-def apply(diagnostics: Iterable[Diagnostic], documents: Mapping[str, Document]) -> list[Diagnostic]:
+def apply(
+    diagnostics: Iterable[Diagnostic], documents: Mapping[str, Document],
+    annotated: Iterable[tuple[str, Path]] | None = None,
+) -> list[Diagnostic]:
     """Every diagnostic at its effective severity (off: left out). A
-    diagnostic without a YAML path (a YAML error) gets its file's rules only."""
+    diagnostic without a YAML path (a YAML error) gets its file's rules only.
+    ``annotated``: the payload schemas, as (file, path), that hold
+    ``x-evcat-rules`` (``Built.annotated``); a file with none of them and no
+    ``rules`` map is then passed over (None: every file is read)."""
+    with_schema_overrides = None if annotated is None else {file for file, _ in annotated}
+    plain: dict[str, bool] = {}  # by file: no override written in it
     result = []
     for diagnostic in diagnostics:
         location = diagnostic.location
         document = documents.get(location.file)
-        found = override(diagnostic.rule, document.value, location.path or ()) if document is not None else None
+        if document is None:
+            result.append(diagnostic)
+            continue
+        quiet = plain.get(location.file)
+        if quiet is None:
+            quiet = plain[location.file] = (
+                with_schema_overrides is not None and location.file not in with_schema_overrides
+                and next(rule_maps(document.value), None) is None
+            )
+        found = None if quiet else override(diagnostic.rule, document.value, location.path or ())
         if found is not None:
             severity = severity_of(found[0], diagnostic.severity)
             if severity is None:
