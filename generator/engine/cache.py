@@ -30,7 +30,7 @@ from .store import Single, Store
 from .workers import run as parallel
 from .workers import worker_count
 
-_CACHE_FORMAT = f"{__version__}-5"
+_CACHE_FORMAT = f"{__version__}-6"  # 6: a diagnostic keeps its YAML path
 
 CACHE_NAME = ".evcat-cache"
 PROJECT_MARKERS = ("pyproject.toml", ".git")
