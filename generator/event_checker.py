@@ -26,6 +26,7 @@ from . import profiles, vocabulary
 from .string_formats import is_uri, is_uri_reference
 from .model import CatalogSet, ContextAttribute, EventType
 from .profiles import Profile
+from .runtime import _uritemplate as uritemplate
 from .vocabulary import INT32_MAX, INT32_MIN
 
 Pointer = tuple[str | int, ...]
@@ -173,13 +174,15 @@ def check_source(source: Any, entry: EventType) -> list[Problem]:
 
 
 def source_matches(catalog_source: str, source: str) -> bool:
-    return source == catalog_source or _source_pattern(catalog_source).fullmatch(source) is not None
-
-
-@cache
-def _source_pattern(template: str) -> re.Pattern[str]:
-    parts = re.split(r"\{[A-Za-z0-9_.%]+\}", template)
-    return re.compile("[^/?#]+".join(re.escape(part) for part in parts), re.DOTALL)
+    """Whether ``source`` is ``catalog_source`` or matches it as a level-1
+    template (runtime/_uritemplate.py, the one home of the grammar). A
+    malformed template (lint's CE-SOURCE-URI) is matched as plain text."""
+    if source == catalog_source:
+        return True
+    try:
+        return uritemplate.matches(catalog_source, source)
+    except uritemplate.TemplateError:
+        return False
 
 
 def _missing(attribute: ContextAttribute, sent_null: bool, profile: Profile) -> Problem:
