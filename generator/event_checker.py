@@ -37,6 +37,9 @@ class Problem:
     rule: str
     pointer: Pointer
     message: str
+    # The catalog's setting of the rule where the catalog changes it
+    # ("error" | "warning"; catalog-format.md §9); None: the rule's default.
+    setting: str | None = None
 
 
 def _quoted(value: Any) -> str:
@@ -167,10 +170,13 @@ def check_source(source: Any, entry: EventType) -> list[Problem]:
     """CE-SOURCE-MATCH (catalog-format.md §9, Source templates): an event's
     ``source`` is its catalog source, equal to it or matching it as a URI
     template of level 1 (RFC 6570 §1.2: ``{name}`` stands for one or more
-    characters other than ``/``, ``?`` and ``#``)."""
-    if not isinstance(source, str) or not source or source_matches(entry.source, source):
+    characters other than ``/``, ``?`` and ``#``). The catalog's setting of
+    the rule for the event decides: ``off``, nobody checks it."""
+    setting = entry.rule_setting("CE-SOURCE-MATCH")
+    if setting == "off" or not isinstance(source, str) or not source or source_matches(entry.source, source):
         return []
-    return [Problem("CE-SOURCE-MATCH", ("source",), f"source {_quoted(source)} is not the catalog's source '{entry.source}'")]
+    kind = "the catalog's source template" if uritemplate.is_template(entry.source) else "the catalog's source"
+    return [Problem("CE-SOURCE-MATCH", ("source",), f"source {_quoted(source)} is not {kind} '{entry.source}'", setting)]
 
 
 def source_matches(catalog_source: str, source: str) -> bool:
