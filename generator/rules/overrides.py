@@ -76,10 +76,9 @@ def event_severity(rule_id: str, event: EventType) -> Severity | None:
 
     rule = RULES[rule_id]
     if not rule.fixed:
-        for settings in (event.rules, event.file_rules):
-            setting = dict(settings).get(rule_id)
-            if setting is not None:
-                return severity_of(setting, rule.severity)
+        setting = event.rule_setting(rule_id)
+        if setting is not None:
+            return severity_of(setting, rule.severity)
     return rule.severity
 
 
