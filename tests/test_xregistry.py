@@ -18,14 +18,12 @@ contract §10).
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 import importlib
 import importlib.util
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -436,3 +434,165 @@ def test_importing_what_generate_wrote_gives_the_catalog_back(directory: Any, tm
     out = tmp_path / "out"
     assert main(["generate", str(directory), "-o", str(out), "--only", "xregistry"]) == 0
     _same_catalogs(original, _import_back(out, tmp_path / "back", capsys))
+
+
+# --- round trip, property -------------------------------------------------------------
+
+ROUND_TRIPS = int(os.environ.get("EVCAT_XREGISTRY_EXAMPLES", "25"))
+CHANNEL_NAMES = ["orders", "order-events", "q1", "hooks"]
+
+
+def _drawn_catalogs() -> Any:
+    """The payload schemas of tests/test_schema_property.py (shared, recursive,
+    allOf, anyOf/oneOf, nullable, formats, patterns, bounds), with drawn
+    channels and source templates."""
+    from hypothesis import strategies as st
+
+    from .test_schema_property import catalogs
+
+    channel = st.one_of(
+        st.builds(lambda address, key: {"protocol": "kafka", "address": address, **({"bindings": {"key": key}} if key else {})},
+                  st.sampled_from(["orders", "orders.{region}", "t"]), st.sampled_from([None, "subject", "id"])),
+        st.builds(lambda address: {"protocol": "amqp", "address": address}, st.sampled_from(["orders", "x.{tenant}"])),
+        st.builds(lambda address, qos: {"protocol": "mqtt", "address": address, "bindings": {"qos": qos, "retain": True}},
+                  st.sampled_from(["a/b", "a/+/c", "s/#"]), st.sampled_from([0, 1, 2])),
+        st.builds(lambda address: {"protocol": "http", "address": address, "description": "Webhook."},
+                  st.sampled_from(["/hooks", "/hooks/{id}"])),
+    )
+
+    @st.composite
+    def build(draw: Any) -> dict[str, Any]:
+        catalog = draw(catalogs())
+        channels = draw(st.dictionaries(st.sampled_from(CHANNEL_NAMES), channel, max_size=3))
+        if channels:
+            catalog["channels"] = channels
+        if draw(st.booleans()):
+            catalog["producer"] = {"source": "https://example.org/{tenant}/drawn"}
+            catalog["rules"] = {"CE-SOURCE-URI": "off"}
+        for event in catalog["events"]:
+            if draw(st.integers(0, 3)) == 0:
+                event["dataversion"] = draw(st.sampled_from(["1.0.1", "2.10.0", "0.1.0"]))
+        return catalog
+
+    return build()
+
+
+def _accepts(schema: Any, value: Any) -> bool:
+    return jsonschema.Draft202012Validator(schema, format_checker=jsonschema.FormatChecker()).is_valid(value)
+
+
+def _bundled(catalog_set: CatalogSet, event: Any) -> dict[str, Any]:
+    shared = {name: schema.schema for name, schema in catalog_set.schemas.items()}
+    schema = event.payload.schema
+    root = dict(schema) if isinstance(schema, dict) else {"allOf": [schema]}
+    return {**root, "$defs": {**root.get("$defs", {}), **shared}}
+
+
+def _round_trip(document: dict[str, Any], root: Path) -> tuple[CatalogSet, CatalogSet] | None:
+    from generator.commands.import_ import to_yaml
+    from generator.commands.lint import check
+    from generator.loader import load_text
+
+    result = check([load_text(yaml.safe_dump(document, sort_keys=False), "c.yaml")])
+    if result.has_errors:
+        return None
+    files = render(result.catalog_set, ["xregistry"], RunConfig(jobs=1))["xregistry"]
+    (content,) = files.values()
+    written = root / "drawn.xreg.json"
+    written.write_bytes(content)
+    imported = reader("xregistry")([written], Options())
+    settled = settle(imported)
+    assert settled.remaining == []
+    back = check([load_text(to_yaml(value), name) for name, value in settled.documents.items()])
+    assert not back.has_errors, [str(d) for d in back.diagnostics if d.severity is Severity.ERROR]
+    return result.catalog_set, back.catalog_set
+
+
+@pytest.mark.slow
+def test_import_of_the_export_is_the_catalog_for_drawn_catalogs(tmp_path: Path) -> None:
+    from hypothesis import HealthCheck, Phase, given, settings
+    from hypothesis import strategies as st
+    from hypothesis_jsonschema import from_schema
+
+    from .test_schema_property import _unrolled
+
+    counts = {"catalogs": 0, "instances": 0}
+
+    # No shrinking (a drawn catalog is large; the failing one is in the message as drawn).
+    @settings(max_examples=ROUND_TRIPS, deadline=None, database=None, phases=[Phase.explicit, Phase.generate],
+              suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much])
+    @given(document=_drawn_catalogs(), data=st.data())
+    def check_one(document: dict[str, Any], data: Any) -> None:
+        pair = _round_trip(document, tmp_path)
+        if pair is None:
+            return
+        old, new = pair
+        counts["catalogs"] += 1
+        _same_catalogs(old, new)
+        by_key = {event.key: event for event in new.events}
+        # By meaning, on drawn instances, for two of the events (drawing from a
+        # schema is the costly step): each side accepts what the other's producer sends.
+        with_data = [event for event in old.events if event.payload is not None]
+        chosen = data.draw(st.lists(st.sampled_from(with_data), min_size=1, max_size=2, unique_by=lambda e: e.key)) \
+            if with_data else []
+        for event in chosen:
+            before, after = _bundled(old, event), _bundled(new, by_key[event.key])
+            for source, judge in ((before, after), (after, before)):
+                strategy = from_schema(_unrolled(source))
+                if strategy.is_empty:
+                    continue
+                value = data.draw(strategy)
+                if not _accepts(source, value):
+                    continue  # hypothesis-jsonschema draws a format it does not know loosely (uuid, email)
+                assert _accepts(judge, value), (event.key, value)
+                counts["instances"] += 1
+
+    check_one()
+    assert counts["catalogs"] >= ROUND_TRIPS // 2 and counts["instances"] >= counts["catalogs"], counts
+
+
+# --- untrusted documents ------------------------------------------------------------------
+
+HOSTILE_DOCUMENTS = [
+    {"messagegroups": []},
+    {"messagegroups": {"g": []}},
+    {"messagegroups": {"g": {"messages": {"m": []}}}},
+    {"messagegroups": {"g": {"envelope": "CloudEvents/1.0", "messages": {"m": {"envelopemetadata": []}}}}},
+    {"messagegroups": {"g": {"envelope": "CloudEvents/1.0", "messages": {"m": {"envelopemetadata": {"type": "x"}}}}}},
+    {"messagegroups": {"g": {"envelope": 5, "messages": {"m": {"envelope": ["CloudEvents/1.0"]}}}}},
+    {"messagegroups": {"g": {"envelope": "CloudEvents/1.0", "messages": {"m": {
+        "envelopemetadata": {"type": {"value": "a.b"}, "source": {"value": 7}, "Bad Name!": {"type": ["x"]},
+                             "time": {"required": "yes"}, "dataschema": {"value": {"x": 1}}},
+        "dataschemauri": "#/schemagroups/0/schemas", "dataschemaformat": ["JsonSchema"],
+        "deprecated": None, "labels": []}}}},
+     "schemagroups": [1, 2]},
+    {"messagegroups": {"g": {"envelope": "CloudEvents/1.0", "messages": {"m": {
+        "envelopemetadata": {"type": {"value": "a.b"}}, "dataschemaformat": "JsonSchema/draft-07",
+        "dataschemauri": "#/schemagroups/s/schemas/x#/definitions/../../etc"}}}},
+     "schemagroups": {"s": {"schemas": {"x": {"versions": {"1": {"format": "JsonSchema/draft-07",
+                                                                 "schema": {"$ref": "file:///etc/passwd"}}}}}}}},
+    {"messagegroups": {"g": {"envelope": "CloudEvents/1.0", "messages": {"m": {
+        "envelopemetadata": {"type": {"value": "a.b"}}, "dataschemaformat": "JsonSchema/draft-07",
+        "dataschemauri": "#/schemagroups/s/schemas/x"}}}},
+     "schemagroups": {"s": {"schemas": {"x": {"versions": {"1": "nope", "2": {"schema": {"$ref": "#"}}}}}}},
+     "endpoints": {"e": {"protocol": "KAFKA", "protocoloptions": {"topic": ["t"], "endpoints": "x"}},
+                   "f": "g", "h": {"protocol": None, "channel": 5, "messagegroups": "all"},
+                   "i": {"protocol": "MQTT/5.0", "protocoloptions": {"topic": "a/b", "qos": "high"}}}},
+    [1, 2, 3],
+    "text",
+]
+
+
+@pytest.mark.parametrize("document", HOSTILE_DOCUMENTS, ids=range(len(HOSTILE_DOCUMENTS)))
+def test_a_broken_document_gets_located_notes_never_a_traceback(document: Any, tmp_path: Path,
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
+    source = tmp_path / "broken.xreg.json"
+    source.write_text(json.dumps(document), encoding="utf-8")
+    code = main(["import", "xregistry", str(source), "-o", str(tmp_path / "catalog")])
+    err = capsys.readouterr().err
+    assert code in (0, 1, 2), err
+    assert "Traceback" not in err
+    if code == 2:
+        assert re.search(r"broken\.xreg\.json(:\d+:\d+)?: error: ", err), err
+    else:
+        assert _errors(tmp_path / "catalog") == [] or code == 1

@@ -131,11 +131,15 @@ def read(sources: Sequence[Path], options: Options) -> Imported:
 
 
 def _files(folder: Path) -> list[Path]:
-    found = []
+    found: list[Path] = []
     for directory, subdirs, names in os.walk(folder):
         subdirs[:] = sorted(d for d in subdirs if not d.startswith("."))
         found.extend(Path(directory) / name for name in sorted(names) if name.endswith(SUFFIXES) and not name.startswith("."))
     return found
+
+
+def _dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
 
 
 def _text(value: Any) -> str | None:
@@ -165,7 +169,7 @@ class _Reader:
 
     def catalog(self, file: Path) -> dict[str, Any] | None:
         root = self.document.value
-        groups = root.get("messagegroups") if isinstance(root.get("messagegroups"), dict) else {}
+        groups = _dict(root.get("messagegroups"))
         messages = self._messages(root, groups)
         events: list[dict[str, Any]] = []
         seen: dict[tuple[str, str | None], tuple[str | int, ...]] = {}
@@ -220,9 +224,9 @@ class _Reader:
             if not isinstance(group, dict):
                 self.note(("messagegroups", group_id), "a message group must be an object; left out")
                 continue
-            for key, value in group.items():
-                if key not in ("messages", "definitions", "type", "messagegroupid", "id", "envelope", "format", "name", "description",
-                               "self", "xid", "epoch", "createdat", "modifiedat", "shortself", "messagesurl",
+            for key in group:
+                if key not in ("messages", "definitions", "type", "messagegroupid", "id", "envelope", "format", "name",
+                               "description", "self", "xid", "epoch", "createdat", "modifiedat", "shortself", "messagesurl",
                                "messagescount", "labels", "documentation"):
                     self.note(("messagegroups", group_id, key), f"message group attribute '{key}' is not carried")
             plural = "messages" if "messages" in group else "definitions"  # (an earlier draft's spelling)
@@ -257,7 +261,7 @@ class _Reader:
             self.note(path, f"not a CloudEvent ({what}; evcat catalogs CloudEvents/1.0 messages); left out")
             return None
         key = "envelopemetadata" if "envelopemetadata" in value else "metadata"
-        metadata = value.get(key) if isinstance(value.get(key), dict) else {}
+        metadata = _dict(value.get(key))
         at = (*path, key)
         declared = {name: spec for name, spec in metadata.items() if isinstance(spec, dict)}
         for name, spec in metadata.items():
@@ -278,8 +282,8 @@ class _Reader:
         description = _text(value.get("description"))
         if description:
             event["description"] = description
-        if "deprecated" in value and value["deprecated"] is not False:
-            labels = value.get("labels") if isinstance(value.get("labels"), dict) else {}
+        if isinstance(value.get("deprecated"), dict) or value.get("deprecated") is True:
+            labels = _dict(value.get("labels"))
             reason = _text(labels.get("deprecation"))
             event["deprecated"] = reason or True
         self._attributes(event, declared, at)
@@ -299,6 +303,10 @@ class _Reader:
         specversion = declared.get("specversion", {}).get("value")
         if specversion is not None and specversion != vocabulary.SPECVERSION:
             self.note((*at, "specversion", "value"), f"specversion '{specversion}': evcat reads CloudEvents 1.0 only")
+        for name in ("type", "source", "datacontenttype", "dataschema", "dataversion", "sequencetype"):
+            written = declared.get(name, {}).get("value")
+            if written is not None and not isinstance(written, str):
+                self.note((*at, name, "value"), f"the {name} value must be a string; not carried")
         source = declared.get("source", {}).get("value")
         if isinstance(source, str) and source:
             event["source"] = source  # a uritemplate's placeholders: a §9 source template
@@ -477,7 +485,7 @@ class _Reader:
 
     def _channel(self, endpoint: dict[str, Any], path: tuple[str | int, ...]) -> dict[str, Any] | None:
         protocol = str(endpoint.get("protocol", "")).upper()
-        options = endpoint.get("protocoloptions") if isinstance(endpoint.get("protocoloptions"), dict) else {}
+        options = _dict(endpoint.get("protocoloptions"))
         uris = [entry.get("uri", entry.get("url")) for entry in options.get("endpoints", []) if isinstance(entry, dict)] \
             if isinstance(options.get("endpoints"), list) else []
         uri = next((item for item in uris if isinstance(item, str)), None)
@@ -550,11 +558,11 @@ def _merge_copies(shared: dict[str, Any], events: list[dict[str, Any]]) -> dict[
     copies that refer to copies (recursive schemas) merge too."""
     while True:
         renames: dict[str, str] = {}
-        for name in shared:
+        for name, schema in shared.items():
             base = re.sub(r"\d+$", "", name)
-            if base != name and base in shared and base not in renames:
-                if _renamed(shared[name], {name: base}) == _renamed(shared[base], {name: base}):
-                    renames[name] = base
+            if base != name and base in shared and base not in renames \
+                    and _renamed(schema, {name: base}) == _renamed(shared[base], {name: base}):
+                renames[name] = base
         if not renames:
             return shared
         shared = {name: _renamed(schema, renames) for name, schema in shared.items() if name not in renames}
