@@ -218,6 +218,27 @@ def test_the_templated_source_and_a_payload_that_differs_per_dataversion(tmp_pat
     assert deleted["deprecated"] == {} and deleted["labels"] == {"deprecation": "Use blob-removed."}
 
 
+
+def test_every_event_is_a_message_even_when_ids_would_meet(tmp_path: Path) -> None:
+    """``a.b`` at two dataversions has messages ``a.b.v1_0_0`` and ``a.b.v2_0_0``;
+    a type that is itself ``a.b.v1_0_0`` keeps its own message (and schema)."""
+    data = {"type": "object", "description": "D.", "properties": {"n": {"type": "string", "description": "N."}}}
+    events = [{"type": t, "dataversion": v, "title": "T", "description": "D.", "data": data}
+              for t, v in (("com.example.a", "1.0.0"), ("com.example.a", "2.0.0"), ("com.example.a.v1_0_0", "1.0.0"),
+                           ("com.example.a-data", "1.0.0"), ("com.example.aData", "1.0.0"))]
+    directory = tmp_path / "meet"
+    directory.mkdir()
+    (directory / "c.yaml").write_text(yaml.safe_dump({
+        "catalog": "meet", "title": "Meet", "version": "1.0.0", "profile": "cloudevents",
+        "producer": {"source": "https://example.org/meet"}, "events": events}), encoding="utf-8")
+    (document,) = _documents(_catalog_set(directory)).values()
+    messages = document["messagegroups"]["meet"]["messages"]
+    assert len(messages) == 5 and {m["messageid"] for m in messages.values()} == set(messages)
+    assert len({m["dataschemauri"] for m in messages.values()}) == 5
+    for message in messages.values():
+        assert _resolve(document, message["dataschemauri"])["versionid"] == \
+            message["envelopemetadata"]["dataversion"]["value"]
+
 # --- the xRegistry code generator on what evcat writes ------------------------------------
 
 needs_xrcg = pytest.mark.skipif(importlib.util.find_spec("xrcg") is None,

@@ -14,9 +14,11 @@ it (contract §10; xRegistry Message Definitions, Schema and Endpoint specs,
   extensions with their CloudEvents type and ``required`` flag; the payload by
   ``dataschemaformat`` and ``dataschemauri`` (a JSON pointer into the
   document's own ``schemagroups``).
-- ``schemagroups``: one group per catalog; one schema per event type (its
-  payload), one version per dataversion (``versionid`` = the dataversion,
-  ``defaultversionid`` the highest), each a self-contained JSON Schema 2020-12
+- ``schemagroups``: one group per catalog, named as its Python package (an
+  identifier, like the schema ids: ``xrcg`` makes Python packages and modules
+  of them); one schema per event type (its payload), one version per
+  dataversion (``versionid`` = the dataversion, ``defaultversionid`` the
+  highest), each a self-contained JSON Schema 2020-12
   (the payload as the catalog wrote it, the shared schemas it uses under
   ``$defs``).
 - ``endpoints``: one per channel (§9): the protocol (``KAFKA``, ``AMQP/1.0``,
@@ -87,11 +89,17 @@ def message_ids(events: tuple[EventType, ...]) -> dict[tuple[str, str | None], s
     for event in events:
         versions[event.type] = versions.get(event.type, 0) + 1
     ids: dict[tuple[str, str | None], str] = {}
+    taken = {event.type for event in events if versions[event.type] == 1 or event.dataversion is None}
     for event in events:
         if versions[event.type] == 1 or event.dataversion is None:
             ids[event.key] = event.type
-        else:
-            ids[event.key] = f"{event.type}.v{event.dataversion.replace('.', '_')}"
+            continue
+        base = name = f"{event.type}.v{event.dataversion.replace('.', '_')}"
+        number = 2
+        while name in taken:  # a type of that very name (`a.v1_0_0` beside `a` 1.0.0 and 2.0.0)
+            name, number = f"{base}-{number}", number + 1
+        ids[event.key] = name
+        taken.add(name)
     return ids
 
 
