@@ -356,12 +356,14 @@ def test_xrcg_data_classes_serialize_payloads_parse_event_accepts(xregistry_out:
 
 # --- the xRegistry code generator's samples -------------------------------------------
 
-# Third-party documents are data that only the steering side keeps (in shared/,
-# beside the repository): the xRegistry code generator's
-# samples/message-definitions with its LICENSE (Apache-2.0), as
-# shared/thirdparty/xregistry-codegen/. EVCAT_XREGISTRY_SAMPLES names another copy.
+# The xRegistry code generator's samples/message-definitions (Apache-2.0, with
+# its LICENSE beside them): third-party data that comes in through the steering
+# side's shared/ (beside the repository, as shared/thirdparty/xregistry-codegen/)
+# or a copy of it in tests/data/import/xregistry/; EVCAT_XREGISTRY_SAMPLES names another.
+_PLACES = [ROOT / "tests" / "data" / "import" / "xregistry" / "message-definitions",
+           ROOT.parent / "shared" / "thirdparty" / "xregistry-codegen" / "message-definitions"]
 SAMPLES = Path(os.environ.get("EVCAT_XREGISTRY_SAMPLES")
-               or ROOT.parent / "shared" / "thirdparty" / "xregistry-codegen" / "message-definitions")
+               or next((place for place in _PLACES if place.is_dir()), _PLACES[-1]))
 SAMPLE_FILES = sorted(path for path in SAMPLES.rglob("*") if path.suffix in (".json", ".yaml", ".yml")) \
     if SAMPLES.is_dir() else []
 
