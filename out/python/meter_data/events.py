@@ -145,6 +145,10 @@ class MdmAllocationCalculatedV1_0_0(CloudEvent):
         "propertyNames": _ATTRIBUTE_NAMES,
         "additionalProperties": _UNDECLARED_VALUE,
     }
+    max_size: ClassVar[tuple[int, str] | None] = (
+        262144,
+        "Het Normo ID09 allows at most 262144 bytes (NORMO-SIZE-MAX)",
+    )
 
     type: Literal["mdm.allocation.calculated"] = "mdm.allocation.calculated"
     """The CloudEvents type."""
@@ -240,6 +244,10 @@ class MdmMeterRemoved(CloudEvent):
         "propertyNames": _ATTRIBUTE_NAMES,
         "additionalProperties": _UNDECLARED_VALUE,
     }
+    max_size: ClassVar[tuple[int, str] | None] = (
+        262144,
+        "Het Normo ID09 allows at most 262144 bytes (NORMO-SIZE-MAX)",
+    )
 
     type: Literal["mdm.meter.removed"] = "mdm.meter.removed"
     """The CloudEvents type."""
@@ -341,6 +349,10 @@ class MdmMeterUpdatedV1_0_1(CloudEvent):
         "propertyNames": _ATTRIBUTE_NAMES,
         "additionalProperties": _UNDECLARED_VALUE,
     }
+    max_size: ClassVar[tuple[int, str] | None] = (
+        262144,
+        "Het Normo ID09 allows at most 262144 bytes (NORMO-SIZE-MAX)",
+    )
 
     type: Literal["mdm.meter.updated"] = "mdm.meter.updated"
     """The CloudEvents type."""
@@ -442,6 +454,10 @@ class MdmMeterUpdatedV1_2_0(CloudEvent):
         "propertyNames": _ATTRIBUTE_NAMES,
         "additionalProperties": _UNDECLARED_VALUE,
     }
+    max_size: ClassVar[tuple[int, str] | None] = (
+        262144,
+        "Het Normo ID09 allows at most 262144 bytes (NORMO-SIZE-MAX)",
+    )
 
     type: Literal["mdm.meter.updated"] = "mdm.meter.updated"
     """The CloudEvents type."""
@@ -558,6 +574,10 @@ class MdmMeterUpdatedV2_0_0(CloudEvent):
         "propertyNames": _ATTRIBUTE_NAMES,
         "additionalProperties": _UNDECLARED_VALUE,
     }
+    max_size: ClassVar[tuple[int, str] | None] = (
+        262144,
+        "Het Normo ID09 allows at most 262144 bytes (NORMO-SIZE-MAX)",
+    )
 
     type: Literal["mdm.meter.updated"] = "mdm.meter.updated"
     """The CloudEvents type."""
@@ -673,6 +693,10 @@ class MdmReadingValidatedV1_0_0(CloudEvent):
         "propertyNames": _ATTRIBUTE_NAMES,
         "additionalProperties": _UNDECLARED_VALUE,
     }
+    max_size: ClassVar[tuple[int, str] | None] = (
+        262144,
+        "Het Normo ID09 allows at most 262144 bytes (NORMO-SIZE-MAX)",
+    )
 
     type: Literal["mdm.reading.validated"] = "mdm.reading.validated"
     """The CloudEvents type."""
