@@ -580,6 +580,9 @@ def _import(arguments: argparse.Namespace) -> int:
     try:
         result = import_catalog(arguments.kind, arguments.sources, arguments.output, options, force=arguments.force)
     except ImportFailed as error:
+        for note in error.notes:
+            at = f" (at {note.pointer})" if note.pointer else ""
+            print(terminal_text(f"{_where(note)}: note: {note.kind}: {note.message}{at}"), file=sys.stderr)
         print(terminal_text(f"{_where(error.note)}: error: {error.note.message}"), file=sys.stderr)
         print("evcat: nothing was imported", file=sys.stderr)
         return 2
