@@ -518,6 +518,11 @@ def _channels(state: _State, document: _Document) -> None:
             entry["description"] = description
         if bindings:
             entry["bindings"] = bindings
+        same = next((other for other, known in state.channels.items()
+                     if (known["protocol"], known["address"]) == (protocol, address)), None)
+        if same is not None and same != name:  # another document's name for the same channel
+            state.channel_names[uri] = same
+            continue
         if name in state.channels and state.channels[name] != entry:
             _note(document, uri, f"channel '{name}' is declared differently in another document; the first is kept")
         state.channels.setdefault(name, entry)
