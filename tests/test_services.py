@@ -1,0 +1,192 @@
+"""Channels and services (catalog-format.md §9): the references of a service
+resolve, channels carry something, addresses and bindings are well formed
+(lint, at the YAML node, with suggestions); which channels an event travels
+on and which services receive a (type, dataversion) (the model's one answer)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+
+import pytest
+
+from generator.loader import load_text
+from generator.model.build import build
+
+from .conftest import NODE_DIR, catalog_text, marked_line
+
+EVENTS = """\
+  - type: nl.test.thing-happened
+    dataversion: 1.0.0
+    title: Thing happened
+    description: A thing happened.
+    data:
+      type: object
+      description: The thing.
+      properties:
+        thingId: {type: string, description: Id of the thing.}
+  - type: nl.test.thing-happened
+    dataversion: 2.0.0
+    title: Thing happened
+    description: A thing happened.
+    data:
+      type: object
+      description: The thing.
+      properties:
+        thingId: {type: string, description: Id of the thing.}
+        kind: {type: string, description: Kind of the thing.}
+  - type: nl.test.thing-removed
+    title: Thing removed
+    description: A thing was removed.
+"""
+
+CHANNELS = """\
+channels:
+  things:
+    protocol: kafka
+    address: things.{region}
+    bindings: {key: subject}
+  hooks:
+    protocol: http
+    address: /hooks/things
+  removals:
+    protocol: mqtt
+    address: things/removed
+    bindings: {qos: 1, retain: false}
+"""
+
+SERVICES = """\
+services:
+  registry:
+    title: Thing registry
+    sends:
+      - {type: nl.test.thing-happened, channel: things}
+      - type: nl.test.thing-happened
+        dataversion: 2.0.0
+        channel: hooks
+      - type: nl.test.thing-removed
+        channel: removals
+  old-reader:
+    receives: [{type: nl.test.thing-happened, dataversion: '^1.0.0', channel: things}]
+  new-reader:
+    receives:
+      - type: nl.test.thing-happened
+        dataversion: '>=2.0.0 <3.0.0'
+        channel: hooks
+"""
+
+
+def text(channels: str = CHANNELS, services: str = SERVICES) -> str:
+    return catalog_text("cloudevents", header=channels + services, events=EVENTS)
+
+
+def test_a_catalog_with_channels_and_services_lints_clean(lint_files) -> None:
+    assert lint_files({"catalog.yaml": text()}) == []
+
+
+@pytest.mark.parametrize(
+    ("rule", "bad", "suggestion", "words"),
+    [
+        ("CAT-SERVICE-REF", text(services=SERVICES.replace("type: nl.test.thing-removed",
+                                                            "type: nl.test.thing-remove #<")),
+         "nl.test.thing-removed", "no event type of this catalog; did you mean 'nl.test.thing-removed'"),
+        ("CAT-SERVICE-REF", text(services=SERVICES.replace("channel: hooks\n      - type",
+                                                            "channel: hook #<\n      - type")),
+         "hooks", "not a channel of this catalog; did you mean 'hooks'"),
+        ("CAT-SERVICE-REF", text(services=SERVICES.replace("dataversion: 2.0.0\n",
+                                                            "dataversion: 2.1.0 #<\n")),
+         "2.0.0", "no dataversion of it is"),
+        ("CAT-SERVICE-REF", text(services=SERVICES.replace("'>=2.0.0 <3.0.0'", "'>=3.0.0' #<")),
+         None, "no dataversion of it satisfies (its dataversions: 1.0.0, 2.0.0)"),
+        ("CAT-SERVICE-REF", text(services=SERVICES.replace("'>=2.0.0 <3.0.0'", "'from 2 on' #<")),
+         None, "not an npm semver range"),
+        ("CAT-CHANNEL-UNUSED", text(channels=CHANNELS.replace("  hooks:", "  spare: #<\n    protocol: amqp\n"
+                                                                          "    address: spare\n  hooks:")),
+         None, "no event travels on channel 'spare'"),
+        ("CAT-CHANNEL-ADDRESS", text(channels=CHANNELS.replace("things.{region}", "things.{region #<")),
+         None, "not closed"),
+        ("CAT-CHANNEL-ADDRESS", text(channels=CHANNELS.replace("things.{region}", "things.{+region} #<")),
+         None, "level 2"),
+        ("CAT-CHANNEL-ADDRESS", text(channels=CHANNELS.replace("/hooks/things", "hooks/things #<")),
+         "/hooks/things", "URL path"),
+        ("CAT-CHANNEL-BINDINGS", text(channels=CHANNELS.replace("{key: subject}", "{keys: subject} #<")),
+         "key", "'keys' is no kafka binding; did you mean 'key'"),
+        ("CAT-CHANNEL-BINDINGS", text(channels=CHANNELS.replace("{qos: 1, retain: false}", "{qos: 3, retain: false} #<")),
+         None, "qos is 0, 1 or 2, not 3"),
+        ("CAT-CHANNEL-BINDINGS", text(channels=CHANNELS.replace("{qos: 1, retain: false}", "{qos: 1, retain: 'no'} #<")),
+         None, 'retain is true or false, not "no"'),
+        ("CAT-CHANNEL-BINDINGS", text(channels=CHANNELS.replace("address: /hooks/things", "address: /hooks/things\n"
+                                                                "    bindings: {qos: 1} #<")),
+         None, "'qos' is no http binding"),
+    ],
+    ids=lambda value: value if isinstance(value, str) and len(value) < 40 else "",
+)
+def test_a_broken_reference_is_reported_at_its_node(lint_files, rule, bad, suggestion, words) -> None:
+    diagnostics = lint_files({"catalog.yaml": bad})
+    assert [(d.rule, d.location.line) for d in diagnostics] == [(rule, marked_line(bad))], [str(d) for d in diagnostics]
+    assert words in diagnostics[0].message
+    assert diagnostics[0].suggestion == suggestion
+
+
+def test_the_lint_command_reports_file_line_col(tmp_path) -> None:
+    from .conftest import run_evcat
+
+    bad = text(services=SERVICES.replace("channel: removals", "channel: removal"))
+    (tmp_path / "c.yaml").write_text(bad)
+    done = run_evcat("lint", str(tmp_path))
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    line = next(n for n, row in enumerate(bad.splitlines(), 1) if "removal" in row and "removals" not in row)
+    assert f"c.yaml:{line}:" in done.stdout and "CAT-SERVICE-REF" in done.stdout and "did you mean 'removals'" in done.stdout
+
+
+def _catalog(source: str = text()):
+    return build([load_text(source, "c.yaml")]).catalog_set.catalogs[0]
+
+
+def test_the_channels_an_event_travels_on() -> None:
+    catalog = _catalog()
+    by_key = {event.key: [channel.name for channel in catalog.channels_of(event)] for event in catalog.events}
+    assert by_key == {
+        ("nl.test.thing-happened", "1.0.0"): ["things"],
+        ("nl.test.thing-happened", "2.0.0"): ["things", "hooks"],
+        ("nl.test.thing-removed", None): ["removals"],
+    }
+    # no services: every event travels on every channel of its catalog
+    bare = _catalog(text(services=""))
+    assert {tuple(c.name for c in bare.channels_of(event)) for event in bare.events} == {("things", "hooks", "removals")}
+
+
+def test_the_services_that_receive_a_version() -> None:
+    catalog = _catalog()
+    names = lambda services: [service.name for service in services]  # noqa: E731
+    assert names(catalog.receivers_of("nl.test.thing-happened", "1.4.0")) == ["old-reader"]
+    assert names(catalog.receivers_of("nl.test.thing-happened", "2.0.0")) == ["new-reader"]
+    assert names(catalog.receivers_of("nl.test.thing-happened", "3.0.0")) == []
+    assert names(catalog.senders_of(catalog.events[2])) == ["registry"]
+
+
+RANGES = [">=1.0.0 <2.0.0", "^1.2.3", "~1.2.3", "1.x", "1.2.x", "*", "", "1.2.3 - 2.3.4", "1.2 - 2", ">1.2.3", "<=1.2.3",
+          "^0.2.3", "^0.0.3", "~1", "~0.2", "1.2.3 || >=3.0.0 <4.0.0", "=1.2.3", "1.2.3", "^1.x", ">=1", "<2",
+          "x", "1", "~1.2", ">= 1.0.0", "^1.2.3 ^1.5.0", ">1.0.0 <1.0.0", "1.0.0 - 1.0.0", "from 2 on", "1.2.3.4",
+          ">=1.0.0 || <0.5.0 || 2.x", "v1.2.3", "~> 1.2"]
+VERSIONS = ["0.0.3", "0.0.4", "0.2.3", "0.2.9", "0.3.0", "1.0.0", "1.2.2", "1.2.3", "1.2.9", "1.3.0", "1.5.0", "1.9.9",
+            "2.0.0", "2.3.4", "2.3.5", "2.9.0", "3.0.0", "3.5.1", "4.0.0"]
+
+
+@pytest.mark.real
+def test_ranges_read_as_npm_semver_reads_them(node_tools) -> None:
+    """npm's own `semver` package is the independent judge of every range."""
+    from generator.string_formats import in_npm_range, is_npm_range
+
+    script = (
+        "import semver from 'semver'; const c = JSON.parse(process.argv[1]); const out = {};"
+        "for (const r of c.ranges) out[r] = semver.validRange(r) === null ? null"
+        " : c.versions.filter((v) => semver.satisfies(v, r));"
+        "console.log(JSON.stringify(out));"
+    )
+    done = subprocess.run(["node", "--input-type=module", "-e", script, json.dumps({"ranges": RANGES, "versions": VERSIONS})],
+                          cwd=NODE_DIR, capture_output=True, text=True, check=True)
+    npm = json.loads(done.stdout)
+    ours = {r: ([v for v in VERSIONS if in_npm_range(v, r)] if is_npm_range(r) else None) for r in RANGES}
+    assert ours == npm
+    assert sum(value is None for value in npm.values()) >= 2 and sum(bool(value) for value in npm.values()) >= 20
