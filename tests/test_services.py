@@ -190,3 +190,95 @@ def test_ranges_read_as_npm_semver_reads_them(node_tools) -> None:
     ours = {r: ([v for v in VERSIONS if in_npm_range(v, r)] if is_npm_range(r) else None) for r in RANGES}
     assert ours == npm
     assert sum(value is None for value in npm.values()) >= 2 and sum(bool(value) for value in npm.values()) >= 20
+
+
+def _asyncapi(tmp_path, source: str) -> dict:
+    """The AsyncAPI files of ``source`` (one catalog file), written under tmp_path."""
+    import yaml
+
+    from generator.commands.lint import lint
+    from generator.render import render_all
+    from generator.render.asyncapi import units
+
+    (tmp_path / "catalog").mkdir(exist_ok=True)
+    (tmp_path / "catalog" / "c.yaml").write_text(source)
+    result = lint(str(tmp_path / "catalog"))
+    assert not result.has_errors, [str(d) for d in result.diagnostics]
+    files = render_all(units(result.catalog_set))
+    documents = {}
+    for relative, content in files.items():
+        path = tmp_path / "out" / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(content)
+        documents[path] = yaml.safe_load(content)
+    return documents
+
+
+SERVERS = """\
+servers:
+  broker: {host: kafka.example.org:9092, protocol: kafka}
+  webhooks: {host: hooks.example.org, protocol: https, pathname: /events}
+  mosquitto: {host: mqtt.example.org, protocol: mqtt}
+"""
+
+
+@pytest.mark.real
+def test_asyncapi_has_the_catalogs_channels_and_passes_the_official_parser(node_tools, tmp_path) -> None:
+    from .test_asyncapi_output import parse
+
+    documents = _asyncapi(tmp_path, catalog_text("cloudevents", header=SERVERS + CHANNELS + SERVICES, events=EVENTS))
+    names = sorted(path.relative_to(tmp_path / "out").as_posix() for path in documents)
+    assert names == ["asyncapi/services/new-reader.yaml", "asyncapi/services/old-reader.yaml",
+                     "asyncapi/services/registry.yaml", "asyncapi/test-catalog.yaml"]
+    results = parse(node_tools, sorted(documents))
+    for path, reports in results.items():
+        for parser, report in reports.items():
+            assert report["parsed"], (path, parser, report["diagnostics"])
+            assert [d for d in report["diagnostics"] if d["severity"] <= 1] == [], (path, parser)
+    main = documents[tmp_path / "out" / "asyncapi" / "test-catalog.yaml"]
+    assert {name: channel["address"] for name, channel in main["channels"].items()} == {
+        "things": "things.{region}", "hooks": "/hooks/things", "removals": "things/removed"}
+    things = main["channels"]["things"]
+    assert things["parameters"] == {"region": {"description": "The `region` part of the address."}}
+    assert things["servers"] == [{"$ref": "#/servers/broker"}]
+    assert things["bindings"] == {"kafka": {"bindingVersion": "0.5.0"}}
+    assert sorted(things["messages"]) == ["nl.test.thing-happened.1.0.0", "nl.test.thing-happened.2.0.0"]
+    assert sorted(main["channels"]["hooks"]["messages"]) == ["nl.test.thing-happened.2.0.0"]
+    assert main["channels"]["hooks"]["servers"] == [{"$ref": "#/servers/webhooks"}]
+    message = main["components"]["messages"]["nl.test.thing-happened.1.0.0"]
+    assert message["bindings"]["kafka"]["key"]["description"] == "The event's `subject` attribute."
+    # one operation per service and channel
+    assert {name: (op["action"], op["channel"]["$ref"], len(op["messages"])) for name, op in main["operations"].items()} == {
+        "registry.send.things": ("send", "#/channels/things", 2),
+        "registry.send.hooks": ("send", "#/channels/hooks", 1),
+        "registry.send.removals": ("send", "#/channels/removals", 1),
+        "old-reader.receive.things": ("receive", "#/channels/things", 1),
+        "new-reader.receive.hooks": ("receive", "#/channels/hooks", 1),
+    }
+    assert main["operations"]["registry.send.removals"]["bindings"] == {
+        "mqtt": {"qos": 1, "retain": False, "bindingVersion": "0.2.0"}}
+    assert main["operations"]["registry.send.hooks"]["bindings"] == {"http": {"method": "POST", "bindingVersion": "0.3.0"}}
+    # the service's own view: its operations and what they use
+    reader = documents[tmp_path / "out" / "asyncapi" / "services" / "old-reader.yaml"]
+    assert list(reader["operations"]) == ["old-reader.receive.things"]
+    assert list(reader["channels"]) == ["things"] and reader["channels"]["things"]["address"] == "things.{region}"
+    assert list(reader["channels"]["things"]["messages"]) == ["nl.test.thing-happened.1.0.0"]
+    assert list(reader["components"]["messages"]) == ["nl.test.thing-happened.1.0.0"]
+    assert reader["info"]["title"].startswith("old-reader")
+
+
+@pytest.mark.real
+def test_asyncapi_amqp_channel_bindings(node_tools, tmp_path) -> None:
+    from .test_asyncapi_output import parse
+
+    channels = ("channels:\n  things:\n    protocol: amqp\n    address: things\n"
+                "    bindings: {exchange: topic, routingKey: 'thing.{kind}'}\n")
+    documents = _asyncapi(tmp_path, catalog_text("cloudevents", header=channels, events=EVENTS))
+    (path, main), = documents.items()
+    report = parse(node_tools, [path])[str(path)]["latest"]
+    assert report["parsed"] and [d for d in report["diagnostics"] if d["severity"] <= 1] == []
+    assert main["channels"]["things"]["bindings"]["amqp"]["exchange"]["name"] == "things"
+    # no services: the producer sends every event on every channel
+    (operation,) = main["operations"].values()
+    assert operation["action"] == "send" and len(operation["messages"]) == 3
+    assert operation["bindings"]["amqp"]["cc"] == ["thing.{kind}"]
