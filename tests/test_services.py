@@ -282,3 +282,52 @@ def test_asyncapi_amqp_channel_bindings(node_tools, tmp_path) -> None:
     (operation,) = main["operations"].values()
     assert operation["action"] == "send" and len(operation["messages"]) == 3
     assert operation["bindings"]["amqp"]["cc"] == ["thing.{kind}"]
+
+
+DIFF_SERVICES = """\
+services:
+  registry:
+    sends: [{type: nl.test.thing-happened, channel: things}]
+  old-reader:
+    title: Old reader
+    receives: [{type: nl.test.thing-happened, dataversion: '>=1.0.0 <1.1.0', channel: things}]
+  caret-reader:
+    receives: [{type: nl.test.thing-happened, dataversion: '^1.0.0', channel: things}]
+  any-reader:
+    receives: [{type: nl.test.thing-happened}]
+"""
+THING = """\
+  - type: nl.test.thing-happened
+    dataversion: {version}
+    title: Thing happened
+    description: A thing happened.
+    data:
+      type: object
+      description: The thing.
+      properties:
+        thingId: {{type: {kind}, description: Id of the thing.}}
+"""
+
+
+def test_diff_names_the_services_a_breaking_change_reaches(tmp_path) -> None:
+    """1.0.0 -> 1.1.0 that changes a field's type breaks consumers: the diff names
+    the services whose range holds 1.1.0, and not the one whose range stops before it."""
+    from .conftest import run_evcat
+
+    header = "channels:\n  things: {protocol: kafka, address: things}\n" + DIFF_SERVICES
+    first = THING.format(version="1.0.0", kind="string")
+    for name, events in (("old", first), ("new", first + THING.format(version="1.1.0", kind="integer"))):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "c.yaml").write_text(catalog_text("cloudevents", header=header, events=events))
+    done = run_evcat("diff", str(tmp_path / "old"), str(tmp_path / "new"))
+    assert "Traceback" not in done.stderr, done.stderr
+    (line,) = [row for row in done.stdout.splitlines() if "BREAKS RECEIVERS" in row]
+    assert "caret-reader (test-catalog, receives ^1.0.0)" in line and "any-reader (test-catalog, receives *)" in line
+    assert "old-reader" not in line
+    as_json = json.loads(run_evcat("diff", "--format", "json", str(tmp_path / "old"), str(tmp_path / "new")).stdout)
+    (report,) = as_json["events"]
+    assert [entry.split(" ")[0] for entry in report["receivers"]] == ["caret-reader", "any-reader"]
+    # a compatible change reaches no one
+    (tmp_path / "new" / "c.yaml").write_text(
+        catalog_text("cloudevents", header=header, events=first + THING.format(version="1.1.0", kind="string")))
+    assert "BREAKS RECEIVERS" not in run_evcat("diff", str(tmp_path / "old"), str(tmp_path / "new")).stdout

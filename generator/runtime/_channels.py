@@ -96,25 +96,23 @@ def channel_of(
     event: CloudEvent, channel: str | None = None, protocol: str | None = None
 ) -> Channel:
     """The one channel ``event`` travels on (named ``channel``, of ``protocol``)."""
-    found = event_channels(event, protocol)
-    kind, what = _key(event), f" {protocol}" if protocol else ""
+    found = list(event_channels(event, protocol))
+    event_type, dataversion = _key(event)
+    name = f"{event_type} {dataversion}" if dataversion else event_type
+    what = f" {protocol}" if protocol else ""
     if channel is not None:
-        found = tuple(c for c in found if c.name == channel)
+        found = [c for c in found if c.name == channel]
         if not found:
-            raise ChannelError(
-                f"{kind[0]} {kind[1] or ''} travels on no{what} channel {channel!r}".replace(
-                    "  ", " "
-                )
-            )
+            raise ChannelError(f"{name} travels on no{what} channel {channel!r}")
     if not found:
         raise ChannelError(
-            f"{kind[0]} {kind[1] or ''} travels on no{what} channel of the catalog: "
-            "name the topic or address yourself".replace("  ", " ")
+            f"{name} travels on no{what} channel of the catalog: "
+            "name the topic or address yourself"
         )
     if len(found) > 1:
         names = ", ".join(c.name for c in found)
         raise ChannelError(
-            f"{kind[0]} travels on several{what} channels ({names}): "
+            f"{name} travels on several{what} channels ({names}): "
             "name one, channel_address(event, 'name', ...)"
         )
     return found[0]
