@@ -80,6 +80,7 @@ async def publish(
     Kafka channel (catalog-format.md §9), its ``{parameters}`` filled in and
     the record key the channel's ``key`` attribute; an explicit topic wins.
     """
+    bindings: Mapping[str, Any] = {}
     if isinstance(topic, CloudEvent):
         if event is not None:
             raise TypeError(
@@ -90,7 +91,6 @@ async def publish(
     else:
         if event is None:
             raise TypeError("publish(producer, topic, event): the event is missing")
-        bindings = {}
     key, headers, value = to_kafka(event, mode)
     attribute = bindings.get("key")
     if isinstance(attribute, str):
