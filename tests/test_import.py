@@ -68,7 +68,11 @@ def test_jsonschema_folder_imports_lint_clean(tmp_path: Path, capsys: pytest.Cap
     assert event["data"]["properties"]["lines"]["items"] == {"$ref": "#/schemas/Line"}
     # the source's snake_case name is kept, with an override and a note
     assert "order_id" in event["data"]["properties"]
-    assert "note: override: PAY-CAMELCASE off" in err
+    assert "note: override: PAY-CAMELCASE off (x-evcat-rules on this schema node)" in err
+    # the nearest override (§9): on the schema whose `required` names it, not the file's rules
+    assert "rules" not in document
+    assert event["data"]["x-evcat-rules"] == {"PAY-CAMELCASE": "off"}
+    assert document["schemas"]["Money"]["properties"]["amountCents"].get("x-evcat-rules") is None
     # the example that does not validate is left out, with a note; the valid one is kept
     assert event["examples"] == [{"data": {"order_id": "a1"}}]
     assert "example left out" in err
@@ -186,6 +190,9 @@ def test_settle_keeps_source_names_with_overrides() -> None:
     assert "pattern" not in event["data"]["properties"]["createdAt"]  # backtracks: no judge runs it safely
     kinds = {(note.kind, note.message.split(" ")[0]) for note in settled.notes}
     assert ("override", "PAY-CAMELCASE") in kinds
+    # on the property itself (nothing else needs it), and CE-TYPE-RDNS is a warning here: left alone
+    assert event["data"]["properties"]["order_id"]["x-evcat-rules"] == {"PAY-CAMELCASE": "off"}
+    assert "x-evcat-rules" not in event["data"] and "rules" not in event and "rules" not in document
     # the written document lints clean
     from generator.commands.import_ import to_yaml
     from generator.commands.lint import check
@@ -193,6 +200,24 @@ def test_settle_keeps_source_names_with_overrides() -> None:
 
     result = check([load_text(to_yaml(document), "c.yaml")])
     assert not result.has_errors, [str(d.message) for d in result.diagnostics]
+
+
+def test_settle_writes_event_rules_for_event_findings() -> None:
+    # nlgov: a type that is not reverse-DNS is an error there; the event's rules keep it
+    imported = Imported({"c.yaml": {"catalog": "x", "producer": {"source": "urn:nld:oin:00000001234567890000:x"},
+                                    "events": [{"type": "OrderCreated", "description": "An order was placed.",
+                                                "data": {"type": "object"}}]}})
+    settled = settle(imported, Options(profile="nlgov"))
+    from generator.commands.import_ import to_yaml
+    from generator.commands.lint import check
+    from generator.loader import load_text
+
+    document = settled.documents["c.yaml"]
+    result = check([load_text(to_yaml(document), "c.yaml")])
+    assert not result.has_errors, [(d.rule, d.message) for d in result.diagnostics]
+    assert document["events"][0]["type"] == "OrderCreated"
+    assert document["events"][0].get("rules"), document
+    assert "rules" not in document
 
 
 def test_settle_reports_what_it_cannot_settle() -> None:

@@ -72,6 +72,7 @@ def settle(imported: Imported, options: Options = Options()) -> Settled:
                 remaining.append((name, path, diagnostic))
         if not changed:
             break
+    _prune(documents, overrides)
     for (name, rule, _anchor), (level, where) in sorted(overrides.items(), key=lambda item: (item[0][0], item[0][1], pointer(item[1][1]))):
         what = {"node": "x-evcat-rules on this schema node", "event": "rules on this event", "file": "the file's rules"}[level]
         notes.append(Note(name, pointer(where), f"{rule} off ({what}): the source's names are kept as they are",
@@ -365,6 +366,25 @@ def _override(name: str, document: dict[str, Any], path: Path, diagnostic: Diagn
     rules[diagnostic.rule] = "off"
     overrides[key] = (level, where)
     return True
+
+
+def _prune(documents: dict[str, dict[str, Any]], overrides: dict[tuple[str, str, Path], tuple[str, Path]]) -> None:
+    """Drop an override that a broader one of the same rule already covers
+    (a property's, when a finding on its schema's ``required`` needed one on
+    the schema itself)."""
+    written = {(name, rule, level, where) for (name, rule, _), (level, where) in overrides.items()}
+    for key, (level, where) in list(overrides.items()):
+        name, rule, _ = key
+        covered = any(
+            other_name == name and other_rule == rule and (other_level, other_where) != (level, where)
+            and (other_level == "file" or where[: len(other_where)] == other_where and len(other_where) < len(where)
+                 or other_level == "event" and where[:2] == other_where and level == "node")
+            for other_name, other_rule, other_level, other_where in written
+        )
+        if covered and level != "file":
+            _remove(documents[name], level, where, rule)
+            del overrides[key]
+            written.discard((name, rule, level, where))
 
 
 def _remove(document: dict[str, Any], level: str, where: Path, rule: str) -> None:
