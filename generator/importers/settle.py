@@ -58,6 +58,7 @@ def settle(imported: Imported, options: Options = Options()) -> Settled:
     # (file, rule, anchor) -> (level, path of the node or event the override stands on)
     overrides: dict[tuple[str, str, Path], tuple[str, Path]] = {}
     remaining: list[tuple[str, Path, Diagnostic]] = []
+    why: dict[tuple[str, str, Path], str] = {}  # override key -> the first finding's message
     for _ in range(MAX_ROUNDS):
         findings = _errors(documents)
         changed = False
@@ -66,17 +67,18 @@ def settle(imported: Imported, options: Options = Options()) -> Settled:
             document = documents[name]
             if _fix(name, document, path, diagnostic, notes):
                 changed = True
-            elif _override(name, document, path, diagnostic, overrides):
+            elif (key := _override(name, document, path, diagnostic, overrides)) is not None:
+                why.setdefault(key, diagnostic.message)
                 changed = True
             else:
                 remaining.append((name, path, diagnostic))
         if not changed:
             break
     _prune(documents, overrides)
-    for (name, rule, _anchor), (level, where) in sorted(overrides.items(), key=lambda item: (item[0][0], item[0][1], pointer(item[1][1]))):
+    for (name, rule, anchor), (level, where) in sorted(overrides.items(), key=lambda item: (item[0][0], item[0][1], pointer(item[1][1]))):
         what = {"node": "x-evcat-rules on this schema node", "event": "rules on this event", "file": "the file's rules"}[level]
-        notes.append(Note(name, pointer(where), f"{rule} off ({what}): the source's names are kept as they are",
-                          kind="override"))
+        notes.append(Note(name, pointer(where), f"{rule} off ({what}), the source kept as it is: "
+                          f"{why.get((name, rule, anchor), '')}".rstrip(": "), kind="override"))
     return Settled({name: _ordered(document) for name, document in documents.items()}, _unique(notes), remaining)
 
 
@@ -325,7 +327,7 @@ def _schema_node(document: dict[str, Any], path: Path) -> Path | None:
 
 
 def _override(name: str, document: dict[str, Any], path: Path, diagnostic: Diagnostic,
-              overrides: dict[tuple[str, str, Path], tuple[str, Path]]) -> bool:
+              overrides: dict[tuple[str, str, Path], tuple[str, Path]]) -> tuple[str, str, Path] | None:
     """Write the nearest override of ``diagnostic``'s rule not yet tried for
     the place it is about; False when there is none left (or the rule cannot
     be overridden)."""
@@ -333,7 +335,7 @@ def _override(name: str, document: dict[str, Any], path: Path, diagnostic: Diagn
 
     rule = RULES.get(diagnostic.rule)
     if rule is None or rule.fixed:
-        return False
+        return None
     node = _schema_node(document, path)
     event = path[:2] if len(path) >= 2 and path[0] == "events" and isinstance(path[1], int) else None
     anchor = node if node is not None else event if event is not None else ()
@@ -344,7 +346,7 @@ def _override(name: str, document: dict[str, Any], path: Path, diagnostic: Diagn
         levels = [level for level in levels if level != "file"]
     following = levels[levels.index(tried) + 1:] if tried in levels else levels
     if not following:
-        return False
+        return None
     level = following[0]
     where = {"node": node, "event": event, "file": ()}[level]
     assert where is not None
@@ -362,10 +364,10 @@ def _override(name: str, document: dict[str, Any], path: Path, diagnostic: Diagn
     rules_key = "x-evcat-rules" if level == "node" else "rules"
     rules = target.setdefault(rules_key, {})
     if not isinstance(rules, dict):
-        return False
+        return None
     rules[diagnostic.rule] = "off"
     overrides[key] = (level, where)
-    return True
+    return key
 
 
 def _prune(documents: dict[str, dict[str, Any]], overrides: dict[tuple[str, str, Path], tuple[str, Path]]) -> None:
