@@ -91,6 +91,7 @@ class _State:
     options: Options
     notes: list[Note]
     shared: dict[str, Any] = field(default_factory=dict)
+    contents: dict[tuple[str, str], str] = field(default_factory=dict)  # SchemaImporter.contents, across sources
     events: list[dict[str, Any]] = field(default_factory=list)
     by_message: dict[str, tuple[str, str | None] | None] = field(default_factory=dict)  # message URI -> (type, dataversion)
     keys: set[tuple[str, str | None]] = field(default_factory=set)
@@ -118,7 +119,7 @@ def read(sources: Sequence[Path], options: Options) -> Imported:
             if not isinstance(document.value, dict) or "asyncapi" not in document.value:
                 raise SourceError(document.note((), "not an AsyncAPI document (it has no 'asyncapi' key)", kind="error"))
             found = [document]
-        importer = SchemaImporter(refs, state.notes, shared=state.shared)
+        importer = SchemaImporter(refs, state.notes, shared=state.shared, contents=state.contents)
         for document in found:
             version = str(document.value.get("asyncapi"))
             major = int(version.split(".", 1)[0]) if re.match(r"^[23]\.", version) else 0
@@ -196,6 +197,10 @@ def _prepare(state: _State, document: _Document) -> None:
         kept = {key: contact[key] for key in ("name", "email", "url") if isinstance(contact.get(key), str)}
         if kept:
             catalog["contact"] = kept
+    for tag in info.get("tags") if isinstance(info.get("tags"), list) else []:
+        name = _get(tag, "name")
+        if document.evcat is not None and isinstance(name, str) and name.startswith("profile:"):
+            catalog.setdefault("profile", name[len("profile:"):])
     licence = info.get("license")
     if isinstance(licence, dict) and isinstance(licence.get("name"), str) and "license" not in catalog:
         catalog["license"] = {key: licence[key] for key in ("name", "url") if isinstance(licence.get(key), str)}
@@ -408,8 +413,8 @@ def _cloudevent(state: _State, message: _Message, payload: tuple[dict[str, Any],
     properties = schema["properties"]
     required = set(schema.get("required") or ())
     event_type = properties["type"]["const"]
-    dataversion = _get(properties.get("dataversion"), "const")
-    dataversion = dataversion if isinstance(dataversion, str) else None
+    versions = [_get(properties.get("dataversion"), "const"), *(_get(properties.get("dataversion"), "enum") or [])]
+    dataversion = next((version for version in versions if isinstance(version, str)), None)  # enum: [v, null] when optional
     event: dict[str, Any] = {"type": event_type}
     if dataversion is not None:
         event["dataversion"] = dataversion
@@ -430,14 +435,16 @@ def _cloudevent(state: _State, message: _Message, payload: tuple[dict[str, Any],
     content = properties.get("datacontenttype")
     if isinstance(_get(content, "const"), str):
         event["datacontenttype"] = content["const"]
-    elif isinstance(_get(content, "examples"), list) and content["examples"] and "datacontenttype" in required:
+    elif isinstance(_get(content, "examples"), list) and content["examples"]:  # evcat writes the catalog's value there
         event["datacontenttype"] = content["examples"][0]
     dataschema = properties.get("dataschema")
     if isinstance(_get(dataschema, "const"), str):
         event["dataschema"] = dataschema["const"]
     sequence = properties.get("sequencetype")
-    if isinstance(_get(sequence, "const"), str):
-        event["sequence"] = sequence["const"]
+    kinds = [_get(sequence, "const")] + list(_get(sequence, "enum") or [])
+    kinds = [kind for kind in kinds if isinstance(kind, str)]
+    if kinds and "sequence" in properties:
+        event["sequence"] = kinds[0]
     extensions = {}
     for name, attribute in properties.items():
         if name in CE_CORE or not isinstance(attribute, dict):
@@ -461,7 +468,8 @@ def _cloudevent(state: _State, message: _Message, payload: tuple[dict[str, Any],
     if examples:
         event["examples"] = examples
     if (event_type, dataversion) in state.keys:
-        _note(document, message.uri, f"a second message for type '{event_type}' dataversion {dataversion}; not imported")
+        if document.evcat is None:  # evcat's documents repeat the catalog's messages in each service's view
+            _note(document, message.uri, f"a second message for type '{event_type}' dataversion {dataversion}; not imported")
         return event_type, dataversion
     state.keys.add((event_type, dataversion))
     state.events.append(event)
@@ -545,6 +553,11 @@ def _protocol(state: _State, document: _Document, channel: dict[str, Any], uri: 
     bindings = channel.get("bindings") if isinstance(channel.get("bindings"), dict) else {}
     modelled = [key for key in bindings if key in MODELLED_BINDINGS]
     protocols: list[str] = list(dict.fromkeys(modelled))
+    if not protocols:  # the bindings of the operations on the channel
+        for _action, on, _messages, operation_bindings in _operations(document, with_bindings=True):
+            if on == uri and isinstance(operation_bindings, dict):
+                protocols.extend(key for key in operation_bindings if key in MODELLED_BINDINGS)
+        protocols = list(dict.fromkeys(protocols))
     if not protocols:
         named = channel.get("servers")
         if isinstance(named, list) and named:
@@ -572,10 +585,55 @@ def _protocol(state: _State, document: _Document, channel: dict[str, Any], uri: 
         _note(document, uri, f"channel '{name}' travels over {', '.join(protocols)}; carried as {protocols[0]}")
     protocol = protocols[0]
     carried: dict[str, Any] = {}
+    if protocol == "kafka":
+        key = _kafka_key(document, channel, uri)
+        if key is not None:
+            carried["key"] = key
     binding = bindings.get(protocol) if isinstance(bindings.get(protocol), dict) else {}
     if protocol == "amqp" and isinstance(_get(binding.get("exchange"), "type"), str):
-        carried["exchange"] = binding["exchange"]["type"]
+        # evcat writes "topic" when the catalog names no exchange type
+        if not (document.evcat is not None and binding["exchange"]["type"] == "topic"):
+            carried["exchange"] = binding["exchange"]["type"]
+    carried.update(_operation_bindings(document, uri, protocol))
     return protocol, carried
+
+
+def _operation_bindings(document: _Document, channel_uri: str, protocol: str) -> dict[str, Any]:
+    """What the send operations on a channel say that the catalog keeps on the
+    channel (§9): amqp routing key (``cc``); mqtt ``qos`` and ``retain``
+    (beyond the values evcat writes when the catalog says nothing: qos 1, retain false)."""
+    carried: dict[str, Any] = {}
+    for action, on, _messages, bindings in _operations(document, with_bindings=True):
+        if on != channel_uri or action != "send" or not isinstance(_get(bindings, protocol), dict):
+            continue
+        binding = bindings[protocol]
+        if protocol == "amqp" and isinstance(binding.get("cc"), list) and len(binding["cc"]) == 1:
+            carried["routingKey"] = binding["cc"][0]
+        if protocol == "mqtt":
+            qos, retain = binding.get("qos"), binding.get("retain")
+            if qos in (0, 1, 2) and not (document.evcat is not None and qos == 1):
+                carried["qos"] = qos
+            if isinstance(retain, bool) and not (document.evcat is not None and retain is False):
+                carried["retain"] = retain
+    return carried
+
+
+def _kafka_key(document: _Document, channel: dict[str, Any], uri: str) -> str | None:
+    """The event attribute a kafka channel keys its records by: the one its
+    messages' kafka ``key`` binding names (as evcat writes it: "The event's
+    `subject` attribute.")."""
+    messages = channel.get("messages") if isinstance(channel.get("messages"), dict) else {}
+    keys = set()
+    for name, message in messages.items():
+        try:
+            value, _ = document.refs.follow(message, _child(uri, "messages", name))
+        except RefError:
+            continue
+        description = _get(_get(_get(value, "bindings"), "kafka"), "key")
+        found = re.fullmatch(r"The event's `([a-z0-9]+)` attribute\.", str(_get(description, "description")))
+        if found:
+            keys.add(found.group(1))
+    return keys.pop() if len(keys) == 1 else None
 
 
 # -- operations -> services -----------------------------------------------------
@@ -618,7 +676,7 @@ def _services(state: _State, document: _Document) -> None:
     contact = info.get("contact")
     if document.evcat is not None and isinstance(contact, dict):
         owner = {key: contact[key] for key in ("name", "email", "url") if isinstance(contact.get(key), str)}
-        if owner:
+        if owner and owner != state.catalog.get("contact"):  # evcat writes the catalog's contact without an owner
             service["owner"] = owner
     service.update({key: group for key, group in links.items() if group})
     if name in state.services:
@@ -627,8 +685,9 @@ def _services(state: _State, document: _Document) -> None:
     state.services[name] = service
 
 
-def _operations(document: _Document) -> list[tuple[str, str, list[str]]]:
-    """(send | receive, channel URI, message URIs) of each operation."""
+def _operations(document: _Document, with_bindings: bool = False) -> list[Any]:
+    """(send | receive, channel URI, message URIs) of each operation (and its
+    bindings, with ``with_bindings``)."""
     value = document.source.value
     base = _base(document)
     result = []
@@ -659,7 +718,8 @@ def _operations(document: _Document) -> list[tuple[str, str, list[str]]]:
                     followed_message = _follow(document, message, _child(channel[1], "messages", name), "message")
                     if followed_message is not None:
                         targets.append(followed_message[1])
-            result.append((action, channel[1], targets))
+            bindings = _get(operation, "bindings")
+            result.append((action, channel[1], targets, bindings) if with_bindings else (action, channel[1], targets))
         return result
     channels = value.get("channels") if isinstance(value.get("channels"), dict) else {}
     for key, channel in channels.items():
@@ -676,7 +736,8 @@ def _operations(document: _Document) -> list[tuple[str, str, list[str]]]:
                 followed_message = _follow(document, written, at, "message")
                 if followed_message is not None:
                     targets.append(followed_message[1])
-            result.append((action, uri, targets))
+            bindings = _get(operation, "bindings")
+            result.append((action, uri, targets, bindings) if with_bindings else (action, uri, targets))
     return result
 
 
@@ -704,7 +765,7 @@ def _catalog(state: _State, documents: list[_Document]) -> dict[str, Any]:
     if len(documents) > 1 and "catalog" not in catalog:  # one application's title is not the catalog's
         catalog.pop("title", None)
         catalog.pop("description", None)
-    for key in ("title", "description", "version"):
+    for key in ("title", "description", "version", "profile"):
         if key in catalog:
             document[key] = catalog[key]
     producer: dict[str, Any] = {}
@@ -721,6 +782,24 @@ def _catalog(state: _State, documents: list[_Document]) -> dict[str, Any]:
         document["producer"] = producer
     if "license" in catalog:
         document["license"] = catalog["license"]
+    defaults = {}
+    for key in ("datacontenttype", "time", "id"):  # one meaning for every event: the catalog's default
+        values = [event.get(key) for event in state.events]
+        if key == "datacontenttype":  # the most common one; a notification's envelope does not show it
+            shown = [value for value in values if value is not None]
+            if shown and all("data" not in event for event, value in zip(state.events, values) if value is None):
+                common = max(sorted(set(shown)), key=shown.count)
+                defaults[key] = common
+                for event in state.events:
+                    if event.get(key) == common:
+                        del event[key]
+            continue
+        if len(values) > 1 and values[0] is not None and all(value == values[0] for value in values):
+            defaults[key] = values[0]
+            for event in state.events:
+                event.pop(key, None)
+    if defaults:
+        document["defaults"] = defaults
     if state.servers:
         document["servers"] = state.servers
     if state.channels:

@@ -11,6 +11,7 @@ shared schemas, array ``items`` -> ``prefixItems``, boolean
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -37,6 +38,7 @@ class SchemaImporter:
     names: dict[str, str] = field(default_factory=dict)  # target URI -> shared name
     # Names a kind wants for some targets (AsyncAPI components/schemas keys).
     preferred: dict[str, str] = field(default_factory=dict)
+    contents: dict[tuple[str, str], str] = field(default_factory=dict)  # (pointer, JSON) -> shared name
 
     def convert(self, schema: Any, uri: str, depth: int = 0) -> Any:
         """``schema`` (standing at ``uri``, a file URI with a pointer
@@ -102,7 +104,14 @@ class SchemaImporter:
     def shared_name(self, where: str, target: Any) -> str:
         if where in self.names:
             return self.names[where]
+        # The same schema under the same name in several files of one import
+        # (AsyncAPI documents of one system, each with its components) is one.
+        same = (urldefrag(where)[1], json.dumps(target, sort_keys=True, default=str))
+        if same in self.contents:
+            self.names[where] = self.contents[same]
+            return self.names[where]
         name = self._new_name(where, target)
+        self.contents[same] = name
         self.names[where] = name
         self.shared[name] = {}  # reserved: a recursive schema finds its name
         self.shared[name] = self.convert(target, where)
