@@ -120,9 +120,9 @@ def test_written_file_does_not_follow_a_link_out(tmp_path: Path, capsys: pytest.
     ("text", "expected"),
     [
         ("title: [unclosed\n", ":1:"),
-        ("a: &a [x, x, x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]\n"
-         "c: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b, *b]\nd: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c, *c]\n"
-         "e: &e [*d, *d, *d, *d, *d, *d, *d, *d, *d, *d]\nf: [*e, *e, *e, *e, *e, *e, *e, *e, *e, *e]\n", "alias"),
+        (("a: &a [x, x, x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]\n"
+          "c: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b, *b]\nd: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c, *c]\n"
+          "e: &e [*d, *d, *d, *d, *d, *d, *d, *d, *d, *d]\nf: [*e, *e, *e, *e, *e, *e, *e, *e, *e, *e]\n"), "alias"),
         ("[" * 5000 + "]" * 5000 + "\n", "nesting"),
         ("x" * (9 * 1024 * 1024), "larger than the limit"),
         ("- 1\n- 2\n", "not a JSON Schema"),

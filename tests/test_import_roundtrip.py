@@ -69,7 +69,7 @@ def assert_equivalent(old_set: CatalogSet, old: Catalog, new_set: CatalogSet, ne
         changes = diff_events(event, other, old_set, new_set)
         noticed = [(c.path, c.kind, c.detail) for c in changes if not (c.backward and c.forward)]
         assert noticed == [], (event.key, noticed)
-        assert other.title == event.title and other.description == event.description
+        assert other.title == event.title and (other.description or "") == (event.description or "")  # "" is not written
     channels = {c.name: (c.protocol, c.address, _bindings(c)) for c in old.channels}
     assert {c.name: (c.protocol, c.address, _bindings(c)) for c in new.channels} == channels
     assert {s.name: s.title for s in new.services} == {s.name: s.title for s in old.services}

@@ -520,6 +520,10 @@ def _channels(state: _State, document: _Document) -> None:
         if protocol is None:
             state.channel_names[uri] = None
             continue
+        if protocol == "http" and not address.startswith("/"):  # a URL path (§9); AsyncAPI's is relative to the server
+            _note(document, uri, f"channel '{name}': http address '{address}' written as the path '/{address}'",
+                  kind="derived")
+            address = "/" + address
         entry: dict[str, Any] = {"protocol": protocol, "address": address}
         description = channel.get("description")
         if isinstance(description, str) and not (document.evcat and description == f"The {protocol} channel `{address}`."):
@@ -535,6 +539,14 @@ def _channels(state: _State, document: _Document) -> None:
             _note(document, uri, f"channel '{name}' is declared differently in another document; the first is kept")
         state.channels.setdefault(name, entry)
         state.channel_names[uri] = name
+        parameters = channel.get("parameters")
+        if isinstance(parameters, dict) and parameters and document.evcat is None:
+            said = sorted({key for parameter in parameters.values() if isinstance(parameter, dict)
+                           for key in parameter if key != "$ref"} | ({"description"} if any(
+                               isinstance(_get(parameter, "$ref"), str) for parameter in parameters.values()) else set()))
+            if said:
+                _note(document, _child(uri, "parameters"), f"channel '{name}': what its parameters say "
+                      f"({', '.join(said)}) is not carried; they stay in the address")
         left = sorted(set(channel) - {"address", "messages", "description", "title", "summary", "parameters", "servers",
                                       "bindings", "subscribe", "publish"})
         if left:
@@ -590,10 +602,10 @@ def _protocol(state: _State, document: _Document, channel: dict[str, Any], uri: 
         if key is not None:
             carried["key"] = key
     binding = bindings.get(protocol) if isinstance(bindings.get(protocol), dict) else {}
-    if protocol == "amqp" and isinstance(_get(binding.get("exchange"), "type"), str):
-        # evcat writes "topic" when the catalog names no exchange type
-        if not (document.evcat is not None and binding["exchange"]["type"] == "topic"):
-            carried["exchange"] = binding["exchange"]["type"]
+    exchange = _get(binding.get("exchange"), "type")
+    # evcat writes "topic" when the catalog names no exchange type
+    if protocol == "amqp" and isinstance(exchange, str) and not (document.evcat is not None and exchange == "topic"):
+        carried["exchange"] = exchange
     carried.update(_operation_bindings(document, uri, protocol))
     return protocol, carried
 
@@ -701,6 +713,10 @@ def _operations(document: _Document, with_bindings: bool = False) -> list[Any]:
             action = operation.get("action")
             if action not in ("send", "receive"):
                 continue
+            left = sorted(set(operation) - {"action", "channel", "messages", "title", "summary", "description",
+                                            "bindings", "traits"})
+            if left and not with_bindings:  # said once (the call from _services)
+                _note(document, uri, f"operation '{key}': {', '.join(left)} not carried")
             channel = _follow(document, operation.get("channel"), _child(uri, "channel"), f"the channel of operation '{key}'")
             if channel is None:
                 continue

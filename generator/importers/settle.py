@@ -47,10 +47,11 @@ class Settled:
     remaining: list[tuple[str, Path, Diagnostic]] = field(default_factory=list)
 
 
-def settle(imported: Imported, options: Options = Options()) -> Settled:
+def settle(imported: Imported, options: Options | None = None) -> Settled:
     """``imported``'s documents made lint-clean where it can be done without
     changing what the source says; notes for each change (the source notes
     first, unchanged)."""
+    options = options if options is not None else Options()
     documents = copy.deepcopy(imported.documents)
     notes = list(imported.notes)
     for name, document in documents.items():

@@ -12,6 +12,7 @@ out of it, at most ``MAX_FILES`` files per import.
 
 from __future__ import annotations
 
+import contextlib
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -200,8 +201,6 @@ def _resource(value: Any) -> Resource:
     when it names a known one, else 2020-12 (AsyncAPI documents, schema files
     without ``$schema``)."""
     if isinstance(value, dict) and "$schema" in value:
-        try:
+        with contextlib.suppress(Exception):  # an unknown dialect: read as 2020-12
             return Resource.from_contents(value, default_specification=DRAFT202012)
-        except Exception:  # noqa: BLE001 - an unknown dialect: read as 2020-12
-            pass
     return Resource(contents=value, specification=DRAFT202012)
