@@ -237,3 +237,34 @@ def test_nothing_to_import_is_exit_2(tmp_path: Path, capsys: pytest.CaptureFixtu
     assert "no such file" in capsys.readouterr().err
     assert not (tmp_path / "out").exists()
     assert os.listdir(tmp_path) == ["lib.json"]
+
+
+def test_reference_fan_out_and_long_chains_cost_what_they_hold(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # 40 levels, each referring to the next twice: inlined, 2**40 copies; a chain of
+    # 3,000 schemas, each referring to the next: deeper than Python's stack if followed by recursion
+    defs: dict = {f"L{i}": {"type": "object", "properties": {"a": {"$ref": f"#/$defs/L{i + 1}"},
+                                                             "b": {"$ref": f"#/$defs/L{i + 1}"}}} for i in range(40)}
+    defs["L40"] = {"type": "string"}
+    defs.update({f"C{i}": {"type": "array", "items": {"$ref": f"#/$defs/C{i + 1}"}} for i in range(3000)})
+    defs["C3000"] = {"type": "integer"}
+    source = _write(tmp_path / "fan.json", {"title": "Fan", "type": "object", "properties": {
+        "fan": {"$ref": "#/$defs/L0"}, "chain": {"$ref": "#/$defs/C0"}}, "$defs": defs})
+    started = time.monotonic()
+    code = main(["import", "jsonschema", str(source), "-o", str(tmp_path / "out"), "--type-prefix", "com.example"])
+    err = capsys.readouterr().err
+    assert code == 0, err[-2000:]
+    assert time.monotonic() - started < 60  # generous: about a second
+    document = yaml.safe_load((tmp_path / "out" / "fan.yaml").read_text())
+    assert len(document["schemas"]) == 41 + 3001
+    assert document["schemas"]["L0"]["properties"]["a"] == {"$ref": "#/schemas/L1"}
+
+
+def test_too_many_files_is_a_located_error(tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    from generator.importers import sources
+
+    monkeypatch.setattr(sources, "MAX_FILES", 3)
+    for i in range(5):
+        _write(tmp_path / "src" / f"e{i}.json", {"title": f"E{i}", "type": "object"})
+    assert main(["import", "jsonschema", str(tmp_path / "src"), "-o", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert "more than 3 files in one import" in err and "Traceback" not in err

@@ -87,12 +87,6 @@ def _inside(path: Path, root: Path) -> bool:
     return path == root or root in path.parents
 
 
-class _Refused(Exception):
-    def __init__(self, reason: str) -> None:
-        super().__init__(reason)
-        self.reason = reason
-
-
 @dataclass
 class Refs:
     """``$ref`` resolution over the local files of one source folder tree.
@@ -123,7 +117,8 @@ class Refs:
 
     def _count(self) -> None:
         if len(self.sources) >= MAX_FILES:
-            raise _Refused(f"more than {MAX_FILES} files reached through $ref")
+            raise SourceError(Note(str(self.root), "", f"more than {MAX_FILES} files in one import (the limit)",
+                                   kind="error"))
 
     def _retrieve(self, uri: str) -> Resource:
         parts = urlsplit(uri)
@@ -137,16 +132,15 @@ class Refs:
         except SourceError as error:
             self._reasons[uri] = error.note.message
             raise NoSuchResource(ref=uri) from None
-        except _Refused as error:
-            self._reasons[uri] = error.reason
-            raise NoSuchResource(ref=uri) from None
         return _resource(source.value)
 
     def resolve(self, ref: str, base: str) -> tuple[Any, str]:
         target = urljoin(base, ref)
         file_uri, fragment = urldefrag(target)
         try:
-            resolved = self._registry.resolver(base_uri=base).lookup(ref)
+            # The base without its fragment: with one, referencing looks the
+            # document up anew (crawling the registry) for every "#/..." reference.
+            resolved = self._registry.resolver(base_uri=urldefrag(base)[0]).lookup(ref)
         except Unresolvable:
             reason = self._reasons.get(file_uri)
             if reason is None:
