@@ -155,3 +155,19 @@ def test_hostile_asyncapi_refs(tmp_path: Path, capsys: pytest.CaptureFixture[str
     assert "TOP SECRET" not in text and "root:" not in text
     assert "outside the source folder" in err and "not a local file" in err
     assert "more than 64 $refs in a chain" in err
+
+
+def test_profiles_settle_with_event_overrides(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Under normo the camelCase types break NORMO-TYPE: the override stands on each
+    event (not on a schema node: it is not a payload rule); defaultContentType is the
+    catalog's default datacontenttype, so NORMO-CONTENTTYPE has nothing to say."""
+    source = DATA / "v3.0.0" / "streetlights-kafka-asyncapi.yml"
+    assert main(["import", "asyncapi", str(source), "-o", str(tmp_path), "--profile", "normo",
+                 "--type-prefix", "org.smartylighting"]) == 0
+    capsys.readouterr()
+    document = yaml.safe_load(next(tmp_path.glob("*.yaml")).read_text())
+    assert document["profile"] == "normo" and document["defaults"] == {"datacontenttype": "application/json"}
+    for event in document["events"]:
+        assert event["rules"]["NORMO-TYPE"] == "off"
+        assert "x-evcat-rules" not in json.dumps(event)
+    assert [d for d in lint(str(tmp_path)).diagnostics if d.severity is Severity.ERROR] == []

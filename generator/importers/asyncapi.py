@@ -342,8 +342,8 @@ def _event(state: _State, message: _Message) -> tuple[str, str | None] | None:
     description = value.get("description") if isinstance(value.get("description"), str) else value.get("summary")
     if isinstance(description, str):
         event["description"] = description
-    if content_type and not re.match(r"^application/(.+\+)?json\b", content_type) and content_type != CE_CONTENT_TYPE:
-        event["datacontenttype"] = content_type
+    if content_type and content_type != CE_CONTENT_TYPE and payload is not None:
+        event["datacontenttype"] = content_type  # the same for every event becomes defaults.datacontenttype
     if payload is not None:
         event["dataversion"] = dataversion
         event["data"] = document.schemas.convert(payload, payload_uri) if not (

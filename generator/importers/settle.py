@@ -337,7 +337,8 @@ def _override(name: str, document: dict[str, Any], path: Path, diagnostic: Diagn
     rule = RULES.get(diagnostic.rule)
     if rule is None or rule.fixed:
         return None
-    node = _schema_node(document, path)
+    # A payload rule stands on the schema node; the others are about the event.
+    node = _schema_node(document, path) if diagnostic.rule.startswith("PAY-") else None
     event = path[:2] if len(path) >= 2 and path[0] == "events" and isinstance(path[1], int) else None
     anchor = node if node is not None else event if event is not None else ()
     key = (name, diagnostic.rule, anchor)
