@@ -268,3 +268,22 @@ def test_too_many_files_is_a_located_error(tmp_path: Path, capsys: pytest.Captur
     assert main(["import", "jsonschema", str(tmp_path / "src"), "-o", str(tmp_path / "out")]) == 2
     err = capsys.readouterr().err
     assert "more than 3 files in one import" in err and "Traceback" not in err
+
+
+def test_older_drafts_become_2020_12(tmp_path: Path) -> None:
+    source = _write(tmp_path / "reading.json", {
+        "$schema": "http://json-schema.org/draft-04/schema#", "id": "http://example.com/reading.json",
+        "title": "Reading taken", "type": "object",
+        "properties": {
+            "pair": {"type": "array", "items": [{"type": "string"}, {"type": "number"}], "additionalItems": False},
+            "value": {"type": "number", "minimum": 0, "exclusiveMinimum": True},
+        },
+    })
+    assert main(["import", "jsonschema", str(source), "-o", str(tmp_path / "out"), "--type-prefix", "com.example"]) == 0
+    document = yaml.safe_load((tmp_path / "out" / "reading.yaml").read_text())
+    data = document["events"][0]["data"]
+    assert data["properties"]["pair"] == {"type": "array", "prefixItems": [{"type": "string"}, {"type": "number"}],
+                                          "items": False}
+    assert data["properties"]["value"] == {"type": "number", "exclusiveMinimum": 0}
+    assert "id" not in data and "$schema" not in data
+    assert _errors(tmp_path / "out") == []

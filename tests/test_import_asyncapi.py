@@ -171,3 +171,17 @@ def test_profiles_settle_with_event_overrides(tmp_path: Path, capsys: pytest.Cap
         assert event["rules"]["NORMO-TYPE"] == "off"
         assert "x-evcat-rules" not in json.dumps(event)
     assert [d for d in lint(str(tmp_path)).diagnostics if d.severity is Severity.ERROR] == []
+
+
+def test_json_documents_import_like_yaml(tmp_path: Path) -> None:
+    source = DATA / "v3.0.0" / "streetlights-kafka-asyncapi.yml"
+    as_json = tmp_path / "src" / "streetlights.json"
+    as_json.parent.mkdir()
+    # json.dumps escapes the emoji of the description as surrogate pairs, which YAML 1.1 refuses
+    as_json.write_text(json.dumps(yaml.safe_load(source.read_text()), indent=2))
+    assert "\\ud83c" in as_json.read_text()
+    assert main(["import", "asyncapi", str(source), "-o", str(tmp_path / "from-yaml")]) == 0
+    assert main(["import", "asyncapi", str(as_json), "-o", str(tmp_path / "from-json")]) == 0
+    (from_yaml,), (from_json,) = (tmp_path / "from-yaml").glob("*.yaml"), (tmp_path / "from-json").glob("*.yaml")
+    assert from_yaml.read_text() == from_json.read_text()
+    assert "🌃" in from_json.read_text()

@@ -13,7 +13,9 @@ out of it, at most ``MAX_FILES`` files per import.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -23,7 +25,7 @@ from referencing import Registry, Resource
 from referencing.exceptions import NoSuchResource, Unresolvable
 from referencing.jsonschema import DRAFT202012
 
-from ..loader import MAX_FILE_BYTES, load_bytes, read_catalog_bytes
+from ..loader import MAX_FILE_BYTES, Document, load_bytes, read_catalog_bytes
 from . import Note, SourceError
 
 MAX_FILES = 1000  # documents one import reads (the source and the files its $refs reach)
@@ -75,11 +77,34 @@ def read_source(path: Path, root: Path, display: str | None = None) -> Source:
         raise SourceError(Note(display, "", f"larger than the limit of {MAX_FILE_BYTES // 2**20} MiB", kind="error"))
     document = load_bytes(raw, display)
     fatal = [d for d in document.diagnostics if d.rule == "CAT-YAML"]
+    if fatal and raw.lstrip()[:1] in (b"{", b"["):
+        # JSON that YAML 1.1 does not read (a surrogate pair escape such as
+        # "\ud83c\udf03"): the JSON reader's value, positions where YAML had them
+        again = load_bytes(_SURROGATES.sub(_joined, raw), display)
+        if not any(d.rule == "CAT-YAML" for d in again.diagnostics):
+            return Source(real, display, again.value, again)
+        try:
+            value = json.loads(raw)
+            json.dumps(value, ensure_ascii=False).encode("utf-8")  # no lone surrogate ("\ud800")
+        except (ValueError, RecursionError):  # UnicodeEncodeError is a ValueError
+            pass
+        else:
+            return Source(real, display, value, Document(display, value))
     if fatal:
         first = fatal[0]
         raise SourceError(Note(display, "", f"not a readable YAML or JSON document: {first.message}",
                                first.location.line, first.location.column, kind="error"))
     return Source(real, display, document.value, document)
+
+
+# A JSON surrogate pair escape (not itself escaped): YAML reads it as two
+# lone surrogates and refuses; as one \U escape it is the character JSON means.
+_SURROGATES = re.compile(rb"(?<!\\)((?:\\\\)*)\\u([dD][89abAB][0-9a-fA-F]{2})\\u([dD][c-fC-F][0-9a-fA-F]{2})")
+
+
+def _joined(match: re.Match[bytes]) -> bytes:
+    high, low = int(match.group(2), 16), int(match.group(3), 16)
+    return match.group(1) + b"\\U%08x" % (0x10000 + ((high - 0xD800) << 10) + (low - 0xDC00))
 
 
 def _inside(path: Path, root: Path) -> bool:
