@@ -576,6 +576,10 @@ def _import(arguments: argparse.Namespace) -> int:
     from .commands.import_ import ImportFailed, import_catalog
     from .importers import Options
 
+    import re
+
+    if arguments.catalog is not None and not re.fullmatch(r"[a-z][a-z0-9-]*", arguments.catalog):
+        raise UsageError(f"--catalog {arguments.catalog!r}: a catalog id is lowercase kebab-case ([a-z][a-z0-9-]*)")
     options = Options(type_prefix=arguments.type_prefix, catalog_id=arguments.catalog, profile=arguments.profile)
     try:
         result = import_catalog(arguments.kind, arguments.sources, arguments.output, options, force=arguments.force)

@@ -287,3 +287,19 @@ def test_older_drafts_become_2020_12(tmp_path: Path) -> None:
     assert data["properties"]["value"] == {"type": "number", "exclusiveMinimum": 0}
     assert "id" not in data and "$schema" not in data
     assert _errors(tmp_path / "out") == []
+
+
+def test_a_fifo_source_does_not_hang(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    fifo = tmp_path / "events.json"
+    os.mkfifo(fifo)  # nobody writes: reading it would block for ever
+    started = time.monotonic()
+    assert main(["import", "jsonschema", str(fifo), "-o", str(tmp_path / "out")]) == 2
+    assert "not a regular file" in capsys.readouterr().err
+    assert time.monotonic() - started < 20
+
+
+def test_catalog_id_is_checked(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    source = _write(tmp_path / "order.json", {"title": "Order", "type": "object"})
+    assert main(["import", "jsonschema", str(source), "-o", str(tmp_path / "out"), "--catalog", "../My API"]) == 2
+    assert "lowercase kebab-case" in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()
