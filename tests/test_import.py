@@ -303,3 +303,15 @@ def test_catalog_id_is_checked(tmp_path: Path, capsys: pytest.CaptureFixture[str
     assert main(["import", "jsonschema", str(source), "-o", str(tmp_path / "out"), "--catalog", "../My API"]) == 2
     assert "lowercase kebab-case" in capsys.readouterr().err
     assert not (tmp_path / "out").exists()
+
+
+def test_errors_it_cannot_settle_are_shown_where_they_are_written(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    source = _write(tmp_path / "bad.json", {"title": "Bad", "type": "object", "properties": {"a": {"type": "strin"}}})
+    out = tmp_path / "out"
+    assert main(["import", "jsonschema", str(source), "-o", str(out)]) == 1
+    captured = capsys.readouterr()
+    lines = (out / "bad.yaml").read_text().splitlines()
+    (finding,) = [line for line in captured.out.splitlines() if "CAT-SCHEMA" in line]
+    line, column = (int(part) for part in finding.split(":")[1:3])
+    assert lines[line - 1][column - 1:].startswith("strin")  # the place in the written file
+    assert "still has 1 error(s)" in captured.err
