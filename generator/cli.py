@@ -583,10 +583,17 @@ def _import(arguments: argparse.Namespace) -> int:
     from .commands.import_ import ImportFailed, import_catalog
     from .importers import Options
 
+    import re
+
+    if arguments.catalog is not None and not re.fullmatch(r"[a-z][a-z0-9-]*", arguments.catalog):
+        raise UsageError(f"--catalog {arguments.catalog!r}: a catalog id is lowercase kebab-case ([a-z][a-z0-9-]*)")
     options = Options(type_prefix=arguments.type_prefix, catalog_id=arguments.catalog, profile=arguments.profile)
     try:
         result = import_catalog(arguments.kind, arguments.sources, arguments.output, options, force=arguments.force)
     except ImportFailed as error:
+        for note in error.notes:
+            at = f" (at {note.pointer})" if note.pointer else ""
+            print(terminal_text(f"{_where(note)}: note: {note.kind}: {note.message}{at}"), file=sys.stderr)
         print(terminal_text(f"{_where(error.note)}: error: {error.note.message}"), file=sys.stderr)
         print("evcat: nothing was imported", file=sys.stderr)
         return 2

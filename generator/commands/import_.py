@@ -40,9 +40,10 @@ class ImportResult:
 class ImportFailed(Exception):
     """A source that cannot be read: its located note (exit 2, nothing written)."""
 
-    def __init__(self, note: Note) -> None:
+    def __init__(self, note: Note, notes: Sequence[Note] = ()) -> None:
         super().__init__(str(note))
         self.note = note
+        self.notes = list(notes)  # what the source said that could not be carried (why nothing was)
 
 
 def import_catalog(kind: str, sources: Sequence[str], output: str, options: Options, force: bool = False) -> ImportResult:
@@ -60,10 +61,10 @@ def import_catalog(kind: str, sources: Sequence[str], output: str, options: Opti
         raise ImportFailed(error.note) from None
     except RecursionError:
         raise ImportFailed(Note(str(sources[0]), "", "the source nests too deeply to import", kind="error")) from None
-    if not any("events" in document for document in imported.documents.values()):
-        first = imported.notes[0] if imported.notes else None
-        why = f" ({first.message})" if first else ""
-        raise ImportFailed(Note(str(sources[0]), "", f"nothing to import: no event types found{why}", kind="error"))
+    if not any(document.get("events") for document in imported.documents.values()):
+        why = " (the notes say why)" if imported.notes else ""
+        raise ImportFailed(Note(str(sources[0]), "", f"nothing to import: no event types found{why}", kind="error"),
+                           imported.notes)
     settled = settle(imported, options)
     texts = {name: to_yaml(document) for name, document in settled.documents.items()}
     targets = _targets(output, texts, force)

@@ -11,6 +11,7 @@ shared schemas, array ``items`` -> ``prefixItems``, boolean
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -37,10 +38,31 @@ class SchemaImporter:
     names: dict[str, str] = field(default_factory=dict)  # target URI -> shared name
     # Names a kind wants for some targets (AsyncAPI components/schemas keys).
     preferred: dict[str, str] = field(default_factory=dict)
+    contents: dict[tuple[str, str], str] = field(default_factory=dict)  # (pointer, JSON) -> shared name
+    pending: list[tuple[str, str, Any]] = field(default_factory=list)  # shared schemas still to convert
+    _draining: bool = False
 
-    def convert(self, schema: Any, uri: str, depth: int = 0) -> Any:
+    def convert(self, schema: Any, uri: str) -> Any:
         """``schema`` (standing at ``uri``, a file URI with a pointer
-        fragment) as a catalog payload schema."""
+        fragment) as a catalog payload schema; the shared schemas it reaches
+        are converted too, one after the other (a chain of references costs
+        no stack)."""
+        result = self._convert(schema, uri, 0)
+        self._drain()
+        return result
+
+    def _drain(self) -> None:
+        if self._draining:
+            return
+        self._draining = True
+        try:
+            while self.pending:
+                name, where, target = self.pending.pop()
+                self.shared[name] = self._convert(target, where, 0)
+        finally:
+            self._draining = False
+
+    def _convert(self, schema: Any, uri: str, depth: int) -> Any:
         if isinstance(schema, bool):
             return schema
         if not isinstance(schema, dict):
@@ -53,7 +75,7 @@ class SchemaImporter:
         for keyword, value in schema.items():
             at = _child(uri, keyword)
             if keyword == "$ref":
-                name = self.shared_ref(value, uri) if isinstance(value, str) else None
+                name = self._shared_ref(value, uri) if isinstance(value, str) else None
                 if name is not None:
                     result["$ref"] = f"#/schemas/{name}"
             elif keyword in ("$defs", "definitions"):
@@ -65,19 +87,19 @@ class SchemaImporter:
                     continue
                 self.notes.append(self.refs.note(at, f"'{keyword}' left out (the catalog names schemas itself)"))
             elif keyword in MAP_OF_SCHEMAS and isinstance(value, dict):
-                result[keyword] = {name: self.convert(sub, _child(at, name), depth + 1) for name, sub in value.items()}
+                result[keyword] = {name: self._convert(sub, _child(at, name), depth + 1) for name, sub in value.items()}
             elif keyword == "items" and isinstance(value, list):  # draft 2019 and before: a tuple
-                result["prefixItems"] = [self.convert(sub, _child(at, i), depth + 1) for i, sub in enumerate(value)]
+                result["prefixItems"] = [self._convert(sub, _child(at, i), depth + 1) for i, sub in enumerate(value)]
                 extra = schema.get("additionalItems")
                 if extra is not None:
-                    result["items"] = self.convert(extra, _child(uri, "additionalItems"), depth + 1)
+                    result["items"] = self._convert(extra, _child(uri, "additionalItems"), depth + 1)
             elif keyword == "additionalItems":
                 if not isinstance(schema.get("items"), list):
                     self.notes.append(self.refs.note(at, "'additionalItems' without an array 'items' means nothing; left out"))
             elif keyword in ONE_SCHEMA:
-                result[keyword] = self.convert(value, at, depth + 1)
+                result[keyword] = self._convert(value, at, depth + 1)
             elif keyword in LIST_OF_SCHEMAS and isinstance(value, list):
-                result[keyword] = [self.convert(sub, _child(at, i), depth + 1) for i, sub in enumerate(value)]
+                result[keyword] = [self._convert(sub, _child(at, i), depth + 1) for i, sub in enumerate(value)]
             elif keyword in ("exclusiveMinimum", "exclusiveMaximum") and isinstance(value, bool):
                 bound = "minimum" if keyword == "exclusiveMinimum" else "maximum"
                 if value and isinstance(schema.get(bound), (int, float)):
@@ -92,6 +114,11 @@ class SchemaImporter:
 
     def shared_ref(self, ref: str, uri: str) -> str | None:
         """The shared schema name of what ``ref`` (written at ``uri``) points at."""
+        name = self._shared_ref(ref, uri)
+        self._drain()
+        return name
+
+    def _shared_ref(self, ref: str, uri: str) -> str | None:
         try:
             target, where = self.refs.resolve(ref, uri)
         except RefError as error:
@@ -102,10 +129,17 @@ class SchemaImporter:
     def shared_name(self, where: str, target: Any) -> str:
         if where in self.names:
             return self.names[where]
+        # The same schema under the same name in several files of one import
+        # (AsyncAPI documents of one system, each with its components) is one.
+        same = (urldefrag(where)[1], json.dumps(target, sort_keys=True, default=str))
+        if same in self.contents:
+            self.names[where] = self.contents[same]
+            return self.names[where]
         name = self._new_name(where, target)
+        self.contents[same] = name
         self.names[where] = name
-        self.shared[name] = {}  # reserved: a recursive schema finds its name
-        self.shared[name] = self.convert(target, where)
+        self.shared[name] = {}  # reserved; converted by ``convert`` when the schema that reached it is done
+        self.pending.append((name, where, target))
         return name
 
     def _new_name(self, where: str, target: Any) -> str:

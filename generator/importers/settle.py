@@ -47,10 +47,11 @@ class Settled:
     remaining: list[tuple[str, Path, Diagnostic]] = field(default_factory=list)
 
 
-def settle(imported: Imported, options: Options = Options()) -> Settled:
+def settle(imported: Imported, options: Options | None = None) -> Settled:
     """``imported``'s documents made lint-clean where it can be done without
     changing what the source says; notes for each change (the source notes
     first, unchanged)."""
+    options = options if options is not None else Options()
     documents = copy.deepcopy(imported.documents)
     notes = list(imported.notes)
     for name, document in documents.items():
@@ -58,6 +59,7 @@ def settle(imported: Imported, options: Options = Options()) -> Settled:
     # (file, rule, anchor) -> (level, path of the node or event the override stands on)
     overrides: dict[tuple[str, str, Path], tuple[str, Path]] = {}
     remaining: list[tuple[str, Path, Diagnostic]] = []
+    why: dict[tuple[str, str, Path], str] = {}  # override key -> the first finding's message
     for _ in range(MAX_ROUNDS):
         findings = _errors(documents)
         changed = False
@@ -66,16 +68,18 @@ def settle(imported: Imported, options: Options = Options()) -> Settled:
             document = documents[name]
             if _fix(name, document, path, diagnostic, notes):
                 changed = True
-            elif _override(name, document, path, diagnostic, overrides):
+            elif (key := _override(name, document, path, diagnostic, overrides)) is not None:
+                why.setdefault(key, diagnostic.message)
                 changed = True
             else:
                 remaining.append((name, path, diagnostic))
         if not changed:
             break
-    for (name, rule, _anchor), (level, where) in sorted(overrides.items(), key=lambda item: (item[0][0], item[0][1], pointer(item[1][1]))):
+    _prune(documents, overrides)
+    for (name, rule, anchor), (level, where) in sorted(overrides.items(), key=lambda item: (item[0][0], item[0][1], pointer(item[1][1]))):
         what = {"node": "x-evcat-rules on this schema node", "event": "rules on this event", "file": "the file's rules"}[level]
-        notes.append(Note(name, pointer(where), f"{rule} off ({what}): the source's names are kept as they are",
-                          kind="override"))
+        notes.append(Note(name, pointer(where), f"{rule} off ({what}), the source kept as it is: "
+                          f"{why.get((name, rule, anchor), '')}".rstrip(": "), kind="override"))
     return Settled({name: _ordered(document) for name, document in documents.items()}, _unique(notes), remaining)
 
 
@@ -324,7 +328,7 @@ def _schema_node(document: dict[str, Any], path: Path) -> Path | None:
 
 
 def _override(name: str, document: dict[str, Any], path: Path, diagnostic: Diagnostic,
-              overrides: dict[tuple[str, str, Path], tuple[str, Path]]) -> bool:
+              overrides: dict[tuple[str, str, Path], tuple[str, Path]]) -> tuple[str, str, Path] | None:
     """Write the nearest override of ``diagnostic``'s rule not yet tried for
     the place it is about; False when there is none left (or the rule cannot
     be overridden)."""
@@ -332,8 +336,9 @@ def _override(name: str, document: dict[str, Any], path: Path, diagnostic: Diagn
 
     rule = RULES.get(diagnostic.rule)
     if rule is None or rule.fixed:
-        return False
-    node = _schema_node(document, path)
+        return None
+    # A payload rule stands on the schema node; the others are about the event.
+    node = _schema_node(document, path) if diagnostic.rule.startswith("PAY-") else None
     event = path[:2] if len(path) >= 2 and path[0] == "events" and isinstance(path[1], int) else None
     anchor = node if node is not None else event if event is not None else ()
     key = (name, diagnostic.rule, anchor)
@@ -343,7 +348,7 @@ def _override(name: str, document: dict[str, Any], path: Path, diagnostic: Diagn
         levels = [level for level in levels if level != "file"]
     following = levels[levels.index(tried) + 1:] if tried in levels else levels
     if not following:
-        return False
+        return None
     level = following[0]
     where = {"node": node, "event": event, "file": ()}[level]
     assert where is not None
@@ -361,10 +366,29 @@ def _override(name: str, document: dict[str, Any], path: Path, diagnostic: Diagn
     rules_key = "x-evcat-rules" if level == "node" else "rules"
     rules = target.setdefault(rules_key, {})
     if not isinstance(rules, dict):
-        return False
+        return None
     rules[diagnostic.rule] = "off"
     overrides[key] = (level, where)
-    return True
+    return key
+
+
+def _prune(documents: dict[str, dict[str, Any]], overrides: dict[tuple[str, str, Path], tuple[str, Path]]) -> None:
+    """Drop an override that a broader one of the same rule already covers
+    (a property's, when a finding on its schema's ``required`` needed one on
+    the schema itself)."""
+    written = {(name, rule, level, where) for (name, rule, _), (level, where) in overrides.items()}
+    for key, (level, where) in list(overrides.items()):
+        name, rule, _ = key
+        covered = any(
+            other_name == name and other_rule == rule and (other_level, other_where) != (level, where)
+            and (other_level == "file" or where[: len(other_where)] == other_where and len(other_where) < len(where)
+                 or other_level == "event" and where[:2] == other_where and level == "node")
+            for other_name, other_rule, other_level, other_where in written
+        )
+        if covered and level != "file":
+            _remove(documents[name], level, where, rule)
+            del overrides[key]
+            written.discard((name, rule, level, where))
 
 
 def _remove(document: dict[str, Any], level: str, where: Path, rule: str) -> None:

@@ -12,7 +12,10 @@ out of it, at most ``MAX_FILES`` files per import.
 
 from __future__ import annotations
 
+import contextlib
+import json
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -22,7 +25,7 @@ from referencing import Registry, Resource
 from referencing.exceptions import NoSuchResource, Unresolvable
 from referencing.jsonschema import DRAFT202012
 
-from ..loader import MAX_FILE_BYTES, load_bytes, read_catalog_bytes
+from ..loader import MAX_FILE_BYTES, Document, load_bytes, read_catalog_bytes
 from . import Note, SourceError
 
 MAX_FILES = 1000  # documents one import reads (the source and the files its $refs reach)
@@ -74,6 +77,19 @@ def read_source(path: Path, root: Path, display: str | None = None) -> Source:
         raise SourceError(Note(display, "", f"larger than the limit of {MAX_FILE_BYTES // 2**20} MiB", kind="error"))
     document = load_bytes(raw, display)
     fatal = [d for d in document.diagnostics if d.rule == "CAT-YAML"]
+    if fatal and raw.lstrip()[:1] in (b"{", b"["):
+        # JSON that YAML 1.1 does not read (a surrogate pair escape such as
+        # "\ud83c\udf03"): the JSON reader's value, positions where YAML had them
+        again = load_bytes(_SURROGATES.sub(_joined, raw), display)
+        if not any(d.rule == "CAT-YAML" for d in again.diagnostics):
+            return Source(real, display, again.value, again)
+        try:
+            value = json.loads(raw)
+            json.dumps(value, ensure_ascii=False).encode("utf-8")  # no lone surrogate ("\ud800")
+        except (ValueError, RecursionError):  # UnicodeEncodeError is a ValueError
+            pass
+        else:
+            return Source(real, display, value, Document(display, value))
     if fatal:
         first = fatal[0]
         raise SourceError(Note(display, "", f"not a readable YAML or JSON document: {first.message}",
@@ -81,15 +97,19 @@ def read_source(path: Path, root: Path, display: str | None = None) -> Source:
     return Source(real, display, document.value, document)
 
 
+# A JSON surrogate pair escape (not itself escaped): YAML reads it as two
+# lone surrogates and refuses; as one \U escape it is the character JSON means.
+_SURROGATES = re.compile(rb"(?<!\\)((?:\\\\)*)\\u([dD][89abAB][0-9a-fA-F]{2})\\u([dD][c-fC-F][0-9a-fA-F]{2})")
+
+
+def _joined(match: re.Match[bytes]) -> bytes:
+    high, low = int(match.group(2), 16), int(match.group(3), 16)
+    return match.group(1) + b"\\U%08x" % (0x10000 + ((high - 0xD800) << 10) + (low - 0xDC00))
+
+
 def _inside(path: Path, root: Path) -> bool:
     root = Path(os.path.realpath(root))
     return path == root or root in path.parents
-
-
-class _Refused(Exception):
-    def __init__(self, reason: str) -> None:
-        super().__init__(reason)
-        self.reason = reason
 
 
 @dataclass
@@ -122,7 +142,8 @@ class Refs:
 
     def _count(self) -> None:
         if len(self.sources) >= MAX_FILES:
-            raise _Refused(f"more than {MAX_FILES} files reached through $ref")
+            raise SourceError(Note(str(self.root), "", f"more than {MAX_FILES} files in one import (the limit)",
+                                   kind="error"))
 
     def _retrieve(self, uri: str) -> Resource:
         parts = urlsplit(uri)
@@ -136,16 +157,15 @@ class Refs:
         except SourceError as error:
             self._reasons[uri] = error.note.message
             raise NoSuchResource(ref=uri) from None
-        except _Refused as error:
-            self._reasons[uri] = error.reason
-            raise NoSuchResource(ref=uri) from None
         return _resource(source.value)
 
     def resolve(self, ref: str, base: str) -> tuple[Any, str]:
         target = urljoin(base, ref)
         file_uri, fragment = urldefrag(target)
         try:
-            resolved = self._registry.resolver(base_uri=base).lookup(ref)
+            # The base without its fragment: with one, referencing looks the
+            # document up anew (crawling the registry) for every "#/..." reference.
+            resolved = self._registry.resolver(base_uri=urldefrag(base)[0]).lookup(ref)
         except Unresolvable:
             reason = self._reasons.get(file_uri)
             if reason is None:
@@ -200,8 +220,6 @@ def _resource(value: Any) -> Resource:
     when it names a known one, else 2020-12 (AsyncAPI documents, schema files
     without ``$schema``)."""
     if isinstance(value, dict) and "$schema" in value:
-        try:
+        with contextlib.suppress(Exception):  # an unknown dialect: read as 2020-12
             return Resource.from_contents(value, default_specification=DRAFT202012)
-        except Exception:  # noqa: BLE001 - an unknown dialect: read as 2020-12
-            pass
     return Resource(contents=value, specification=DRAFT202012)
