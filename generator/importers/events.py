@@ -369,7 +369,7 @@ def _event(group: _Group, producer_source: str, notes: _Notes) -> dict[str, Any]
         count = len(events)
 
     entry: dict[str, Any] = {"type": group.type}
-    if with_data:
+    if with_data or group.dataversion:  # a notification keeps the dataversion its samples name
         entry["dataversion"] = group.dataversion or DEFAULT_DATAVERSION
     entry["title"] = group.type
     files = sorted({file for file, _, _ in where})
