@@ -34,10 +34,14 @@ semver, extension values of several types.
 
 from __future__ import annotations
 
+import os
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from bisect import bisect_right
+from itertools import chain, repeat
+from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +49,7 @@ import jsonschema_rs
 import orjson
 
 from .. import vocabulary
+from ..engine.workers import no_collection
 from ..envelope import pinned
 from ..string_formats import is_semver, is_uri, is_uri_reference
 from . import Imported, Note, Options
@@ -87,11 +92,11 @@ def string_format(values: Sequence[str]) -> str | None:
     return None
 
 
-def is_map(keys: Counter[str], objects: int) -> bool:
-    """Whether objects with these key counts are a map (keys are data) rather
-    than a record (keys are names): many distinct keys, each object holding
-    few of them."""
-    return len(keys) >= MAP_MIN_KEYS and sum(keys.values()) / objects <= MAP_MAX_FILL * len(keys)
+def is_map(distinct: int, total: int, objects: int) -> bool:
+    """Whether ``objects`` objects with ``total`` keys, ``distinct`` of them
+    different, are a map (keys are data) rather than a record (keys are
+    names): many distinct keys, each object holding few of them."""
+    return distinct >= MAP_MIN_KEYS and total / objects <= MAP_MAX_FILL * distinct
 
 
 _NULL = type(None)
@@ -130,7 +135,7 @@ def _infer_kind(kind: type, values: list[Any], numbers: str) -> dict[str, Any]:
     if kind is dict:
         return _infer_object(values)
     if kind is list:
-        items = [item for value in values for item in value]
+        items = list(chain.from_iterable(values))
         return {"type": "array", "items": infer(items)} if items else {"type": "array"}
     if kind is str:
         distinct = list(dict.fromkeys(values))
@@ -146,18 +151,21 @@ def _infer_kind(kind: type, values: list[Any], numbers: str) -> dict[str, Any]:
 
 
 def _infer_object(objects: list[dict[str, Any]]) -> dict[str, Any]:
-    keys: Counter[str] = Counter()
-    for value in objects:
-        keys.update(value.keys())
+    keys = list(dict.fromkeys(chain.from_iterable(objects)))  # first seen first (C loops: bench/import_events_bench.py)
     if not keys:
         return {"type": "object"}
-    if is_map(keys, len(objects)):
-        return {"type": "object", "additionalProperties": infer([item for value in objects for item in value.values()])}
-    schema: dict[str, Any] = {
-        "type": "object",
-        "properties": {key: infer([value[key] for value in objects if key in value]) for key in keys},
-    }
-    required = [key for key, count in keys.items() if count == len(objects)]
+    if is_map(len(keys), sum(map(len, objects)), len(objects)):
+        return {"type": "object", "additionalProperties": infer(list(chain.from_iterable(map(dict.values, objects))))}
+    properties, required = {}, []
+    for key in keys:
+        try:
+            values = list(map(itemgetter(key), objects))  # in every object (most keys): a loop in C
+        except KeyError:
+            values = [value[key] for value in objects if key in value]
+        properties[key] = infer(values)
+        if len(values) == len(objects):
+            required.append(key)
+    schema: dict[str, Any] = {"type": "object", "properties": properties}
     if required:
         schema["required"] = required
     return schema
@@ -166,14 +174,39 @@ def _infer_object(objects: list[dict[str, Any]]) -> dict[str, Any]:
 # -- reading the samples ---------------------------------------------------
 
 
+class _Where:
+    """(file, line, index in a batch) of each sample of a group, found when asked
+    (notes are few; the samples are many)."""
+
+    def __init__(self, samples: _Samples, positions: list[int]) -> None:
+        self.samples, self.positions = samples, positions
+
+    def __getitem__(self, item: int) -> tuple[str, int, int | None]:
+        return self.samples.where(self.positions[item])
+
+    def __len__(self) -> int:
+        return len(self.positions)
+
+    def __iter__(self) -> Iterator[tuple[str, int, int | None]]:
+        return map(self.samples.where, self.positions)
+
+    def extend(self, other: _Where) -> None:
+        self.positions = self.positions + other.positions
+
+    def files(self) -> list[str]:
+        if len(self.samples.files) == 1:
+            return [self.samples.files[0][0]]
+        return sorted({self.samples.files[bisect_right(self.samples.starts, p) - 1][0] for p in self.positions})
+
+
 @dataclass
 class _Group:
     """The samples of one (type, dataversion)."""
 
     type: str
     dataversion: str | None
-    events: list[dict[str, Any]] = field(default_factory=list)
-    where: list[tuple[str, int, int | None]] = field(default_factory=list)  # (file, line, index in a batch)
+    events: list[dict[str, Any]]
+    where: _Where
 
 
 @dataclass
@@ -215,34 +248,169 @@ def _not_a_cloudevent(value: Any) -> tuple[str, str] | None:
     return None
 
 
-def _read(sources: Sequence[Path], notes: _Notes) -> dict[tuple[str, str | None], _Group]:
-    from ..commands.validate import read_sources  # the reader of `evcat validate`: one reading of events
+def _files(sources: Sequence[Path]) -> Iterator[str]:
+    """The files of ``sources``, directories walked as ``evcat validate`` walks them."""
+    from ..commands.validate import EVENT_SUFFIXES
 
+    for source in sources:
+        if source.is_dir():
+            for directory, subdirs, files in os.walk(source):
+                subdirs[:] = sorted(d for d in subdirs if not d.startswith("."))
+                yield from (os.path.join(directory, name) for name in sorted(files) if name.endswith(EVENT_SUFFIXES))
+        else:
+            yield str(source)
+
+
+@dataclass
+class _Samples:
+    """Every event read, in input order, and where each one is."""
+
+    events: list[Any] = field(default_factory=list)
+    lines: list[int] = field(default_factory=list)  # line of each event in its file (1 in a document)
+    starts: list[int] = field(default_factory=list)  # position of each file's first event
+    files: list[tuple[str, bool]] = field(default_factory=list)  # (file as shown, events are a batch array)
+
+    def add(self, file: str, batch: bool, events: list[Any], lines: list[int]) -> None:
+        self.starts.append(len(self.events))
+        self.files.append((file, batch))
+        self.events.extend(events)
+        self.lines.extend(lines)
+
+    def where(self, position: int) -> tuple[str, int, int | None]:
+        """(file, line, index in a batch) of the event at ``position``."""
+        number = bisect_right(self.starts, position) - 1
+        file, batch = self.files[number]
+        return file, self.lines[position], position - self.starts[number] if batch else None
+
+
+def _samples(sources: Sequence[Path], notes: _Notes) -> _Samples:
+    """Every event of ``sources``.
+
+    Input that every judge reads (UTF-8 JSON, a document within
+    ``MAX_EVENT_BYTES`` or JSON lines) is parsed here with orjson, the
+    parser of ``evcat validate``; anything else (a line or file that orjson
+    refuses, a document over the limit) is read again by ``evcat validate``'s
+    own reader (``read_sources``), which says precisely what is wrong, with
+    its line and column: one reading of events, and the speed of the plain
+    case (bench/import_events_bench.py)."""
+    from ..commands.validate import MAX_EVENT_BYTES, Source, read_sources
+
+    samples = _Samples()
+    for path in _files(sources):
+        display = os.path.relpath(path) if not os.path.relpath(path).startswith("..") else path
+        lines_file = path.endswith(_LINES)
+        try:
+            with open(path, "rb") as handle:
+                raw = handle.read()
+        except OSError:
+            raw = b""
+        value: Any = _UNREAD
+        if raw and len(raw) <= MAX_EVENT_BYTES and not lines_file:
+            try:
+                value = orjson.loads(raw)
+            except orjson.JSONDecodeError:
+                pass
+        if isinstance(value, list):
+            samples.add(display, True, value, [1] * len(value))
+            continue
+        if value is not _UNREAD:
+            samples.add(display, False, [value], [1])
+            continue
+        if raw and (lines_file or _first_line_is_json(raw)):
+            split = raw.split(b"\n")
+            numbers = [number for number, line in enumerate(split, 1) if line.strip()]
+            try:
+                if any(len(split[number - 1]) > MAX_EVENT_BYTES for number in numbers):
+                    raise ValueError
+                events = [orjson.loads(split[number - 1]) for number in numbers]
+            except ValueError:  # one by one: a line that orjson refuses, or one too long
+                events, kept = [], []
+                for number in numbers:
+                    line = split[number - 1]
+                    if len(line) > MAX_EVENT_BYTES:
+                        notes.add(display, number, None, "", f"larger than {MAX_EVENT_BYTES:,} bytes (the limit of one event)")
+                        continue
+                    source = Source(display, number, None, line[:-1] if line.endswith(b"\r") else line, parsed=False)
+                    source.parse()  # validate's careful reader: its words, and valid JSON that orjson refuses
+                    if source.error is None:
+                        events.append(source.value)
+                        kept.append(number)
+                    else:
+                        _unreadable(notes, source)
+                numbers = kept
+            samples.add(display, False, events, numbers)
+            continue
+        events, numbers, indexes = [], [], []
+        for source in read_sources([path]):  # the precise diagnosis of what orjson refused
+            if not source.parsed:
+                source.parse()
+            if source.error is not None:
+                _unreadable(notes, source)
+            else:
+                events.append(source.value)
+                numbers.append(source.line)
+                indexes.append(source.index)
+        samples.add(display, any(index is not None for index in indexes), events, numbers)
+    return samples
+
+
+_LINES = (".jsonl", ".ndjson")
+_UNREAD = object()
+
+
+def _first_line_is_json(raw: bytes) -> bool:
+    """JSON lines without their file name: the first non-blank line is a JSON
+    value by itself and more lines follow (``evcat validate``'s reading)."""
+    lines = [line for line in raw.split(b"\n", 64) if line.strip()]
+    if len(lines) < 2:
+        return False
+    try:
+        orjson.loads(lines[0])
+    except orjson.JSONDecodeError:
+        return False
+    return True
+
+
+def _unreadable(notes: _Notes, source: Any) -> None:
+    pointer = _pointer(*source.pointer) if source.pointer else ""
+    notes.add(source.file, source.line, source.index, pointer, source.error, column=source.column, family="unreadable")
+
+
+def _read(sources: Sequence[Path], notes: _Notes) -> dict[tuple[str, str | None], _Group]:
+    samples = _samples(sources, notes)
+    events = samples.events
+    keyed: dict[Any, list[int]] = {}
+    for position, event in enumerate(events):
+        try:
+            keyed.setdefault((event["type"], event.get("dataversion")), []).append(position)
+        except (TypeError, KeyError, AttributeError):  # not an object, no type, or one that is not a string
+            file, line, index = samples.where(position)
+            problem = _not_a_cloudevent(event) or ("/type", "not a CloudEvent: no type (a non-empty string)")
+            notes.add(file, line, index, problem[0], problem[1])
     groups: dict[tuple[str, str | None], _Group] = {}
-    for source in read_sources([str(path) for path in sources]):
-        if not source.parsed:
-            source.parse()
-        if source.error is not None:
-            pointer = _pointer(*source.pointer) if source.pointer else ""
-            notes.add(source.file, source.line, source.index, pointer, source.error,
-                      column=source.column, family="unreadable")
+    for (event_type, dataversion), positions in keyed.items():
+        if not isinstance(event_type, str) or not event_type:
+            bad, positions = positions, []
+        elif dataversion is not None and (not isinstance(dataversion, str) or not is_semver(dataversion)):
+            for position in positions:
+                file, line, index = samples.where(position)
+                notes.add(file, line, index, "/dataversion", f"dataversion {dataversion!r} is not MAJOR.MINOR.PATCH "
+                          "(the catalog format §1): event not carried", family="dataversion")
             continue
-        event = source.value
-        problem = _not_a_cloudevent(event)
-        if problem is not None:
-            notes.add(source.file, source.line, source.index, problem[0], problem[1])
-            continue
-        dataversion = event.get("dataversion")
-        if dataversion is not None and (not isinstance(dataversion, str) or not is_semver(dataversion)):
-            notes.add(source.file, source.line, source.index, "/dataversion",
-                      f"dataversion {dataversion!r} is not MAJOR.MINOR.PATCH (the catalog format §1): event not carried")
-            continue
-        key = (event["type"], dataversion)
-        group = groups.get(key)
-        if group is None:
-            group = groups[key] = _Group(event["type"], dataversion)
-        group.events.append(event)
-        group.where.append((source.file, source.line, source.index))
+        else:
+            bad = [p for p in positions if events[p].get("specversion") != vocabulary.SPECVERSION
+                   or type(events[p].get("id")) is not str or not events[p]["id"]
+                   or type(events[p].get("source")) is not str or not events[p]["source"]]
+            if bad:
+                dropped = set(bad)
+                positions = [p for p in positions if p not in dropped]
+        for position in bad:
+            file, line, index = samples.where(position)
+            problem = _not_a_cloudevent(events[position]) or ("", "not a CloudEvent")
+            notes.add(file, line, index, problem[0], problem[1])
+        if positions:
+            groups[(event_type, dataversion)] = _Group(event_type, dataversion, [events[p] for p in positions],
+                                                       _Where(samples, positions))
     return groups
 
 
@@ -354,12 +522,12 @@ def _event(group: _Group, producer_source: str, notes: _Notes) -> dict[str, Any]
         if not keep:
             return None
         events = [events[i] for i in keep]
-        where = [group.where[i] for i in keep]
+        where = _Where(group.where.samples, [group.where.positions[i] for i in keep])
         count = len(events)
     else:
         where = group.where
-    with_data = [event["data"] for event in events if "data" in event]
-    if with_data and len(with_data) < count:
+    with_data = sum(1 for event in events if "data" in event)
+    if with_data and with_data < count:
         for i, event in enumerate(events):
             if "data" not in event:
                 file, line, index = where[i]
@@ -372,11 +540,11 @@ def _event(group: _Group, producer_source: str, notes: _Notes) -> dict[str, Any]
     if with_data or group.dataversion:  # a notification keeps the dataversion its samples name
         entry["dataversion"] = group.dataversion or DEFAULT_DATAVERSION
     entry["title"] = group.type
-    files = sorted({file for file, _, _ in where})
+    files = where.files()
     entry["description"] = (f"Inferred by `evcat import events` from {count} sample event{'s' * (count != 1)} "
                             f"({', '.join(files[:3])}{', ...' if len(files) > 3 else ''}).")
 
-    sources: Counter[str] = Counter(event["source"] for event in events)
+    sources: Counter[str] = Counter(map(itemgetter("source"), events))
     source = _common(sources)
     if source != producer_source:
         entry["source"] = source
@@ -387,38 +555,35 @@ def _event(group: _Group, producer_source: str, notes: _Notes) -> dict[str, Any]
                   f"{label}: the samples name {len(sources)} sources; the catalog says {source!r}{suggestion}",
                   kind="derived")
 
-    subjects = [event["subject"] for event in events if isinstance(event.get("subject"), str)]
+    subjects = [value for value in map(dict.get, events, repeat("subject")) if type(value) is str]
     if subjects:
         entry["subject"] = f"Seen in {len(subjects)} of {count} sample events, for example {subjects[0][:80]!r}."
-    media: Counter[Any] = Counter(event.get("datacontenttype") for event in events)
-    if with_data and len(media) == 1 and isinstance(_common(media), str):
-        entry["datacontenttype"] = _common(media)
+    media = set(map(dict.get, events, repeat("datacontenttype")))
+    if with_data and len(media) == 1 and isinstance(next(iter(media)), str):
+        entry["datacontenttype"] = next(iter(media))
     elif len(media) > 1:
         notes.add(first_file, first_line, None, "/datacontenttype",
                   f"{label}: the samples name several datacontenttypes ({', '.join(sorted(map(str, media)))}): "
                   "the catalog names none", kind="derived")
-    schemas: Counter[Any] = Counter(event.get("dataschema") for event in events)
-    if len(schemas) == 1 and isinstance(_common(schemas), str) and is_uri(_common(schemas)):
-        entry["dataschema"] = _common(schemas)
-    datarefs = [event["dataref"] for event in events if isinstance(event.get("dataref"), str)]
+    schemas = set(map(dict.get, events, repeat("dataschema")))
+    if len(schemas) == 1 and isinstance(only := next(iter(schemas)), str) and is_uri(only):
+        entry["dataschema"] = only
+    datarefs = [value for value in map(dict.get, events, repeat("dataref")) if type(value) is str]
     if datarefs and all(is_uri_reference(value) for value in datarefs):
         entry["dataref"] = f"Seen in {len(datarefs)} of {count} sample events, for example {datarefs[0][:80]!r}."
-    sequencetypes: Counter[Any] = Counter(event.get("sequencetype") for event in events)
-    if (all("sequence" in event for event in events) and len(sequencetypes) == 1
-            and isinstance(_common(sequencetypes), str) and _common(sequencetypes)):
-        entry["sequence"] = _common(sequencetypes)
+    sequencetypes = set(map(dict.get, events, repeat("sequencetype")))
+    if (len(sequencetypes) == 1 and isinstance(only := next(iter(sequencetypes)), str) and only
+            and all("sequence" in event for event in events)):
+        entry["sequence"] = only
 
-    names: Counter[str] = Counter()
-    for event in events:
-        names.update(name for name in event if name not in CORE)
     extensions: dict[str, Any] = {}
-    for name in names:
+    for name in (name for name in dict.fromkeys(chain.from_iterable(events)) if name not in CORE):
         if not _EXTENSION_NAME.match(name):
             notes.add(first_file, first_line, None, _pointer(name),
                       f"{label}: {name!r} is not a CloudEvents attribute name ([a-z0-9]+, CloudEvents 1.0.2 §3.1.4): "
                       "not declared")
             continue
-        declaration, problem = _extension(name, [event.get(name) for event in events], count)
+        declaration, problem = _extension(name, list(map(dict.get, events, repeat(name))), count)
         if declaration is None:
             notes.add(first_file, first_line, None, _pointer(name), f"{label}: {problem}: not declared")
         else:
@@ -426,7 +591,7 @@ def _event(group: _Group, producer_source: str, notes: _Notes) -> dict[str, Any]
     if extensions:
         entry["extensions"] = extensions
     if with_data:
-        entry["data"] = infer([event["data"] for event in events])
+        entry["data"] = infer(list(map(itemgetter("data"), events)))
     examples = _example_of(events, source)
     if examples:
         entry["examples"] = examples
@@ -447,11 +612,16 @@ def catalog_id(sources: Sequence[Path], options: Options) -> str:
 
 
 def read(sources: Sequence[Path], options: Options) -> Imported:
+    with no_collection():  # millions of small containers and no cycles: nothing for the collector to find
+        return _import(sources, options)
+
+
+def _import(sources: Sequence[Path], options: Options) -> Imported:
     notes = _Notes()
     groups = _settle_dataversions(_read(sources, notes), notes)
     all_sources: Counter[str] = Counter()
     for group in groups:
-        all_sources.update(event["source"] for event in group.events)
+        all_sources.update(map(itemgetter("source"), group.events))
     events = []
     producer_source = _common(all_sources) if all_sources else "urn:example:unknown"
     for group in groups:
