@@ -198,7 +198,7 @@ def sample_sets(draw: st.DrawFn) -> list[dict[str, Any]]:
                     sample[name] = draw({"str": st.text(string.ascii_letters, min_size=1, max_size=5),
                                          "int": st.integers(-(2**31), 2**31 - 1), "bool": st.booleans()}[kind])
             if has_data and scalar:
-                sample["data"] = draw(_JSON)
+                sample["data"] = draw(_JSON.filter(lambda value: value is not None))  # null data is no data (§5)
             elif has_data:
                 data = dict(base)
                 data.update(draw(st.dictionaries(_KEYS, _JSON, max_size=3)))
@@ -227,3 +227,18 @@ def test_validate_accepts_every_sample_under_the_inferred_catalog(
     code, output = evcat(capsys, "validate", str(catalog), str(path))
     assert code == 0, output
     assert f"{len(samples)} of {len(samples)} events valid" in output, output
+
+
+def test_null_data_is_no_data(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """"data": null means unset (contract §5): such samples make a notification,
+    and beside samples with data they are noted, not carried (found by the property)."""
+    path = tmp_path / "samples.json"
+    path.write_text(json.dumps([event(1, None, data=None, type="com.example.ping"), event(2, {"a": 1}), event(3, None, data=None)]))
+    imported = read_events([path], Options())
+    (document,) = imported.documents.values()
+    ping, created = document["events"]
+    assert "data" not in ping and created["data"]["required"] == ["a"]
+    assert [note.pointer for note in imported.notes if "no data while others have" in note.message] == [""]
+    catalog = write_catalog(imported, tmp_path / "catalog")
+    code, output = evcat(capsys, "validate", str(catalog), str(path))
+    assert "2 of 3 events valid" in output, output

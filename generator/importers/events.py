@@ -437,7 +437,7 @@ def _settle_dataversions(groups: dict[tuple[str, str | None], _Group], notes: _N
                 notes.add(file, line, index, "", f"type {event_type!r} has several dataversions ({', '.join(known)}) and "
                           "this event names none: ambiguous (contract §5), not carried", family="ambiguous dataversion")
         else:
-            if any("data" in event for event in group.events):
+            if any(event.get("data") is not None for event in group.events):
                 group.dataversion = DEFAULT_DATAVERSION
                 file, line, _ = group.where[0]
                 notes.add(file, line, None, "", f"type {event_type!r}: no sample names a dataversion; "
@@ -512,13 +512,13 @@ def _event(group: _Group, producer_source: str, notes: _Notes) -> dict[str, Any]
     events, count = group.events, len(group.events)
     first_file, first_line, _ = group.where[0]
     label = f"type {group.type!r}" + (f" dataversion {group.dataversion}" if group.dataversion else "")
-    binary = [i for i, event in enumerate(events) if "data_base64" in event]
+    binary = [i for i, event in enumerate(events) if event.get("data_base64") is not None]
     for i in binary:
         file, line, index = group.where[i]
         notes.add(file, line, index, "/data_base64", "binary data (data_base64): the catalog format describes JSON "
                   "payloads (§1); event not carried", family="data_base64")
     if binary:
-        keep = [i for i in range(count) if "data_base64" not in events[i]]
+        keep = [i for i in range(count) if events[i].get("data_base64") is None]
         if not keep:
             return None
         events = [events[i] for i in keep]
@@ -526,14 +526,17 @@ def _event(group: _Group, producer_source: str, notes: _Notes) -> dict[str, Any]
         count = len(events)
     else:
         where = group.where
-    with_data = sum(1 for event in events if "data" in event)
+    # JSON null for an attribute means unset (contract §5): "data": null is no data
+    with_data = sum(1 for value in map(dict.get, events, repeat("data")) if value is not None)
     if with_data and with_data < count:
         for i, event in enumerate(events):
-            if "data" not in event:
+            if event.get("data") is None:
                 file, line, index = where[i]
                 notes.add(file, line, index, "", f"{label}: this sample has no data while others have: the catalog "
                           "gives the type a payload (contract §5), this sample is not carried", family="no data")
-        events = [event for event in events if "data" in event]
+        keep = [i for i, event in enumerate(events) if event.get("data") is not None]
+        events = [events[i] for i in keep]
+        where = _Where(where.samples, [where.positions[i] for i in keep])
         count = len(events)
 
     entry: dict[str, Any] = {"type": group.type}
