@@ -233,7 +233,9 @@ def test_null_data_is_no_data(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     """"data": null means unset (contract §5): such samples make a notification,
     and beside samples with data they are noted, not carried (found by the property)."""
     path = tmp_path / "samples.json"
-    path.write_text(json.dumps([event(1, None, data=None, type="com.example.ping"), event(2, {"a": 1}), event(3, None, data=None)]))
+    ping, empty = event(1, type="com.example.ping"), event(3)
+    ping["data"] = empty["data"] = None
+    path.write_text(json.dumps([ping, event(2, {"a": 1}), empty]))
     imported = read_events([path], Options())
     (document,) = imported.documents.values()
     ping, created = document["events"]
