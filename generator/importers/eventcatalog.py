@@ -1,0 +1,535 @@
+"""`evcat import eventcatalog`: an EventCatalog project folder (contract §10).
+
+EventCatalog (https://www.eventcatalog.dev; the collections of
+``@eventcatalog/core``'s ``content.config.ts``) keeps each resource as a
+Markdown page (``index.md`` or ``index.mdx``) whose YAML front matter says
+what it is. What this import reads, by the paths EventCatalog itself globs:
+
+- events: ``**/events/<name>/index.md(x)`` (the latest version) and
+  ``**/events/<name>/versioned/<version>/index.md(x)``: one event type per
+  version (``dataversion`` = ``version``), the CloudEvents ``type`` being
+  the event's ``id`` under ``--type-prefix``; the payload schema from
+  ``schemaPath`` (JSON Schema in JSON or YAML; draft-07 and 2019-09 read
+  as 2020-12, ``definitions``/``$defs`` moved to the catalog's ``schemas``);
+- services: ``**/services/<name>/index.md(x)``: ``sends`` and ``receives``
+  of events, with the channels of their ``to``/``from``, and the first
+  owner team as ``owner``;
+- channels: ``**/channels/**/index.md(x)``: ``address`` (with its
+  ``{parameters}``) and the first of ``protocols`` that the catalog format
+  knows (kafka, amqp, mqtt, http);
+- domains: ``**/domains/<name>/index.md(x)``: one catalog file per domain
+  (one catalog id for the project), holding the events and services under
+  the domain's folder.
+
+Everything else is a located note (file, line, JSON pointer into the front
+matter): commands and queries (EventCatalog messages that are not events),
+Avro or Protobuf schemas, channels on protocols the format does not know,
+older versions of services and channels, routes and delivery guarantees,
+specifications, entities, flows and the rest.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from ..loader import load_text
+from ..string_formats import is_semver
+from . import Imported, Note, Options
+
+PAGES = ("index.md", "index.mdx")
+SKIPPED_FOLDERS = frozenset(("node_modules", "dist", ".eventcatalog-core", "public", ".git"))
+PROTOCOLS = {"kafka": "kafka", "amqp": "amqp", "amqp1": "amqp", "rabbitmq": "amqp", "mqtt": "mqtt", "mqtt5": "mqtt",
+             "http": "http", "https": "http", "webhook": "http", "webhooks": "http"}
+SCHEMA_SUFFIXES_JSON = (".json",)
+SCHEMA_SUFFIXES_YAML = (".yaml", ".yml")
+EXACT_SCHEMA = "data.schema.json"  # what evcat's export (render/eventcatalog.py) writes beside schema.json
+NO_DATA_BADGE = "no data"  # ... and the badge of an event without data
+_RANGE = re.compile(r"[\^~<>=*xX| ]")  # an npm semver range rather than one version
+
+# The EventCatalog collections by their folders (content.config.ts globs).
+_MESSAGE = re.compile(r"(?:^|/)(events|commands|queries)/([^/]+)/(?:versioned/([^/]+)/)?index\.mdx?$")
+_SERVICE = re.compile(r"(?:^|/)services/([^/]+)/(?:versioned/([^/]+)/)?index\.mdx?$")
+_CHANNEL = re.compile(r"(?:^|/)channels/(?:[^/]+/)*?(?:versioned/([^/]+)/)?index\.mdx?$")
+_DOMAIN = re.compile(r"(?:^|/)domains/([^/]+)/(?:subdomains/([^/]+)/)?(?:versioned/([^/]+)/)?index\.mdx?$")
+_TEAM = re.compile(r"(?:^|/)teams/[^/]+\.mdx?$")
+
+
+@dataclass
+class Page:
+    """One EventCatalog page: its front matter with the location of each value."""
+
+    file: str  # as shown
+    path: Path
+    relative: str  # to the project folder, with /
+    value: dict[str, Any]
+    document: Any  # loader.Document of the front matter
+
+    def note(self, keys: tuple[str | int, ...], message: str, kind: str = "not carried") -> Note:
+        location = self.document.loc(keys)
+        return Note(self.file, _pointer(keys), message, location.line + 1, location.column, kind)  # +1: the --- line
+
+
+def _pointer(keys: tuple[str | int, ...]) -> str:
+    return "".join("/" + str(key).replace("~", "~0").replace("/", "~1") for key in keys)
+
+
+def front_matter(text: str) -> tuple[str, str] | None:
+    """(YAML front matter, body) of a Markdown page, or None without one
+    (front matter: YAML between a first line ``---`` and the next ``---``)."""
+    lines = text.splitlines(keepends=True)
+    if not lines or lines[0].strip() != "---":
+        return None
+    for number in range(1, len(lines)):
+        if lines[number].strip() in ("---", "..."):
+            return "".join(lines[1:number]), "".join(lines[number + 1:])
+    return None
+
+
+def _read_page(path: Path, root: Path, notes: list[Note]) -> Page | None:
+    display = str(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        notes.append(Note(display, "", f"cannot read the page: {error}"))
+        return None
+    split = front_matter(text)
+    if split is None:
+        notes.append(Note(display, "", "no front matter (YAML between --- lines): not an EventCatalog resource", 1, 1))
+        return None
+    document = load_text(split[0], display)
+    problems = [d for d in document.diagnostics if d.rule in ("CAT-YAML", "CAT-DUPLICATE-KEY")]
+    if problems or not isinstance(document.value, dict):
+        first = problems[0] if problems else None
+        message = first.message if first else "the front matter is not a mapping"
+        line = first.location.line + 1 if first else 2
+        notes.append(Note(display, "", f"front matter not read: {message}", line, first.location.column if first else 1))
+        return None
+    return Page(display, path, path.relative_to(root).as_posix(), document.value, document)
+
+
+def _pages(root: Path, notes: list[Note]) -> list[Page]:
+    pages: list[Page] = []
+    for directory, subdirs, files in os.walk(root):
+        subdirs[:] = sorted(d for d in subdirs if d not in SKIPPED_FOLDERS and not d.startswith("."))
+        for name in sorted(files):
+            path = Path(directory) / name
+            relative = path.relative_to(root).as_posix()
+            if name in PAGES or _TEAM.search(relative):
+                page = _read_page(path, root, notes)
+                if page is not None:
+                    pages.append(page)
+    return pages
+
+
+# -- names and versions ------------------------------------------------------
+
+
+def kebab(text: str) -> str:
+    words = re.findall(r"[a-z0-9]+", re.sub(r"([a-z0-9])([A-Z])", r"\1-\2", text).lower())
+    name = "-".join(words)
+    return name if name and name[0].isalpha() else f"c-{name}" if name else "eventcatalog"
+
+
+def semver(value: Any) -> str | None:
+    """``value`` as MAJOR.MINOR.PATCH: ``1`` and ``1.2`` filled in with zeros; None when it is no version."""
+    text = str(value).strip() if isinstance(value, (str, int, float)) and not isinstance(value, bool) else ""
+    if re.fullmatch(r"(0|[1-9][0-9]*)(\.(0|[1-9][0-9]*)){0,2}", text):
+        parts = text.split(".")
+        return ".".join(parts + ["0"] * (3 - len(parts)))
+    return text if is_semver(text) else None
+
+
+def _text(value: Any) -> str | None:
+    return value.strip() if isinstance(value, str) and value.strip() else None
+
+
+def _pascal(text: str) -> str:
+    return "".join(word[:1].upper() + word[1:] for word in re.findall(r"[A-Za-z0-9]+", text)) or "Schema"
+
+
+# -- payload schemas -----------------------------------------------------------
+
+_DRAFT = "https://json-schema.org/draft/2020-12/schema"
+
+
+@dataclass
+class _Schemas:
+    """The catalog's ``schemas``, filled from the events' ``definitions``/``$defs``."""
+
+    shared: dict[str, Any] = field(default_factory=dict)
+
+    def name(self, wanted: str) -> str:
+        name, number = wanted, 2
+        while name in self.shared:
+            name, number = f"{wanted}{number}", number + 1
+        return name
+
+
+def _payload(page: Page, event_id: str, schemas: _Schemas, notes: list[Note]) -> dict[str, Any]:
+    """The catalog ``data`` of an event page: its JSON Schema, or ``{}``
+    (any JSON) with a note when the page has none the catalog can carry."""
+    schema_path = page.value.get("schemaPath")
+    folder = page.path.parent
+    if (folder / EXACT_SCHEMA).is_file():  # evcat's own export: the exact payload schema beside the viewer's
+        schema_path = EXACT_SCHEMA
+    if not isinstance(schema_path, str):
+        candidates = [name for name in ("schema.json", "schema.yaml", "schema.yml") if (folder / name).is_file()]
+        if not candidates:
+            notes.append(page.note(("id",), f"event {event_id!r} has no schema (schemaPath): the payload is not "
+                                   "described, the catalog's data accepts any JSON", kind="derived"))
+            return {}
+        schema_path = candidates[0]
+    target = (folder / schema_path).resolve()
+    where = ("schemaPath",) if "schemaPath" in page.value else ("id",)
+    if folder.resolve() not in target.parents and target.parent != folder.resolve():
+        notes.append(page.note(where, f"schemaPath {schema_path!r} leads out of the event's folder: not read; "
+                               "the catalog's data accepts any JSON"))
+        return {}
+    if not target.name.endswith(SCHEMA_SUFFIXES_JSON + SCHEMA_SUFFIXES_YAML):
+        notes.append(page.note(where, f"schema {schema_path!r} is not JSON Schema (Avro, Protobuf and other formats "
+                               "cannot be carried): the catalog's data accepts any JSON"))
+        return {}
+    try:
+        text = target.read_text(encoding="utf-8")
+        value = json.loads(text) if target.name.endswith(SCHEMA_SUFFIXES_JSON) else yaml.safe_load(text)
+    except (OSError, UnicodeDecodeError, ValueError, yaml.YAMLError) as error:
+        notes.append(page.note(where, f"schema {schema_path!r} not read ({str(error)[:200]}): the catalog's data "
+                               "accepts any JSON"))
+        return {}
+    if not isinstance(value, dict):
+        notes.append(page.note(where, f"schema {schema_path!r} is not a JSON Schema object: the catalog's data "
+                               "accepts any JSON"))
+        return {}
+    return _to_catalog(value, str(folder / schema_path), event_id, schemas, notes)
+
+
+def _to_catalog(schema: dict[str, Any], file: str, event_id: str, schemas: _Schemas, notes: list[Note]) -> dict[str, Any]:
+    """A JSON Schema file as catalog ``data`` (2020-12): ``$schema`` and
+    ``$id`` dropped, ``definitions``/``$defs`` moved to ``schemas`` under
+    unique names with their ``$ref``s rewritten (catalog format §1), a
+    draft-07 array ``items`` as ``prefixItems``."""
+    schema = copy.deepcopy(schema)
+    dialect = schema.pop("$schema", None)
+    if dialect is not None and dialect.rstrip("#") != _DRAFT:
+        notes.append(Note(file, "/$schema", f"{dialect} read as JSON Schema 2020-12 (the catalog's dialect)", kind="derived"))
+    schema.pop("$id", None)
+    definitions: dict[str, Any] = {}  # "#/$defs/Name" -> the definition
+    for keyword in ("definitions", "$defs"):
+        found = schema.pop(keyword, None)
+        if isinstance(found, dict):
+            definitions.update((f"#/{keyword}/{name}", definition) for name, definition in found.items())
+    # Each definition under its own name in `schemas`, or under the name of an
+    # equal one already there (several events with the same $defs share them).
+    renamed = {ref: _pascal(ref.rsplit("/", 1)[1]) for ref in definitions}
+    reused = {ref for ref, name in renamed.items() if name in schemas.shared}
+    def walk(node: Any, pointer: str) -> Any:
+        if isinstance(node, list):
+            return [walk(item, f"{pointer}/{index}") for index, item in enumerate(node)]
+        if not isinstance(node, dict):
+            return node
+        result = {}
+        for key, value in node.items():
+            if key == "$ref" and isinstance(value, str):
+                if value in renamed:
+                    result[key] = f"#/schemas/{renamed[value]}"
+                    continue
+                if value == "#":
+                    notes.append(Note(file, f"{pointer}/$ref", "a reference to the whole schema: replaced by {} "
+                                      "(any JSON); the catalog names shared schemas only"))
+                    continue
+                else:
+                    notes.append(Note(file, f"{pointer}/$ref", f"$ref {value!r} is not to a definition of the same "
+                                      "file: not carried (replaced by any JSON)"))
+                    continue
+            elif key == "items" and isinstance(value, list):  # draft-07 tuple form
+                result["prefixItems"] = walk(value, f"{pointer}/items")
+                continue
+            elif key == "additionalItems" and isinstance(node.get("items"), list):
+                result["items"] = walk(value, f"{pointer}/additionalItems")
+                continue
+            elif key in ("dependencies",):
+                notes.append(Note(file, f"{pointer}/{key}", "draft-07 'dependencies' not carried"))
+                continue
+            result[key] = walk(value, f"{pointer}/{key}") if key not in ("enum", "const", "examples", "default") else value
+        return result
+
+    while True:  # reuse a shared schema only where it is equal once references are renamed
+        walked = {ref: walk(definition, f"/schemas/{renamed[ref]}") for ref, definition in definitions.items()}
+        differing = {ref for ref in reused if walked[ref] != schemas.shared[renamed[ref]]}
+        if not differing:
+            break
+        for ref in differing:
+            renamed[ref] = schemas.name(renamed[ref])
+            reused.discard(ref)
+    for ref, definition in walked.items():
+        if ref not in reused:
+            renamed_to = renamed[ref]
+            schemas.shared[renamed_to] = definition
+    return walk(schema, "")
+
+
+# -- the project -----------------------------------------------------------------
+
+
+@dataclass
+class _Event:
+    page: Page
+    id: str
+    version: str
+    latest: bool
+    domain: str | None
+
+
+def _domain_of(relative: str, domains: dict[str, str]) -> str | None:
+    """The id of the innermost domain whose folder holds ``relative``."""
+    best, depth = None, -1
+    for folder, domain_id in domains.items():
+        if relative.startswith(folder + "/") and folder.count("/") > depth:
+            best, depth = domain_id, folder.count("/")
+    return best
+
+
+def _config(root: Path) -> dict[str, str]:
+    """``title`` and ``organizationName`` of ``eventcatalog.config.js`` (read as text: it is JavaScript)."""
+    try:
+        text = (root / "eventcatalog.config.js").read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return {}
+    found = {}
+    for key in ("title", "organizationName"):
+        match = re.search(rf"(?<![\w$])(['\"]?){key}\1\s*:\s*(['\"])(.*?)\2", text)
+        if match:
+            found[key] = match.group(3)
+    return found
+
+
+def read(sources: Sequence[Path], options: Options) -> Imported:
+    imported = Imported()
+    for root in sources:
+        one = _project(Path(root), options)
+        for name, document in one.documents.items():
+            imported.documents[name if name not in imported.documents else f"{Path(root).name}-{name}"] = document
+        imported.notes.extend(one.notes)
+    return imported
+
+
+def _project(root: Path, options: Options) -> Imported:
+    notes: list[Note] = []
+    if not root.is_dir():
+        return Imported({}, [Note(str(root), "", "not a folder: an EventCatalog project is a folder", kind="error")])
+    pages = _pages(root, notes)
+    config = _config(root)
+    catalog_id = options.catalog_id or kebab(config.get("title") or root.resolve().name)
+    prefix = options.type_prefix
+    teams = {page.value.get("id"): page for page in pages if _TEAM.search(page.relative) and page.value.get("id")}
+
+    domains: dict[str, str] = {}  # folder -> domain id
+    domain_pages: dict[str, Page] = {}
+    events: list[_Event] = []
+    services: list[tuple[Page, str]] = []
+    channels: list[Page] = []
+    for page in pages:
+        relative = page.relative
+        match = _MESSAGE.search(relative)
+        if match:
+            collection, folder, versioned = match.groups()
+            page_id = _text(page.value.get("id")) or folder
+            if collection != "events":
+                notes.append(page.note(("id",), f"{collection[:-1] if collection != 'queries' else 'query'} "
+                                       f"{page_id!r}: EventCatalog {collection} are not events; not carried"))
+                continue
+            version = semver(page.value.get("version", versioned))
+            if version is None:
+                notes.append(page.note(("version",), f"event {page_id!r}: version {page.value.get('version')!r} is "
+                                       "not MAJOR.MINOR.PATCH: not carried"))
+                continue
+            events.append(_Event(page, page_id, version, versioned is None, None))
+            continue
+        match = _SERVICE.search(relative)
+        if match:
+            if match.group(2) is not None:
+                notes.append(page.note(("version",), f"service {page.value.get('id')!r}: older version "
+                                       f"{page.value.get('version')!r} not carried (the catalog keeps the latest)"))
+            else:
+                services.append((page, _text(page.value.get("id")) or match.group(1)))
+            continue
+        match = _CHANNEL.search(relative)
+        if match:
+            if match.group(1) is not None:
+                notes.append(page.note(("version",), f"channel {page.value.get('id')!r}: older version not carried"))
+            else:
+                channels.append(page)
+            continue
+        match = _DOMAIN.search(relative)
+        if match and match.group(3) is None:
+            domain_id = kebab(_text(page.value.get("id")) or match.group(2) or match.group(1))
+            domains[relative.rsplit("/", 1)[0]] = domain_id
+            domain_pages[domain_id] = page
+            continue
+        if _TEAM.search(relative):
+            continue
+        kind = relative.split("/")[-3] if relative.count("/") >= 2 else "page"
+        notes.append(Note(page.file, "", f"{kind} page not carried (the catalog has events, services and channels)", 1, 1))
+
+    # Event types: one per (id, version); the type is the id under --type-prefix.
+    def type_of(event_id: str) -> str:
+        if not prefix:
+            return event_id
+        return prefix + event_id if prefix.endswith(".") else f"{prefix}.{event_id}"
+
+    schemas: dict[str | None, _Schemas] = {}  # by domain: a $ref is to the schemas of its own file (§1)
+    versions: dict[str, list[str]] = {}
+    by_domain: dict[str | None, list[dict[str, Any]]] = {}
+    seen: set[tuple[str, str]] = set()
+    for event in events:
+        if (event.id, event.version) in seen:
+            notes.append(event.page.note(("version",), f"event {event.id!r} version {event.version} appears twice: "
+                                         "the second not carried"))
+            continue
+        seen.add((event.id, event.version))
+        versions.setdefault(event.id, []).append(event.version)
+        value = event.page.value
+        badges = {b.get("content") for b in value.get("badges") or [] if isinstance(b, dict)}
+        notification = NO_DATA_BADGE in badges and "schemaPath" not in value
+        entry: dict[str, Any] = {"type": type_of(event.id)}
+        if not notification:
+            entry["dataversion"] = event.version
+        entry["title"] = _text(value.get("name")) or event.id
+        summary = _text(value.get("summary"))
+        entry["description"] = summary or f"The EventCatalog event {event.id!r}."
+        deprecated = value.get("deprecated")
+        if deprecated:
+            message = deprecated.get("message") if isinstance(deprecated, dict) else None
+            entry["deprecated"] = _text(message) or True
+        domain = _domain_of(event.page.relative, domains)
+        if not notification:
+            entry["data"] = _payload(event.page, event.id, schemas.setdefault(domain, _Schemas()), notes)
+        for key in ("channels", "producers", "consumers", "specifications", "operation"):
+            if key in value:
+                notes.append(event.page.note((key,), f"event {event.id!r}: {key} not carried"
+                                             + (" (channels come from the services' sends and receives)"
+                                                if key == "channels" else "")))
+        by_domain.setdefault(domain, []).append(entry)
+
+    # Channels: the ones the catalog format can carry.
+    channel_entries: dict[str, dict[str, Any]] = {}
+    for page in channels:
+        value = page.value
+        channel_id = _text(value.get("id")) or page.path.parent.name
+        protocols = [p for p in value.get("protocols") or [] if isinstance(p, str)]
+        protocol = next((PROTOCOLS[p.lower()] for p in protocols if p.lower() in PROTOCOLS), None)
+        if protocol is None:
+            notes.append(page.note(("protocols",) if protocols else ("id",),
+                                   f"channel {channel_id!r}: protocol {', '.join(protocols) or '(none)'} is not one of "
+                                   "kafka, amqp, mqtt, http: channel not carried"))
+            continue
+        entry = {"protocol": protocol}
+        address = _text(value.get("address"))
+        if address is None:
+            notes.append(page.note(("id",), f"channel {channel_id!r} has no address: its id is the address",
+                                   kind="derived"))
+        entry["address"] = address or channel_id
+        description = _text(value.get("summary"))
+        if description:
+            entry["description"] = description
+        for key in ("parameters", "routes", "deliveryGuarantee", "messages"):
+            if key in value:
+                what = "descriptions of the address parameters" if key == "parameters" else key
+                notes.append(page.note((key,), f"channel {channel_id!r}: {what} not carried"))
+        channel_entries[channel_id] = entry
+
+    # Services: their sends and receives of the events imported.
+    service_entries: dict[str | None, dict[str, Any]] = {}
+    for page, service_id in services:
+        value = page.value
+        entry: dict[str, Any] = {"title": _text(value.get("name")) or service_id}
+        summary = _text(value.get("summary"))
+        if summary:
+            entry["description"] = summary
+        owners = [o if isinstance(o, str) else o.get("id") if isinstance(o, dict) else None for o in value.get("owners") or []]
+        team = next((teams[o] for o in owners if o in teams), None)
+        if team is not None:
+            owner = {"name": _text(team.value.get("name")) or str(team.value.get("id"))}
+            if _text(team.value.get("email")):
+                owner["email"] = team.value["email"].strip()
+            entry["owner"] = owner
+        for direction, channel_key in (("sends", "to"), ("receives", "from")):
+            links = []
+            for index, pointer in enumerate(value.get(direction) or []):
+                if not isinstance(pointer, dict) or not isinstance(pointer.get("id"), str):
+                    continue
+                message_id = pointer["id"]
+                if message_id not in versions:
+                    notes.append(page.note((direction, index, "id"), f"service {service_id!r} {direction} "
+                                           f"{message_id!r}, not an event of this project (a command, a query or "
+                                           "another catalog's): not carried"))
+                    continue
+                link: dict[str, Any] = {"type": type_of(message_id)}
+                version = pointer.get("version")
+                if version not in (None, "latest"):
+                    exact = semver(version)
+                    if exact is not None and exact in versions[message_id]:
+                        link["dataversion"] = exact
+                    elif direction == "receives" and isinstance(version, str) and _RANGE.search(version):
+                        link["dataversion"] = version
+                    else:
+                        notes.append(page.note((direction, index, "version"), f"version {version!r} of {message_id!r} "
+                                               "is not one of its versions: any version"))
+                targets = [c.get("id") for c in pointer.get(channel_key) or [] if isinstance(c, dict)]
+                carried = [c for c in targets if c in channel_entries]
+                for position, channel in enumerate(targets):
+                    if channel not in channel_entries:
+                        notes.append(page.note((direction, index, channel_key, position),
+                                               f"channel {channel!r} is not carried (see its note): the link has no channel"))
+                if carried:
+                    links.extend({**link, "channel": channel} for channel in carried)
+                else:
+                    links.append(link)
+            if links:
+                entry[direction] = links
+        domain = _domain_of(page.relative, domains)
+        service_entries.setdefault(domain, {})[service_id] = entry
+
+    # Documents: one per domain with events (and one for events outside any domain).
+    producer = {"source": f"urn:eventcatalog:{catalog_id}"}
+    if config.get("organizationName"):
+        producer["organization"] = config["organizationName"]
+    notes.append(Note(str(root), "", f"the events' source is {producer['source']!r} (EventCatalog does not name "
+                      "CloudEvents sources); set producer.source to the real one", kind="derived"))
+    documents: dict[str, dict[str, Any]] = {}
+    homes = [d for d in by_domain if d is not None] + ([None] if None in by_domain else [])
+    for domain in homes:
+        page = domain_pages.get(domain) if domain else None
+        document: dict[str, Any] = {"catalog": catalog_id, "title": config.get("title") or catalog_id}
+        description = _text(page.value.get("summary")) if page else None
+        if page is not None:
+            document["description"] = (f"Domain {_text(page.value.get('name')) or domain}"
+                                       + (f": {description}" if description else "."))
+        document["version"] = "1.0.0"
+        document["profile"] = options.profile
+        document["producer"] = dict(producer)
+        documents[f"{domain or catalog_id}.yaml"] = document
+    if not documents:
+        notes.append(Note(str(root), "", "no events found: no catalog written", kind="error"))
+        return Imported({}, notes)
+    first = next(iter(documents.values()))
+    for domain, shared in schemas.items():
+        if shared.shared:
+            documents[f"{domain or catalog_id}.yaml"]["schemas"] = shared.shared
+    if channel_entries:
+        first["channels"] = channel_entries
+    for domain, entries in service_entries.items():
+        target = documents.get(f"{domain}.yaml") if domain else documents.get(f"{catalog_id}.yaml")
+        (target or first).setdefault("services", {}).update(entries)
+    for domain in homes:
+        documents[f"{domain or catalog_id}.yaml"]["events"] = by_domain[domain]
+    return Imported(documents, notes)
