@@ -29,7 +29,7 @@ from .store import Single, Store
 from .workers import run as parallel
 from .workers import worker_count
 
-_CACHE_FORMAT = f"{__version__}-5"
+_CACHE_FORMAT = f"{__version__}-6"  # 6: a diagnostic keeps its YAML path
 
 
 def source_digest(display: str, raw: bytes) -> str:

@@ -17,6 +17,7 @@ from typing import Any
 
 from .. import vocabulary
 from ..naming import python_package_name
+from ..string_formats import in_npm_range
 from ..profiles import Profile
 
 JSON = Any
@@ -73,6 +74,33 @@ class Channel:
 
 
 _PARAMETER = re.compile(r"\{([^{}]+)\}")
+# RFC 6570 §2.3, level 1: varname = varchar *( ["."] varchar ), varchar = ALPHA / DIGIT / "_" / pct-encoded.
+_VARCHAR = r"(?:[A-Za-z0-9_]|%[0-9A-Fa-f]{2})"
+VARNAME = re.compile(rf"{_VARCHAR}+(?:\.{_VARCHAR}+)*")
+
+
+def address_problem(address: str) -> str | None:
+    """Why ``address`` is not a level-1 URI template (RFC 6570 §1.2, §2), or None."""
+    depth, start = 0, 0
+    for index, char in enumerate(address):
+        if char == "{":
+            if depth:
+                return f"'{{' inside the parameter at column {start + 1} of the address: parameters do not nest"
+            depth, start = 1, index
+        elif char == "}":
+            if not depth:
+                return f"'}}' at column {index + 1} of the address closes no parameter"
+            depth = 0
+            name = address[start + 1 : index]
+            if not name:
+                return "an empty parameter '{}'"
+            if name[0] in "+#./;?&=,!@|":
+                return f"'{{{name}}}': operator '{name[0]}' is RFC 6570 level 2 or more; evcat addresses are level 1 ('{{name}}')"
+            if not VARNAME.fullmatch(name):
+                return f"'{{{name}}}' is not a parameter name (letters, digits, '_', '.' between them)"
+    if depth:
+        return f"the parameter at column {start + 1} of the address is not closed with '}}'"
+    return None
 
 
 @dataclass(frozen=True)
@@ -83,6 +111,20 @@ class Link:
     dataversion: str | None = None  # sends: a version; receives: an npm semver range
     channel: str | None = None
     path: tuple[str | int, ...] = field(default=(), compare=False)
+
+    def sends(self, event: EventType) -> bool:
+        """A ``sends`` entry covers ``event``: same type, and its dataversion
+        (absent: every dataversion of the type)."""
+        return self.type == event.type and (self.dataversion is None or self.dataversion == event.dataversion)
+
+    def receives(self, type: str, dataversion: str | None) -> bool:
+        """A ``receives`` entry covers (type, dataversion): same type, and the
+        version in its npm semver range (absent: every dataversion)."""
+        if self.type != type:
+            return False
+        if self.dataversion is None:
+            return True
+        return dataversion is not None and in_npm_range(dataversion, self.dataversion)
 
 
 @dataclass(frozen=True)
@@ -200,6 +242,8 @@ class EventType:
     examples: tuple[Example, ...] = ()
     # The event's own `rules:` (catalog-format.md §9): rule id -> error | warning | off.
     rules: tuple[tuple[str, str], ...] = ()
+    # The `rules:` of its file, which its own override (rules.overrides.event_severity).
+    file_rules: tuple[tuple[str, str], ...] = ()
     file: str = ""
     # Where it sits in its file, e.g. ("events", 3).
     path: tuple[str | int, ...] = field(default=(), compare=False)
@@ -326,6 +370,28 @@ class Catalog:
     def package_name(self) -> str:
         """The generated package's import and distribution name."""
         return self.package or python_package_name(self.id)
+
+    def channels_of(self, event: EventType) -> tuple[Channel, ...]:
+        """The channels ``event`` travels on (catalog-format.md §9): those its
+        sending services name, or every channel of the catalog when it has no
+        services. The one answer every stage asks (lint, AsyncAPI, the
+        generated package, docs)."""
+        if not self.services:
+            return self.channels
+        named = {
+            link.channel for service in self.services for link in service.sends if link.channel and link.sends(event)
+        }
+        return tuple(channel for channel in self.channels if channel.name in named)
+
+    def senders_of(self, event: EventType) -> tuple[Service, ...]:
+        """The services whose ``sends`` cover ``event``."""
+        return tuple(service for service in self.services if any(link.sends(event) for link in service.sends))
+
+    def receivers_of(self, type: str, dataversion: str | None) -> tuple[Service, ...]:
+        """The services whose ``receives`` cover (type, dataversion)."""
+        return tuple(
+            service for service in self.services if any(link.receives(type, dataversion) for link in service.receives)
+        )
 
 
 @dataclass(frozen=True)

@@ -39,6 +39,7 @@ from . import (
 from .. import profiles
 from ..naming import closest, to_pascal
 from ..profiles import Profile
+from ..overrides import setting_of, without_evcat_keys
 from ..schemawalk import rewrite_refs
 
 DEFAULT_PROFILE = profiles.DEFAULT.name
@@ -190,7 +191,10 @@ def build(documents: list[Document], memo: dict[Any, Any] | None = None) -> Buil
             used.add(unique)
             return f"#/$defs/{unique}"
 
-        return rewrite_refs(schema, replace), used
+        # evcat's own annotations (x-evcat-rules) are read from the documents
+        # (rules.overrides); the model, which every output is made from, has none
+        # (catalog-format.md §9).
+        return without_evcat_keys(rewrite_refs(schema, replace)), used
 
     shared: dict[str, SharedSchema] = {}
     direct_uses: dict[str, set[str]] = {}
@@ -339,6 +343,14 @@ def _services(group: list[Document]) -> Iterator[Service]:
             )
 
 
+def _settings(value: Any) -> tuple[tuple[str, str], ...]:
+    """A ``rules`` map as (rule id, error | warning | off) pairs (catalog-format.md §9); bad entries are left out."""
+    return tuple(
+        (rule_id, setting) for rule_id, raw in _dict(value).items()
+        if isinstance(rule_id, str) and (setting := setting_of(raw)) is not None
+    )
+
+
 def _links(value: Any, path: Path) -> Iterator[Link]:
     for index, raw in enumerate(_list(value)):
         if isinstance(raw, dict) and _str(raw.get("type")):
@@ -359,6 +371,7 @@ def _events(document: Document, catalog_id: str, rewritten: Any, closure: Any) -
     profile = file_profile(document)
     producer_source = _str(_dict(head.get("producer")).get("source")) or ""
     defaults = _dict(head.get("defaults"))
+    file_rules = _settings(head.get("rules"))
     for position, raw in enumerate(_list(head.get("events"))):
         if not isinstance(raw, dict):
             continue
@@ -403,11 +416,8 @@ def _events(document: Document, catalog_id: str, rewritten: Any, closure: Any) -
             extensions=extensions,
             payload=payload,
             examples=examples,
-            rules=tuple(
-                (rule_id, "off" if setting is False else setting)
-                for rule_id, setting in _dict(raw.get("rules")).items()
-                if isinstance(rule_id, str) and setting in ("error", "warning", "off", False)
-            ),
+            rules=_settings(raw.get("rules")),
+            file_rules=file_rules,
             file=document.file,
             path=path,
         )

@@ -27,6 +27,7 @@ import unicodedata
 from dataclasses import dataclass, field
 from functools import cache, partial
 from keyword import iskeyword
+from types import SimpleNamespace
 from typing import Any
 
 from .. import __version__
@@ -600,6 +601,18 @@ def _event_imports(views: list[EventView]) -> dict[str, Any]:
     }
 
 
+def _channel_context(catalog: Catalog, events: list[EventType]) -> dict[str, Any]:
+    """``channels.py``: the catalog's channels, and the ones each event travels on
+    (``Catalog.channels_of``, catalog-format.md §9)."""
+    channels = [SimpleNamespace(name=channel.name, protocol=channel.protocol, address=channel.address,
+                                parameters=channel.parameters, description=channel.description,
+                                bindings_code=repr(dict(channel.bindings)))
+                for channel in catalog.channels]
+    routes = [(event.key, names) for event in events
+              for names in [tuple(channel.name for channel in catalog.channels_of(event))] if names]
+    return {"channels": channels, "routes": routes}
+
+
 def render_catalog(catalog: Catalog, catalog_set: CatalogSet, env: Any, settings: Settings = Settings()) -> dict[str, str]:
     package = python_package_name(catalog.id)
     events = sorted(catalog.events, key=event_order)
@@ -616,6 +629,7 @@ def render_catalog(catalog: Catalog, catalog_set: CatalogSet, env: Any, settings
             {**context, "size_limit": catalog.profile.max_event_size}
         ),
         "delivery.py": env.get_template("python/delivery.py.jinja").render(context),
+        "channels.py": env.get_template("python/channels.py.jinja").render({**context, **_channel_context(catalog, events)}),
     }
     sources["models.py"] = models_source(catalog, catalog_set, data_names, settings.model_cache)
     formatted = format_sources(sources, settings.formatter)  # imports sorted, none unused, by ruff's rules

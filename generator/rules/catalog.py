@@ -14,7 +14,8 @@ from ..event_checker import EventChecker, Problem, pointer_text
 from ..loader import Document, Path
 from ..model import Catalog, EventType
 from ..naming import closest, did_you_mean
-from ..schemawalk import KEYWORDS, type_problem
+from ..overrides import EVCAT_PREFIX, SCHEMA_KEY, override_maps, setting_of
+from ..schemawalk import KEYWORDS, subschemas, type_problem
 from . import ALL, RULES, Context, PayloadPart, declare, event_rule, file_rule, part_findings, payload_parts, schema_nodes, set_rule, shared_schemas_of
 
 E, W = Severity.ERROR, Severity.WARNING
@@ -96,24 +97,40 @@ def _semver_fix(value: str) -> str | None:
 
 @file_rule("CAT-UNKNOWN-KEY", E, ALL, "A key the format does not know.", fixed=True)
 def unknown_keys(document: Document, context: Context) -> Iterator[Diagnostic]:
-    """Rule ids under ``rules:`` and keywords in payload schemas must be known."""
-    overrides = document.value.get("rules")
-    if isinstance(overrides, dict):
-        for rule_id, severity in overrides.items():
-            if rule_id not in RULES:
-                yield context.report(
-                    "CAT-UNKNOWN-KEY", f"unknown rule id '{rule_id}'{did_you_mean(rule_id, RULES)}",
-                    document.key_loc(("rules", rule_id)), closest(rule_id, RULES),
-                )
-            elif severity is True:
-                yield context.report(
-                    "CAT-TYPE", f"set {rule_id} to error, warning or off", document.loc(("rules", rule_id)),
-                )
-            elif RULES[rule_id].fixed and severity != "error":
-                yield context.report(
-                    "CAT-TYPE", f"{rule_id} guards what generation relies on and cannot be set to '{'off' if severity is False else severity}'",
-                    document.loc(("rules", rule_id)),
-                )
+    """Rule ids and settings of the file's and the events' ``rules:`` must be
+    known (catalog-format.md §9; ``x-evcat-rules`` of schema nodes: ``unknown_keywords``)."""
+    for path, overrides, _ in override_maps(document.value, schemas=False):
+        yield from _override_problems(document, context, path, overrides, check_values=False)
+
+
+def _override_problems(
+    document: Document, context: Context, path: Path, overrides: Any, *, check_values: bool
+) -> Iterator[Diagnostic]:
+    """The problems of one override map at ``path``: an unknown rule id, a
+    bad setting (``check_values``: where the structural check does not look,
+    in payload schemas), a fixed rule set below error."""
+    if not isinstance(overrides, dict):
+        if check_values:
+            yield context.report(
+                "CAT-TYPE", f"{path[-1]} is a mapping of rule id to error, warning or off, e.g. {{PAY-CAMELCASE: off}}",
+                document.loc(path),
+            )
+        return
+    for rule_id, severity in overrides.items():
+        if rule_id not in RULES:
+            yield context.report(
+                "CAT-UNKNOWN-KEY", f"unknown rule id '{rule_id}'{did_you_mean(str(rule_id), RULES)}",
+                document.key_loc(path + (rule_id,)), closest(str(rule_id), RULES),
+            )
+        elif severity is True or (check_values and setting_of(severity) is None):
+            yield context.report(
+                "CAT-TYPE", f"set {rule_id} to error, warning or off", document.loc(path + (rule_id,)),
+            )
+        elif RULES[rule_id].fixed and severity != "error":
+            yield context.report(
+                "CAT-TYPE", f"{rule_id} guards what generation relies on and cannot be set to '{'off' if severity is False else severity}'",
+                document.loc(path + (rule_id,)),
+            )
 
 
 @set_rule("CAT-UNKNOWN-KEY", E, "A key the format does not know.", fixed=True)
@@ -124,6 +141,7 @@ def unknown_keywords(context: Context) -> Iterator[Diagnostic]:
 
 
 def _unknown_keywords(context: Context, part: PayloadPart) -> Iterator[Diagnostic]:
+    yield from _evcat_keywords(context, part)
     for path, subschema in schema_nodes(context, part):
         for keyword in subschema:
             if keyword not in KEYWORDS and not keyword.startswith("x-"):
@@ -133,6 +151,35 @@ def _unknown_keywords(context: Context, part: PayloadPart) -> Iterator[Diagnosti
                     + (FLOW_COMMA_HINT if " " in keyword else " (prefix your own annotations with 'x-')"),
                     context.key_loc(part.file, path + (keyword,)),
                     closest(keyword, KEYWORDS),
+                )
+
+
+def _evcat_keywords(context: Context, part: PayloadPart) -> Iterator[Diagnostic]:
+    """evcat's own keywords in a payload schema as written (the model holds
+    them no more: ``overrides.without_evcat_keys``): ``x-evcat-rules`` maps
+    of known rule ids and settings (catalog-format.md §9), no other ``x-evcat-`` key."""
+    document = context.documents[part.file]
+    written: Any = document.value
+    for step in part.path:
+        if isinstance(written, dict):
+            written = written.get(step)
+        else:
+            written = written[step] if isinstance(written, list) and isinstance(step, int) else None
+    if written is part.schema or not isinstance(written, dict):
+        return  # the model's schema is the one written: it had no x-evcat- key to take out
+    for path, node in subschemas(written, part.path):
+        for keyword in node:
+            if not (isinstance(keyword, str) and keyword.startswith(EVCAT_PREFIX)):
+                continue
+            if keyword == SCHEMA_KEY:
+                yield from _override_problems(document, context, path + (keyword,), node[keyword], check_values=True)
+            else:
+                yield context.report(
+                    "CAT-UNKNOWN-KEY",
+                    f"'{keyword}': keys starting with '{EVCAT_PREFIX}' are evcat's own, and evcat knows only "
+                    f"'{SCHEMA_KEY}' (use another prefix for your own annotations, e.g. 'x-')",
+                    context.key_loc(part.file, path + (keyword,)),
+                    SCHEMA_KEY if closest(keyword, (SCHEMA_KEY,)) else None,
                 )
 
 
