@@ -30,27 +30,25 @@ specifications, entities, flows and the rest.
 
 from __future__ import annotations
 
-import copy
-import json
 import os
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-import yaml
 
 from ..loader import load_text
 from ..string_formats import is_semver
-from . import Imported, Note, Options
+from . import Imported, Note, Options, SourceError
+from .schemas import SchemaImporter
+from .sources import Refs
 
 PAGES = ("index.md", "index.mdx")
 SKIPPED_FOLDERS = frozenset(("node_modules", "dist", ".eventcatalog-core", "public", ".git"))
 PROTOCOLS = {"kafka": "kafka", "amqp": "amqp", "amqp1": "amqp", "rabbitmq": "amqp", "mqtt": "mqtt", "mqtt5": "mqtt",
              "http": "http", "https": "http", "webhook": "http", "webhooks": "http"}
-SCHEMA_SUFFIXES_JSON = (".json",)
-SCHEMA_SUFFIXES_YAML = (".yaml", ".yml")
+SCHEMA_SUFFIXES = (".json", ".yaml", ".yml")  # JSON Schema files (an Avro schema is .avsc, Protobuf .proto)
 EXACT_SCHEMA = "data.schema.json"  # what evcat's export (render/eventcatalog.py) writes beside schema.json
 NO_DATA_BADGE = "no data"  # ... and the badge of an event without data
 _RANGE = re.compile(r"[\^~<>=*xX| ]")  # an npm semver range rather than one version
@@ -152,31 +150,15 @@ def _text(value: Any) -> str | None:
     return value.strip() if isinstance(value, str) and value.strip() else None
 
 
-def _pascal(text: str) -> str:
-    return "".join(word[:1].upper() + word[1:] for word in re.findall(r"[A-Za-z0-9]+", text)) or "Schema"
-
-
 # -- payload schemas -----------------------------------------------------------
 
-_DRAFT = "https://json-schema.org/draft/2020-12/schema"
 
-
-@dataclass
-class _Schemas:
-    """The catalog's ``schemas``, filled from the events' ``definitions``/``$defs``."""
-
-    shared: dict[str, Any] = field(default_factory=dict)
-
-    def name(self, wanted: str) -> str:
-        name, number = wanted, 2
-        while name in self.shared:
-            name, number = f"{wanted}{number}", number + 1
-        return name
-
-
-def _payload(page: Page, event_id: str, schemas: _Schemas, notes: list[Note]) -> dict[str, Any]:
-    """The catalog ``data`` of an event page: its JSON Schema, or ``{}``
-    (any JSON) with a note when the page has none the catalog can carry."""
+def _payload(page: Page, event_id: str, refs: Refs, importer: SchemaImporter, notes: list[Note]) -> dict[str, Any]:
+    """The catalog ``data`` of an event page: its JSON Schema file converted
+    by the importers' one converter (``schemas.SchemaImporter``: ``$ref``s
+    followed with ``referencing`` inside the project folder, older dialects
+    brought to 2020-12), or ``{}`` (any JSON) with a note when the page has
+    no schema the catalog can carry."""
     schema_path = page.value.get("schemaPath")
     folder = page.path.parent
     if (folder / EXACT_SCHEMA).is_file():  # evcat's own export: the exact payload schema beside the viewer's
@@ -188,93 +170,24 @@ def _payload(page: Page, event_id: str, schemas: _Schemas, notes: list[Note]) ->
                                    "described, the catalog's data accepts any JSON", kind="derived"))
             return {}
         schema_path = candidates[0]
-    target = (folder / schema_path).resolve()
     where = ("schemaPath",) if "schemaPath" in page.value else ("id",)
-    if folder.resolve() not in target.parents and target.parent != folder.resolve():
-        notes.append(page.note(where, f"schemaPath {schema_path!r} leads out of the event's folder: not read; "
-                               "the catalog's data accepts any JSON"))
-        return {}
-    if not target.name.endswith(SCHEMA_SUFFIXES_JSON + SCHEMA_SUFFIXES_YAML):
+    if not schema_path.endswith(SCHEMA_SUFFIXES):
         notes.append(page.note(where, f"schema {schema_path!r} is not JSON Schema (Avro, Protobuf and other formats "
                                "cannot be carried): the catalog's data accepts any JSON"))
         return {}
     try:
-        text = target.read_text(encoding="utf-8")
-        value = json.loads(text) if target.name.endswith(SCHEMA_SUFFIXES_JSON) else yaml.safe_load(text)
-    except (OSError, UnicodeDecodeError, ValueError, yaml.YAMLError) as error:
-        notes.append(page.note(where, f"schema {schema_path!r} not read ({str(error)[:200]}): the catalog's data "
+        source = refs.load(folder / schema_path, str(folder / schema_path))
+    except SourceError as error:  # outside the project, missing, not YAML or JSON: said where, and carried on
+        notes.append(replace(error.note, kind="not carried"))
+        notes.append(page.note(where, f"schema {schema_path!r} not read (see the note on it): the catalog's data "
                                "accepts any JSON"))
         return {}
-    if not isinstance(value, dict):
+    if not isinstance(source.value, dict):
         notes.append(page.note(where, f"schema {schema_path!r} is not a JSON Schema object: the catalog's data "
                                "accepts any JSON"))
         return {}
-    return _to_catalog(value, str(folder / schema_path), event_id, schemas, notes)
-
-
-def _to_catalog(schema: dict[str, Any], file: str, event_id: str, schemas: _Schemas, notes: list[Note]) -> dict[str, Any]:
-    """A JSON Schema file as catalog ``data`` (2020-12): ``$schema`` and
-    ``$id`` dropped, ``definitions``/``$defs`` moved to ``schemas`` under
-    unique names with their ``$ref``s rewritten (catalog format §1), a
-    draft-07 array ``items`` as ``prefixItems``."""
-    schema = copy.deepcopy(schema)
-    dialect = schema.pop("$schema", None)
-    if dialect is not None and dialect.rstrip("#") != _DRAFT:
-        notes.append(Note(file, "/$schema", f"{dialect} read as JSON Schema 2020-12 (the catalog's dialect)", kind="derived"))
-    schema.pop("$id", None)
-    definitions: dict[str, Any] = {}  # "#/$defs/Name" -> the definition
-    for keyword in ("definitions", "$defs"):
-        found = schema.pop(keyword, None)
-        if isinstance(found, dict):
-            definitions.update((f"#/{keyword}/{name}", definition) for name, definition in found.items())
-    # Each definition under its own name in `schemas`, or under the name of an
-    # equal one already there (several events with the same $defs share them).
-    renamed = {ref: _pascal(ref.rsplit("/", 1)[1]) for ref in definitions}
-    reused = {ref for ref, name in renamed.items() if name in schemas.shared}
-    def walk(node: Any, pointer: str) -> Any:
-        if isinstance(node, list):
-            return [walk(item, f"{pointer}/{index}") for index, item in enumerate(node)]
-        if not isinstance(node, dict):
-            return node
-        result = {}
-        for key, value in node.items():
-            if key == "$ref" and isinstance(value, str):
-                if value in renamed:
-                    result[key] = f"#/schemas/{renamed[value]}"
-                    continue
-                if value == "#":
-                    notes.append(Note(file, f"{pointer}/$ref", "a reference to the whole schema: replaced by {} "
-                                      "(any JSON); the catalog names shared schemas only"))
-                    continue
-                else:
-                    notes.append(Note(file, f"{pointer}/$ref", f"$ref {value!r} is not to a definition of the same "
-                                      "file: not carried (replaced by any JSON)"))
-                    continue
-            elif key == "items" and isinstance(value, list):  # draft-07 tuple form
-                result["prefixItems"] = walk(value, f"{pointer}/items")
-                continue
-            elif key == "additionalItems" and isinstance(node.get("items"), list):
-                result["items"] = walk(value, f"{pointer}/additionalItems")
-                continue
-            elif key in ("dependencies",):
-                notes.append(Note(file, f"{pointer}/{key}", "draft-07 'dependencies' not carried"))
-                continue
-            result[key] = walk(value, f"{pointer}/{key}") if key not in ("enum", "const", "examples", "default") else value
-        return result
-
-    while True:  # reuse a shared schema only where it is equal once references are renamed
-        walked = {ref: walk(definition, f"/schemas/{renamed[ref]}") for ref, definition in definitions.items()}
-        differing = {ref for ref in reused if walked[ref] != schemas.shared[renamed[ref]]}
-        if not differing:
-            break
-        for ref in differing:
-            renamed[ref] = schemas.name(renamed[ref])
-            reused.discard(ref)
-    for ref, definition in walked.items():
-        if ref not in reused:
-            renamed_to = renamed[ref]
-            schemas.shared[renamed_to] = definition
-    return walk(schema, "")
+    data = importer.convert(source.value, source.uri + "#")
+    return data if isinstance(data, dict) else {}
 
 
 # -- the project -----------------------------------------------------------------
@@ -386,7 +299,8 @@ def _project(root: Path, options: Options) -> Imported:
             return event_id
         return prefix + event_id if prefix.endswith(".") else f"{prefix}.{event_id}"
 
-    schemas: dict[str | None, _Schemas] = {}  # by domain: a $ref is to the schemas of its own file (§1)
+    refs = Refs(root)
+    schemas: dict[str | None, SchemaImporter] = {}  # by domain: a $ref is to the schemas of its own file (§1)
     versions: dict[str, list[str]] = {}
     by_domain: dict[str | None, list[dict[str, Any]]] = {}
     seen: set[tuple[str, str]] = set()
@@ -396,10 +310,12 @@ def _project(root: Path, options: Options) -> Imported:
                                          "the second not carried"))
             continue
         seen.add((event.id, event.version))
-        versions.setdefault(event.id, []).append(event.version)
         value = event.page.value
         badges = {b.get("content") for b in value.get("badges") or [] if isinstance(b, dict)}
         notification = NO_DATA_BADGE in badges and "schemaPath" not in value
+        versions.setdefault(event.id, [])
+        if not notification:  # a notification has no dataversion (§1): links to it name none
+            versions[event.id].append(event.version)
         entry: dict[str, Any] = {"type": type_of(event.id)}
         if not notification:
             entry["dataversion"] = event.version
@@ -412,7 +328,8 @@ def _project(root: Path, options: Options) -> Imported:
             entry["deprecated"] = _text(message) or True
         domain = _domain_of(event.page.relative, domains)
         if not notification:
-            entry["data"] = _payload(event.page, event.id, schemas.setdefault(domain, _Schemas()), notes)
+            importer = schemas.get(domain) or schemas.setdefault(domain, SchemaImporter(refs, notes))
+            entry["data"] = _payload(event.page, event.id, refs, importer, notes)
         for key in ("channels", "producers", "consumers", "specifications", "operation"):
             if key in value:
                 notes.append(event.page.note((key,), f"event {event.id!r}: {key} not carried"
@@ -475,7 +392,7 @@ def _project(root: Path, options: Options) -> Imported:
                     continue
                 link: dict[str, Any] = {"type": type_of(message_id)}
                 version = pointer.get("version")
-                if version not in (None, "latest"):
+                if version not in (None, "latest") and versions[message_id]:
                     exact = semver(version)
                     if exact is not None and exact in versions[message_id]:
                         link["dataversion"] = exact
@@ -522,9 +439,9 @@ def _project(root: Path, options: Options) -> Imported:
         notes.append(Note(str(root), "", "no events found: no catalog written", kind="error"))
         return Imported({}, notes)
     first = next(iter(documents.values()))
-    for domain, shared in schemas.items():
-        if shared.shared:
-            documents[f"{domain or catalog_id}.yaml"]["schemas"] = shared.shared
+    for domain, importer in schemas.items():
+        if importer.shared:
+            documents[f"{domain or catalog_id}.yaml"]["schemas"] = importer.shared
     if channel_entries:
         first["channels"] = channel_entries
     for domain, entries in service_entries.items():
