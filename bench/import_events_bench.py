@@ -16,8 +16,9 @@ Measured, as whole processes (``measure.run``), in alternating rounds:
 
 After the rounds, ``evcat lint`` and ``evcat validate CATALOG EVENTS`` must
 accept the written catalog and every one of the events (checked, not timed).
-Targets: the import in under 5 s (wall, median), and its ratio to the floor
-(median of the per-round ratios) is reported.
+Targets: the import in under 5 s (median of the rounds; wall as the issue
+says, and CPU, which the load of a shared machine does not inflate), with
+its ratio to the floor (median of the per-round ratios, wall and CPU).
 Usage: python bench/import_events_bench.py [--events 100000] [--runs 3] [--work DIR] [--strict]
 """
 
@@ -25,9 +26,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import uuid
@@ -192,20 +195,23 @@ def main() -> int:
                   ("evcat import events (whole CLI run)", "import")], peer="floor")
     print()
     # The written catalog: lint-clean, and every event valid under it (checked once, not timed).
-    lint = measure.run([sys.executable, "-m", "generator", "lint", str(catalog)], env=env, cwd=measure.ROOT, expect=None)
-    errors = lint.returncode != 0
+    lint = subprocess.run([sys.executable, "-m", "generator", "lint", str(catalog)], env=env, cwd=measure.ROOT,
+                          capture_output=True, text=True)
     print(f"evcat lint: exit {lint.returncode}; {(lint.stdout.strip().splitlines() or [''])[-1]}")
-    validate = measure.run([sys.executable, "-m", "generator", "validate", str(catalog), str(events)], env=env,
-                           cwd=measure.ROOT, expect=None)
+    validate = subprocess.run([sys.executable, "-m", "generator", "validate", str(catalog), str(events)], env=env,
+                              cwd=measure.ROOT, capture_output=True, text=True)
     summary = (validate.stdout.strip().splitlines() or [""])[-1]
-    print(f"evcat validate: exit {validate.returncode}; {summary} ({validate.wall:.1f} s)")
-    ratios = rounds.ratios("import", "floor")
+    print(f"evcat validate: exit {validate.returncode}; {summary}")
+    ratios, cpu_ratios = rounds.ratios("import", "floor"), rounds.ratios("import", "floor", "cpu")
+    print(f"import / floor, per round: {measure.spread(ratios, digits=2)} wall, {measure.spread(cpu_ratios, digits=2)} CPU; "
+          f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores (wall includes waiting for a core)")
     targets = Targets()
-    targets.check("evcat import events, 100,000 events (wall, median)", rounds.median("import"), 5.0, " s",
-                  applies=arguments.events == 100_000, note=f"{statistics.median(ratios):.2f}x the floor")
-    targets.check("written catalog lints without errors", float(errors), 0.0)
-    targets.check("evcat validate accepts every event", float(validate.returncode), 0.0,
-                  note=summary)
+    targets.check("evcat import events, 100,000 events, wall (median)", rounds.median("import"), 5.0, " s",
+                  applies=arguments.events == 100_000, note=f"{statistics.median(ratios):.2f}x the floor's wall")
+    targets.check("evcat import events, 100,000 events, CPU (median)", rounds.median("import", "cpu"), 5.0, " s",
+                  applies=arguments.events == 100_000, note=f"{statistics.median(cpu_ratios):.2f}x the floor's CPU")
+    targets.check("written catalog lints without errors (exit status)", float(lint.returncode), 0.0)
+    targets.check("evcat validate accepts every event (exit status)", float(validate.returncode), 0.0, note=summary)
     return targets.exit_code(arguments.strict)
 
 

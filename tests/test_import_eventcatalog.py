@@ -108,6 +108,8 @@ def test_evcat_s_own_export_comes_back(tmp_path: Path) -> None:
     back = lint(str(catalog))
     assert not [d for d in back.diagnostics if d.severity.name == "ERROR"], back.diagnostics
     again = {(e.type, e.dataversion): e for e in back.catalog_set.events}
+    # each event's $defs in the export are one shared schema again, under its own name
+    assert set(back.catalog_set.schemas) <= set(lint(str(shipped)).catalog_set.schemas)
     assert again.keys() == original.keys()
     for key, event in original.items():
         if event.payload is None:

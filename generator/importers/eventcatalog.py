@@ -30,6 +30,7 @@ specifications, entities, flows and the rest.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from collections.abc import Sequence
@@ -188,6 +189,39 @@ def _payload(page: Page, event_id: str, refs: Refs, importer: SchemaImporter, no
         return {}
     data = importer.convert(source.value, source.uri + "#")
     return data if isinstance(data, dict) else {}
+
+
+def merge_equal_schemas(shared: dict[str, Any], roots: list[Any]) -> None:
+    """One shared schema for equal ones: each event file's ``$defs`` become
+    shared schemas of their own (``EanCode``, ``EanCode2``, ...); those that
+    are equal, once their own references are merged, are one (in place)."""
+    while True:
+        first: dict[str, str] = {}
+        alias: dict[str, str] = {}
+        for name, schema in shared.items():
+            key = json.dumps(schema, sort_keys=True)
+            if key in first:
+                alias[f"#/schemas/{name}"] = f"#/schemas/{first[key]}"
+            else:
+                first[key] = name
+        if not alias:
+            return
+        for ref in alias:
+            del shared[ref[len("#/schemas/"):]]
+
+        def rename(node: Any) -> None:
+            if isinstance(node, dict):
+                if isinstance(node.get("$ref"), str) and node["$ref"] in alias:
+                    node["$ref"] = alias[node["$ref"]]
+                for key, value in node.items():
+                    if key not in ("enum", "const", "examples", "default"):
+                        rename(value)
+            elif isinstance(node, list):
+                for item in node:
+                    rename(item)
+
+        for schema in [*shared.values(), *roots]:
+            rename(schema)
 
 
 # -- the project -----------------------------------------------------------------
@@ -440,6 +474,7 @@ def _project(root: Path, options: Options) -> Imported:
         return Imported({}, notes)
     first = next(iter(documents.values()))
     for domain, importer in schemas.items():
+        merge_equal_schemas(importer.shared, [event["data"] for event in by_domain[domain] if "data" in event])
         if importer.shared:
             documents[f"{domain or catalog_id}.yaml"]["schemas"] = importer.shared
     if channel_entries:

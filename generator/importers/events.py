@@ -87,7 +87,10 @@ def string_format(values: Sequence[str]) -> str | None:
     payload judges read a schema with that format (one jsonschema-rs call per
     format over all values)."""
     for name in FORMATS:
-        if _FORMAT_CHECKS[name].is_valid(list(values)):
+        check = _FORMAT_CHECKS[name]
+        # a few values first: a format that does not fit is ruled out without
+        # handing every value to jsonschema-rs (bench/import_events_bench.py)
+        if check.is_valid(list(values[:8])) and (len(values) <= 8 or check.is_valid(list(values))):
             return name
     return None
 
@@ -479,11 +482,12 @@ def _common(counter: Counter[Any]) -> Any:
 def _extension(name: str, values: list[Any], samples: int) -> tuple[dict[str, Any] | None, str | None]:
     """The catalog declaration of an extension attribute (CloudEvents 1.0.2
     §3.1.4 types), or why it cannot be declared."""
-    present = [value for value in values if value is not None]
+    missing = values.count(None)
+    present = values if not missing else [value for value in values if value is not None]
     kinds = set(map(type, present))
     if kinds == {bool}:
         type_ = "Boolean"
-    elif kinds == {int} and all(_INT32[0] <= value <= _INT32[1] for value in present):
+    elif kinds == {int} and _INT32[0] <= min(present) and max(present) <= _INT32[1]:
         type_ = "Integer"
     elif kinds == {str}:
         type_ = "String"
@@ -512,7 +516,8 @@ def _event(group: _Group, producer_source: str, notes: _Notes) -> dict[str, Any]
     events, count = group.events, len(group.events)
     first_file, first_line, _ = group.where[0]
     label = f"type {group.type!r}" + (f" dataversion {group.dataversion}" if group.dataversion else "")
-    binary = [i for i, event in enumerate(events) if event.get("data_base64") is not None]
+    binaries = list(map(dict.get, events, repeat("data_base64")))  # columns by C loops: one pass per attribute
+    binary = [] if binaries.count(None) == count else [i for i, value in enumerate(binaries) if value is not None]
     for i in binary:
         file, line, index = group.where[i]
         notes.add(file, line, index, "/data_base64", "binary data (data_base64): the catalog format describes JSON "
@@ -527,7 +532,8 @@ def _event(group: _Group, producer_source: str, notes: _Notes) -> dict[str, Any]
     else:
         where = group.where
     # JSON null for an attribute means unset (contract §5): "data": null is no data
-    with_data = sum(1 for value in map(dict.get, events, repeat("data")) if value is not None)
+    datas = list(map(dict.get, events, repeat("data")))
+    with_data = count - datas.count(None)
     if with_data and with_data < count:
         for i, event in enumerate(events):
             if event.get("data") is None:
@@ -536,6 +542,7 @@ def _event(group: _Group, producer_source: str, notes: _Notes) -> dict[str, Any]
                           "gives the type a payload (contract §5), this sample is not carried", family="no data")
         keep = [i for i, event in enumerate(events) if event.get("data") is not None]
         events = [events[i] for i in keep]
+        datas = [datas[i] for i in keep]
         where = _Where(where.samples, [where.positions[i] for i in keep])
         count = len(events)
 
@@ -594,7 +601,7 @@ def _event(group: _Group, producer_source: str, notes: _Notes) -> dict[str, Any]
     if extensions:
         entry["extensions"] = extensions
     if with_data:
-        entry["data"] = infer(list(map(itemgetter("data"), events)))
+        entry["data"] = infer(datas)
     examples = _example_of(events, source)
     if examples:
         entry["examples"] = examples
