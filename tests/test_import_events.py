@@ -7,6 +7,7 @@ without errors and the real `evcat validate` accepts every sample.
 from __future__ import annotations
 
 import json
+import re
 import string
 from pathlib import Path
 from typing import Any
@@ -230,3 +231,28 @@ def test_validate_accepts_every_sample_under_the_inferred_catalog(
     code, output = evcat(capsys, "validate", str(catalog), str(path))
     assert code == 0, output
     assert f"{len(samples)} of {len(samples)} events valid" in output, output
+
+
+def test_hostile_samples_are_notes_not_tracebacks(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Nesting beyond every judge's limit, in JSON lines and in a batch, a
+    BOM, a number beyond 64 bits: located notes, never a RecursionError."""
+    deep: Any = 1
+    for _ in range(900):
+        deep = {"a": deep}
+    lines = tmp_path / "deep.jsonl"
+    lines.write_text(json.dumps(event(1, deep)) + "\n" + json.dumps(event(2, {"a": 1})) + "\n")
+    batch = tmp_path / "deep.json"
+    batch.write_text(json.dumps([event(3, [[[[deep]]]])]))
+    bom = tmp_path / "bom.jsonl"
+    bom.write_bytes(b"\xef\xbb\xbf" + json.dumps(event(4, {"a": 1})).encode() + b"\n" + json.dumps(event(5, {"a": 2})).encode() + b"\n")
+    big = tmp_path / "big.jsonl"
+    big.write_text(json.dumps(event(6, {"n": 1})) + "\n" + json.dumps(event(7, {"n": 2**70})) + "\n")
+    catalog = tmp_path / "catalog"
+    code, output = evcat(capsys, "import", "events", str(lines), str(batch), str(bom), str(big), "-o", str(catalog))
+    assert code == 0, output
+    assert "Traceback" not in output and "deep.jsonl:1:" in output and "deep.json:" in output and "bom.jsonl:1:" in output, output
+    assert re.search(r"big\.jsonl:2:\d+: .*/data/n", output), output  # the judges' limit, not a number inferred from it
+    (document,) = (yaml.safe_load(file.read_text()) for file in catalog.glob("*.yaml"))
+    assert document["events"][0]["data"]["properties"]["n"] == {"type": "integer"}
+    code, output = evcat(capsys, "validate", str(catalog), str(lines), str(bom), str(big))
+    assert "3 of 6 events valid" in output, output  # the deep one, the one after a BOM, the big one: refused by the judge too  # the deep one and the one after a BOM: refused by the judge too

@@ -51,6 +51,7 @@ import orjson
 from .. import vocabulary
 from ..engine.workers import no_collection
 from ..envelope import pinned
+from ..runtime._reading import may_hold_long_integers, nesting_problem, too_deep
 from ..string_formats import is_semver, is_uri, is_uri_reference
 from . import Imported, Note, Options
 
@@ -308,7 +309,8 @@ def _samples(sources: Sequence[Path], notes: _Notes) -> _Samples:
         except OSError:
             raw = b""
         value: Any = _UNREAD
-        if raw and len(raw) <= MAX_EVENT_BYTES and not lines_file:
+        if (raw and len(raw) <= MAX_EVENT_BYTES and not lines_file and too_deep(raw) is None
+                and not may_hold_long_integers(raw)):
             try:
                 value = orjson.loads(raw)
             except orjson.JSONDecodeError:
@@ -323,8 +325,9 @@ def _samples(sources: Sequence[Path], notes: _Notes) -> _Samples:
             split = raw.split(b"\n")
             numbers = [number for number, line in enumerate(split, 1) if line.strip()]
             try:
-                if any(len(split[number - 1]) > MAX_EVENT_BYTES for number in numbers):
-                    raise ValueError
+                if any(len(split[number - 1]) > MAX_EVENT_BYTES or too_deep(split[number - 1]) is not None
+                       or may_hold_long_integers(split[number - 1]) for number in numbers):
+                    raise ValueError  # nesting beyond every judge's limit: said by validate's reader, below
                 events = [orjson.loads(split[number - 1]) for number in numbers]
             except ValueError:  # one by one: a line that orjson refuses, or one too long
                 events, kept = [], []
@@ -332,6 +335,10 @@ def _samples(sources: Sequence[Path], notes: _Notes) -> _Samples:
                     line = split[number - 1]
                     if len(line) > MAX_EVENT_BYTES:
                         notes.add(display, number, None, "", f"larger than {MAX_EVENT_BYTES:,} bytes (the limit of one event)")
+                        continue
+                    deep = too_deep(line)
+                    if deep is not None:  # beyond every judge's nesting limit (the runtime's words)
+                        notes.add(display, number, None, _pointer(*deep), nesting_problem(deep), family="too deep")
                         continue
                     source = Source(display, number, None, line[:-1] if line.endswith(b"\r") else line, parsed=False)
                     source.parse()  # validate's careful reader: its words, and valid JSON that orjson refuses
