@@ -138,6 +138,9 @@ def test_what_cannot_be_carried_is_a_located_note(tmp_path: Path) -> None:
     _page(project / "domains" / "Shop" / "services" / "Api" / "index.md",
           "id: api\nname: Api\nversion: 1.0.0\nsends:\n  - id: fine\n    to:\n      - id: queue\n  - id: do-it\n")
     _page(project / "channels" / "queue" / "index.md", "id: queue\nname: Q\nversion: 1.0.0\nprotocols: [sqs]\naddress: q\n")
+    (tmp_path / "secret.md").write_text("---\nid: secret-event\nname: S\nversion: 1.0.0\n---\n")
+    (events / "Linked").mkdir()
+    (events / "Linked" / "index.md").symlink_to(tmp_path / "secret.md")  # a page that leads out of the project
     imported = read_eventcatalog([project], Options())
     (document,) = imported.documents.values()
     by_type = {event["type"]: event for event in document["events"]}
@@ -160,4 +163,5 @@ def test_what_cannot_be_carried_is_a_located_note(tmp_path: Path) -> None:
     assert noted("Do", "/id", 2, "do-it", "not events")
     assert noted("Api", "/sends/1/id", 9, "do-it")
     assert noted("queue", "/protocols", 5, "sqs")
+    assert noted("Linked", "", None, "page not read", "outside")
     assert document["services"]["api"]["sends"] == [{"type": "fine"}]  # no version: any (EventCatalog: latest)

@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Any
 
 
-from ..loader import load_text
+from ..loader import MAX_FILE_BYTES, UnsafeFile, load_text, read_catalog_bytes
 from ..string_formats import is_semver
 from . import Imported, Note, Options, SourceError
 from .schemas import SchemaImporter
@@ -95,10 +95,13 @@ def front_matter(text: str) -> tuple[str, str] | None:
 
 def _read_page(path: Path, root: Path, notes: list[Note]) -> Page | None:
     display = str(path)
-    try:
-        text = path.read_text(encoding="utf-8")
+    try:  # the catalog loader's checks: a regular file, no link out of the project, bounded size
+        raw = read_catalog_bytes(str(path), str(root))
+        if len(raw) > MAX_FILE_BYTES:
+            raise UnsafeFile(f"larger than the limit of {MAX_FILE_BYTES // 2**20} MiB")
+        text = raw.decode("utf-8")
     except (OSError, UnicodeDecodeError) as error:
-        notes.append(Note(display, "", f"cannot read the page: {error}"))
+        notes.append(Note(display, "", f"page not read: {getattr(error, 'strerror', None) or error}"))
         return None
     split = front_matter(text)
     if split is None:
