@@ -38,7 +38,6 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-
 from ..loader import MAX_FILE_BYTES, UnsafeFile, load_text, read_catalog_bytes
 from ..string_formats import is_semver
 from . import Imported, Note, Options, SourceError
@@ -212,19 +211,20 @@ def merge_equal_schemas(shared: dict[str, Any], roots: list[Any]) -> None:
         for ref in alias:
             del shared[ref[len("#/schemas/"):]]
 
-        def rename(node: Any) -> None:
-            if isinstance(node, dict):
-                if isinstance(node.get("$ref"), str) and node["$ref"] in alias:
-                    node["$ref"] = alias[node["$ref"]]
-                for key, value in node.items():
-                    if key not in ("enum", "const", "examples", "default"):
-                        rename(value)
-            elif isinstance(node, list):
-                for item in node:
-                    rename(item)
-
         for schema in [*shared.values(), *roots]:
-            rename(schema)
+            _rename_refs(schema, alias)
+
+
+def _rename_refs(node: Any, alias: dict[str, str]) -> None:
+    if isinstance(node, dict):
+        if isinstance(node.get("$ref"), str) and node["$ref"] in alias:
+            node["$ref"] = alias[node["$ref"]]
+        for key, value in node.items():
+            if key not in ("enum", "const", "examples", "default"):
+                _rename_refs(value, alias)
+    elif isinstance(node, list):
+        for item in node:
+            _rename_refs(item, alias)
 
 
 # -- the project -----------------------------------------------------------------

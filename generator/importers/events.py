@@ -36,10 +36,10 @@ from __future__ import annotations
 
 import os
 import re
+from bisect import bisect_right
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from bisect import bisect_right
 from itertools import chain, repeat
 from operator import itemgetter
 from pathlib import Path
