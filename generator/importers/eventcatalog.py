@@ -405,19 +405,19 @@ def _project(root: Path, options: Options) -> Imported:
     service_entries: dict[str | None, dict[str, Any]] = {}
     for page, service_id in services:
         value = page.value
-        entry: dict[str, Any] = {"title": _text(value.get("name")) or service_id}
+        service: dict[str, Any] = {"title": _text(value.get("name")) or service_id}
         summary = _text(value.get("summary"))
         if summary:
-            entry["description"] = summary
+            service["description"] = summary
         owners = [o if isinstance(o, str) else o.get("id") if isinstance(o, dict) else None for o in value.get("owners") or []]
         team = next((teams[o] for o in owners if o in teams), None)
         if team is not None:
             owner = {"name": _text(team.value.get("name")) or str(team.value.get("id"))}
             if _text(team.value.get("email")):
                 owner["email"] = team.value["email"].strip()
-            entry["owner"] = owner
+            service["owner"] = owner
         for direction, channel_key in (("sends", "to"), ("receives", "from")):
-            links = []
+            links: list[dict[str, Any]] = []
             for index, pointer in enumerate(value.get(direction) or []):
                 if not isinstance(pointer, dict) or not isinstance(pointer.get("id"), str):
                     continue
@@ -449,9 +449,9 @@ def _project(root: Path, options: Options) -> Imported:
                 else:
                     links.append(link)
             if links:
-                entry[direction] = links
+                service[direction] = links
         domain = _domain_of(page.relative, domains)
-        service_entries.setdefault(domain, {})[service_id] = entry
+        service_entries.setdefault(domain, {})[service_id] = service
 
     # Documents: one per domain with events (and one for events outside any domain).
     producer = {"source": f"urn:eventcatalog:{catalog_id}"}
@@ -462,11 +462,11 @@ def _project(root: Path, options: Options) -> Imported:
     documents: dict[str, dict[str, Any]] = {}
     homes = [d for d in by_domain if d is not None] + ([None] if None in by_domain else [])
     for domain in homes:
-        page = domain_pages.get(domain) if domain else None
+        home = domain_pages.get(domain) if domain else None
         document: dict[str, Any] = {"catalog": catalog_id, "title": config.get("title") or catalog_id}
-        description = _text(page.value.get("summary")) if page else None
-        if page is not None:
-            document["description"] = (f"Domain {_text(page.value.get('name')) or domain}"
+        description = _text(home.value.get("summary")) if home else None
+        if home is not None:
+            document["description"] = (f"Domain {_text(home.value.get('name')) or domain}"
                                        + (f": {description}" if description else "."))
         document["version"] = "1.0.0"
         document["profile"] = options.profile
