@@ -21,6 +21,8 @@ from generator import cli
 from generator.importers import Imported, Options, reader
 from generator.importers.events import ENUM_MAX_VALUES, ENUM_MIN_SAMPLES, MAP_MIN_KEYS, infer
 
+from .conftest import ROOT
+
 read_events = reader("events")
 
 
@@ -256,3 +258,52 @@ def test_hostile_samples_are_notes_not_tracebacks(tmp_path: Path, capsys: pytest
     assert document["events"][0]["data"]["properties"]["n"] == {"type": "integer"}
     code, output = evcat(capsys, "validate", str(catalog), str(lines), str(bom), str(big))
     assert "3 of 6 events valid" in output, output  # the deep one, the one after a BOM, the big one: refused by the judge too  # the deep one and the one after a BOM: refused by the judge too
+
+
+def test_realistic_samples_of_the_benchmark(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The benchmark's shop events (bench/import_events_bench.py), fewer of
+    them: what is inferred reads as a person would write it, and evcat
+    validate accepts every sample."""
+    import importlib.util
+    import sys
+
+    saved = list(sys.path)  # the bench script puts bench/ first on sys.path when imported
+    try:
+        spec = importlib.util.spec_from_file_location("import_events_bench", ROOT / "bench" / "import_events_bench.py")
+        assert spec is not None and spec.loader is not None
+        bench = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(bench)
+    finally:
+        sys.path[:] = saved
+    write_events = bench.write_events
+
+    samples = tmp_path / "shop.jsonl"
+    write_events(samples, 3000)
+    catalog = tmp_path / "catalog"
+    code, output = evcat(capsys, "import", "events", str(samples), "-o", str(catalog))
+    assert code == 0, output
+    (document,) = (yaml.safe_load(file.read_text()) for file in catalog.glob("*.yaml"))
+    events = {(e["type"], e["dataversion"]): e for e in document["events"]}
+    assert len({event_type for event_type, _ in events}) == 20
+    order = events[("com.example.shop.order.created", "2.0.0")]
+    data = order["data"]
+    assert data["properties"]["orderId"] == {"type": "string", "format": "uuid"}
+    assert data["properties"]["placedAt"] == {"type": "string", "format": "date-time"}
+    assert data["properties"]["currency"] == {"type": "string", "enum": ["EUR", "GBP", "SEK", "USD"]}
+    assert data["properties"]["labels"]["additionalProperties"] == {"type": "string", "enum": ["a", "b", "c"]}
+    assert data["properties"]["couponCode"]["type"] == ["string", "null"] and "couponCode" not in data["required"]
+    line = data["properties"]["lines"]["items"]
+    assert line["properties"]["discount"] == {"type": ["number", "null"]}
+    assert line["properties"]["quantity"] == {"type": "integer"}
+    assert data["properties"]["shippingAddress"]["required"] == ["street", "postalCode", "city", "country"]
+    assert order["extensions"]["partitionkey"] == {"type": "String", "required": True, "description": order["extensions"]["partitionkey"]["description"]}
+    assert "required" not in order["extensions"]["traceparent"]
+    assert order["datacontenttype"] == "application/json" and "subject" in order
+    shipment = events[("com.example.shop.shipment.created", "1.0.0")]["data"]["properties"]
+    assert shipment["trackingUrl"]["format"] == "uri" and shipment["deliverBy"]["format"] == "date"
+    customer = events[("com.example.shop.customer.created", "1.0.0")]["data"]["properties"]
+    assert customer["email"]["format"] == "email" and customer["marketingOptIn"] == {"type": "boolean"}
+    code, output = evcat(capsys, "lint", str(catalog))
+    assert code == 0, output
+    code, output = evcat(capsys, "validate", str(catalog), str(samples))
+    assert code == 0 and "3000 of 3000 events valid" in output, output
