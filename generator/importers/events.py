@@ -1,9 +1,10 @@
 """`evcat import events`: a catalog inferred from sample CloudEvents (contract §10).
 
-The samples are read exactly as ``evcat validate`` reads events
-(``commands/validate.read_sources``: JSON files, JSON arrays as batches, JSON
-lines, directories), so what this import counts as one event is what the
-judge will check. Each (``type``, ``dataversion``) seen becomes one event type
+The samples are read as ``evcat validate`` reads events (JSON files, JSON
+arrays as batches, JSON lines, directories; with orjson, and what orjson
+refuses, nests too deeply or holds integers beyond 64 bits by validate's own
+careful reader, ``commands/validate``), so what this import counts as one
+event, or refuses, is what the judge will. Each (``type``, ``dataversion``) seen becomes one event type
 whose payload schema accepts every sample of it:
 
 - JSON types as sent: ``integer`` when every number is an integer, else
