@@ -307,3 +307,38 @@ def test_realistic_samples_of_the_benchmark(tmp_path: Path, capsys: pytest.Captu
     assert code == 0, output
     code, output = evcat(capsys, "validate", str(catalog), str(samples))
     assert code == 0 and "3000 of 3000 events valid" in output, output
+
+
+@pytest.mark.slow
+def test_the_generated_package_reads_every_sample(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Another judge (contract §4.1): the package `evcat generate` writes from
+    the inferred catalog parses every sample, names in any case, values of
+    several types, maps, nullable enums included, and gives it back as sent."""
+    samples = []
+    for i in range(40):
+        samples.append(event(i, {
+            "snake_case": i, "Mixed": "a" if i % 2 else 1, "maybe": None if i % 3 else "on",
+            "status": ["new", "paid"][i % 2] if i % 5 else None, "items": [1, "two", {"k": i % 2 == 0}],
+            "labels": {f"l{i}-{j}": j for j in range(2)}, "deep": {"a": {"b": [None, 1.5, i]}},
+            "at": f"2024-05-{i % 28 + 1:02d}T10:00:00Z",
+        }, subject=f"s{i}", region="eu"))
+    path = tmp_path / "samples.jsonl"
+    path.write_text("\n".join(json.dumps(sample) for sample in samples) + "\n")
+    catalog, out = tmp_path / "catalog", tmp_path / "out"
+    code, output = evcat(capsys, "import", "events", str(path), "-o", str(catalog), "--catalog", "inferred-shop")
+    assert code == 0, output
+    code, output = evcat(capsys, "generate", str(catalog), "-o", str(out), "--only", "python")
+    assert code == 0, output
+    import importlib
+    import sys
+
+    sys.path.insert(0, str(out / "python"))
+    try:
+        package = importlib.import_module("inferred_shop")
+        for sample in samples:
+            parsed = package.parse_event(json.dumps(sample))
+            assert parsed.model_dump(mode="json", by_alias=True, exclude_unset=True) == sample
+    finally:
+        sys.path.remove(str(out / "python"))
+        for name in [name for name in sys.modules if name == "inferred_shop" or name.startswith("inferred_shop.")]:
+            del sys.modules[name]
