@@ -320,13 +320,18 @@ def test_the_generated_package_reads_every_sample(tmp_path: Path, capsys: pytest
             "snake_case": i, "Mixed": "a" if i % 2 else 1, "maybe": None if i % 3 else "on",
             "status": ["new", "paid"][i % 2] if i % 5 else None, "items": [1, "two", {"k": i % 2 == 0}],
             "labels": {f"l{i}-{j}": j for j in range(2)}, "deep": {"a": {"b": [None, 1.5, i]}},
-            "at": f"2024-05-{i % 28 + 1:02d}T10:00:00Z",
+            "at": f"2024-05-{i % 28 + 1:02d}T10:00:00Z", "on": f"2024-06-{i % 28 + 1:02d}",
+            "ref": f"6f1c2b9e-1d2a-4c3b-8e4f-5a6b7c8d9e{i:02d}", "mail": f"u{i}@example.org",
+            "link": f"https://example.org/items/{i}?q=a%20b",
         }, subject=f"s{i}", region="eu"))
     path = tmp_path / "samples.jsonl"
     path.write_text("\n".join(json.dumps(sample) for sample in samples) + "\n")
     catalog, out = tmp_path / "catalog", tmp_path / "out"
     code, output = evcat(capsys, "import", "events", str(path), "-o", str(catalog), "--catalog", "inferred-shop")
     assert code == 0, output
+    (document,) = (yaml.safe_load(file.read_text()) for file in catalog.glob("*.yaml"))
+    formats = {name: schema.get("format") for name, schema in document["events"][0]["data"]["properties"].items()}
+    assert formats | {"at": "date-time", "on": "date", "ref": "uuid", "mail": "email", "link": "uri"} == formats
     code, output = evcat(capsys, "generate", str(catalog), "-o", str(out), "--only", "python")
     assert code == 0, output
     import importlib
