@@ -133,6 +133,9 @@ def test_what_cannot_be_carried_is_a_located_note(tmp_path: Path) -> None:
     _page(events / "Fine" / "index.md", "id: fine\nname: Fine\nversion: 1.0.0\nschemaPath: schema.json\n")
     (events / "Fine" / "schema.json").write_text('{"type": "object", "properties": {"a": {"$ref": "#/definitions/A"}}, '
                                                  '"definitions": {"A": {"type": "integer"}}}')
+    _page(events / "Pointed" / "index.md", "id: pointed\nname: P\nversion: 1.0.0\nschemas:\n  - path: v.json\n    format: json-schema\n"
+          "  - path: v.avsc\n    format: avro\n    default: true\n")
+    (events / "Pointed" / "v.json").write_text('{"type": "object", "properties": {"b": {"type": "string"}}}')
     _page(events / "Broken" / "index.md", "id: [broken\n")
     _page(project / "domains" / "Shop" / "services" / "Api" / "commands" / "Do" / "index.md", "id: do-it\nname: Do\nversion: 1.0.0\n")
     _page(project / "domains" / "Shop" / "services" / "Api" / "index.md",
@@ -144,7 +147,8 @@ def test_what_cannot_be_carried_is_a_located_note(tmp_path: Path) -> None:
     imported = read_eventcatalog([project], Options())
     (document,) = imported.documents.values()
     by_type = {event["type"]: event for event in document["events"]}
-    assert set(by_type) == {"avro-event", "escape", "fine"}
+    assert set(by_type) == {"avro-event", "escape", "fine", "pointed"}
+    assert by_type["pointed"]["data"] == {}  # its default schema is Avro
     assert by_type["avro-event"]["data"] == {} and by_type["escape"]["data"] == {}
     assert by_type["escape"]["dataversion"] == "2.0.0"
     assert by_type["fine"]["data"] == {"type": "object", "properties": {"a": {"$ref": "#/schemas/A"}}}
@@ -164,4 +168,5 @@ def test_what_cannot_be_carried_is_a_located_note(tmp_path: Path) -> None:
     assert noted("Api", "/sends/1/id", 9, "do-it")
     assert noted("queue", "/protocols", 5, "sqs")
     assert noted("Linked", "", None, "page not read", "outside")
+    assert noted("Pointed", "/schemas", 6, "2 schemas", "v.avsc") and noted("Pointed", "/schemas", 6, "not JSON Schema")
     assert document["services"]["api"]["sends"] == [{"type": "fine"}]  # no version: any (EventCatalog: latest)

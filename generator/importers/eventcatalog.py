@@ -163,6 +163,13 @@ def _payload(page: Page, event_id: str, refs: Refs, importer: SchemaImporter, no
     brought to 2020-12), or ``{}`` (any JSON) with a note when the page has
     no schema the catalog can carry."""
     schema_path = page.value.get("schemaPath")
+    pointers = [p for p in page.value.get("schemas") or [] if isinstance(p, dict) and isinstance(p.get("path"), str)]
+    if not isinstance(schema_path, str) and pointers:  # `schemas: [{path, format, default}]` (content.config.ts)
+        chosen = next((p for p in pointers if p.get("default") is True), pointers[0])
+        schema_path = chosen["path"]
+        if len(pointers) > 1:
+            notes.append(page.note(("schemas",), f"event {event_id!r} has {len(pointers)} schemas: {schema_path!r} "
+                                   "is its payload, the others are not carried"))
     folder = page.path.parent
     if (folder / EXACT_SCHEMA).is_file():  # evcat's own export: the exact payload schema beside the viewer's
         schema_path = EXACT_SCHEMA
@@ -173,7 +180,7 @@ def _payload(page: Page, event_id: str, refs: Refs, importer: SchemaImporter, no
                                    "described, the catalog's data accepts any JSON", kind="derived"))
             return {}
         schema_path = candidates[0]
-    where = ("schemaPath",) if "schemaPath" in page.value else ("id",)
+    where = ("schemaPath",) if "schemaPath" in page.value else ("schemas",) if pointers else ("id",)
     if not schema_path.endswith(SCHEMA_SUFFIXES):
         notes.append(page.note(where, f"schema {schema_path!r} is not JSON Schema (Avro, Protobuf and other formats "
                                "cannot be carried): the catalog's data accepts any JSON"))
