@@ -282,7 +282,7 @@ def read(sources: Sequence[Path], options: Options) -> Imported:
 def _project(root: Path, options: Options) -> Imported:
     notes: list[Note] = []
     if not root.is_dir():
-        return Imported({}, [Note(str(root), "", "not a folder: an EventCatalog project is a folder", kind="error")])
+        raise SourceError(Note(str(root), "", "not a folder: an EventCatalog project is a folder", kind="error"))
     pages = _pages(root, notes)
     config = _config(root)
     catalog_id = options.catalog_id or kebab(config.get("title") or root.resolve().name)
