@@ -347,3 +347,14 @@ def test_the_generated_package_reads_every_sample(tmp_path: Path, capsys: pytest
         sys.path.remove(str(out / "python"))
         for name in [name for name in sys.modules if name == "inferred_shop" or name.startswith("inferred_shop.")]:
             del sys.modules[name]
+
+
+def test_many_like_notes_are_counted_not_listed(tmp_path: Path) -> None:
+    from generator.importers.events import MAX_NOTES_PER_KIND
+
+    path = tmp_path / "samples.jsonl"
+    path.write_text("\n".join([json.dumps(event(0, {"a": 1}))] + [json.dumps({"n": i}) for i in range(MAX_NOTES_PER_KIND + 10)]) + "\n")
+    notes = read_events([path], Options()).notes
+    listed = [note for note in notes if note.pointer == "/specversion"]
+    assert [note.line for note in listed] == list(range(2, MAX_NOTES_PER_KIND + 2))
+    assert any(note.message.startswith("10 more like") for note in notes)
