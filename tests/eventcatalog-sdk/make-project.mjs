@@ -75,7 +75,9 @@ for (const file of documents) {
   for (const message of document.allMessages().all()) {
     const id = message.id();
     if (!channelsOf.has(id) || (await sdk.getEvent(id, version))) continue;
-    const payload = message.payload();
+    // a 3.x multi-format payload ({schemaFormat, schema}): the parser's json() keeps the wrapper
+    const json = message.payload()?.json();
+    const payload = json && typeof json.schemaFormat === "string" && "schema" in json ? json.schema : json;
     const schema = payload && JSON_SCHEMA.test(message.schemaFormat() ?? "application/vnd.aai.asyncapi+json");
     await sdk.writeEventToService(defined({
       id, name: message.name() ?? message.title() ?? id, version,
@@ -84,7 +86,7 @@ for (const file of documents) {
       ...(schema ? { schemaPath: "schema.json" } : {}),
     }), { id: serviceId });
     if (schema) {
-      await sdk.addSchemaToEvent(id, { schema: JSON.stringify(withoutParserKeys(payload.json()), null, 2), fileName: "schema.json" }, version);
+      await sdk.addSchemaToEvent(id, { schema: JSON.stringify(withoutParserKeys(payload), null, 2), fileName: "schema.json" }, version);
     }
   }
 }
