@@ -1,5 +1,6 @@
-"""`evcat import asyncapi` on third-party documents (the AsyncAPI specification
-repository's examples, tests/data/import/asyncapi/, Apache-2.0) and on small
+"""`evcat import asyncapi` on third-party documents (the AsyncAPI specification's
+examples as the @asyncapi/cli npm package ships them, Apache-2.0, unpacked by
+tests/install-components.sh: tests/thirdparty.py) and on small
 documents written here: each imports with exit 0, the catalogs lint without
 errors and generate, and the number of event types equals the number of
 importable messages as the official @asyncapi/parser counts them
@@ -20,20 +21,16 @@ from generator.cli import main
 from generator.commands.lint import lint
 from generator.diagnostics import Severity
 from tests.conftest import NODE_DIR
-
-DATA = Path(__file__).parent / "data" / "import" / "asyncapi"
-# One import per single-file example, and one per multi-file example folder.
-SOURCES = sorted(
-    [path for path in DATA.glob("v*/*.yml")] + [DATA / "v3.0.0" / "social-media", DATA / "v2.6.0" / "social-media"]
-)
+from tests.thirdparty import asyncapi_examples
 
 
-def _documents(source: Path) -> list[Path]:
-    return sorted(source.glob("*/asyncapi.yaml")) if source.is_dir() else [source]
+def _sources() -> list[Path]:
+    """One import per example document (the package ships single-file ones)."""
+    return sorted(asyncapi_examples().glob("v*/*.yml"))
 
 
-def _parser_counts(node_tools: Path) -> dict[Path, dict]:
-    groups = {os.pathsep.join(map(str, _documents(source))): source for source in SOURCES}
+def _parser_counts(node_tools: Path, sources: list[Path]) -> dict[Path, dict]:
+    groups = {str(source): source for source in sources}
     completed = subprocess.run(
         ["node", str(NODE_DIR / "count-asyncapi-messages.mjs"), *groups],
         capture_output=True, text=True, timeout=600, cwd=node_tools, check=False,
@@ -46,11 +43,13 @@ def _name(source: Path) -> str:
     return f"{source.parent.name.replace('.', '')}-{source.stem.removesuffix('-asyncapi')}".lower()
 
 
+@pytest.mark.real  # third-party documents (tests/thirdparty.py)
 def test_spec_examples_import_lint_and_generate(node_tools: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    counts = _parser_counts(node_tools)
+    sources = _sources()
+    counts = _parser_counts(node_tools, sources)
     catalogs = tmp_path / "catalog"
     imported = 0
-    for source in SOURCES:
+    for source in sources:
         name = _name(source)
         count = counts[source]
         out = tmp_path / "one" / name
@@ -74,14 +73,15 @@ def test_spec_examples_import_lint_and_generate(node_tools: Path, tmp_path: Path
         assert errors == [], (source, errors)
         shutil.copy(written, catalogs / written.name) if catalogs.exists() else (catalogs.mkdir(), shutil.copy(written, catalogs))
         imported += 1
-    assert imported == len(SOURCES) - 1
+    assert imported == len(sources) - 1
     # all of them generate (one run over the directory of every imported catalog)
     assert main(["generate", str(catalogs), "-o", str(tmp_path / "out"), "--no-cache"]) == 0, capsys.readouterr()
     assert len(list((tmp_path / "out" / "asyncapi").glob("*.yaml"))) == imported
 
 
+@pytest.mark.real  # third-party documents (tests/thirdparty.py)
 def test_streetlights_channels_services_and_notes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    source = DATA / "v3.0.0" / "streetlights-kafka-asyncapi.yml"
+    source = asyncapi_examples() / "v3" / "streetlights-kafka-asyncapi.yml"
     assert main(["import", "asyncapi", str(source), "-o", str(tmp_path), "--type-prefix", "org.smartylighting"]) == 0
     err = capsys.readouterr().err
     (written,) = tmp_path.glob("*.yaml")
@@ -106,8 +106,9 @@ def test_streetlights_channels_services_and_notes(tmp_path: Path, capsys: pytest
     assert f"{source}:112:7: note: not carried: message 'lightMeasured': headers not carried" in err
 
 
+@pytest.mark.real  # third-party documents (tests/thirdparty.py)
 def test_v2_publish_is_receive_and_subscribe_is_send(tmp_path: Path) -> None:
-    source = DATA / "v2.6.0" / "streetlights-mqtt.yml"
+    source = asyncapi_examples() / "v2" / "streetlights-mqtt.yml"
     assert main(["import", "asyncapi", str(source), "-o", str(tmp_path), "--type-prefix", "org.smartylighting"]) == 0
     (written,) = tmp_path.glob("*.yaml")
     document = yaml.safe_load(written.read_text())
@@ -117,18 +118,45 @@ def test_v2_publish_is_receive_and_subscribe_is_send(tmp_path: Path) -> None:
     assert {channel["protocol"] for channel in document["channels"].values()} == {"mqtt"}
 
 
+def _application(title: str, action: str) -> dict:
+    """An AsyncAPI 3 document of one application whose message lives in
+    ../common/messages.yaml (the layout of the spec's social-media example)."""
+    return {
+        "asyncapi": "3.0.0", "info": {"title": title, "version": "1.0.0"},
+        "servers": {"broker": {"host": "broker.test", "protocol": "mqtt"}},
+        "channels": {"commentsCountChange": {
+            "address": "comment/{commentId}/changed",
+            "parameters": {"commentId": {"description": "The comment's id."}},
+            "messages": {"commentChanged": {"$ref": "../common/messages.yaml#/commentChanged"}}}},
+        "operations": {f"{action}CommentChange": {
+            "action": action, "channel": {"$ref": "#/channels/commentsCountChange"},
+            "messages": [{"$ref": "#/channels/commentsCountChange/messages/commentChanged"}]}},
+    }
+
+
 def test_multi_file_refs_stay_in_the_folder(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    # a single document of the social-media example reaches ../common: outside its folder
-    source = DATA / "v3.0.0" / "social-media" / "comments-service" / "asyncapi.yaml"
+    folder = tmp_path / "social"
+    (folder / "common").mkdir(parents=True)
+    (folder / "common" / "messages.yaml").write_text(yaml.safe_dump({"commentChanged": {
+        "name": "commentChanged", "payload": {"type": "object", "properties": {
+            "commentId": {"type": "string"}, "likeCount": {"type": "integer"}}}}}))
+    for name, title, action in (("comments-service", "Comments Service", "send"),
+                                ("frontend", "Website WebSocket Client", "receive")):
+        (folder / name).mkdir()
+        (folder / name / "asyncapi.yaml").write_text(yaml.safe_dump(_application(title, action)))
+    # a single document reaches ../common: outside its folder
+    source = folder / "comments-service" / "asyncapi.yaml"
     code = main(["import", "asyncapi", str(source), "-o", str(tmp_path / "one")])
     err = capsys.readouterr().err
     assert code == 2 and "outside the source folder" in err
-    # the folder imports every application as a service
-    assert main(["import", "asyncapi", str(source.parent.parent), "-o", str(tmp_path / "all")]) == 0
+    # the folder imports every application as a service, the shared message once
+    assert main(["import", "asyncapi", str(folder), "-o", str(tmp_path / "all")]) == 0
     document = yaml.safe_load(next((tmp_path / "all").glob("*.yaml")).read_text())
-    assert set(document["services"]) == {"website-backend", "comments-service", "website-web-socket-client",
-                                         "notifications-service", "public-api"}
+    assert set(document["services"]) == {"comments-service", "website-web-socket-client"}
+    assert [event["type"] for event in document["events"]] == ["commentChanged"]
     assert document["services"]["comments-service"]["sends"] == [
+        {"type": "commentChanged", "dataversion": "1.0.0", "channel": "commentsCountChange"}]
+    assert document["services"]["website-web-socket-client"]["receives"] == [
         {"type": "commentChanged", "dataversion": "1.0.0", "channel": "commentsCountChange"}]
 
 

@@ -1,21 +1,24 @@
-"""`evcat import eventcatalog` (contract §10) on EventCatalog's own example
-project (tests/data/import/eventcatalog, MIT) and on evcat's EventCatalog export."""
+"""`evcat import eventcatalog` (contract §10) on a project written by
+EventCatalog's own writer (@eventcatalog/sdk, from AsyncAPI examples, by
+tests/install-components.sh: tests/thirdparty.py) and on evcat's EventCatalog export."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 
 from generator.commands.lint import lint
 from generator.importers import Options, reader
 
 from .conftest import ROOT, run_evcat
+from .thirdparty import eventcatalog_project
 
-EXAMPLE = ROOT / "tests" / "data" / "import" / "eventcatalog" / "default"
 read_eventcatalog = reader("eventcatalog")
 
 
@@ -47,19 +50,27 @@ def written_events(catalog: Path) -> list[dict[str, Any]]:
     return events
 
 
-def test_the_example_project_imports_lints_and_generates(tmp_path: Path) -> None:
+@pytest.mark.real  # third-party documents (tests/thirdparty.py)
+def test_the_sdk_written_project_imports_lints_and_generates(tmp_path: Path) -> None:
+    project = eventcatalog_project()
     catalog = tmp_path / "catalog"
-    result = run_evcat("import", "eventcatalog", str(EXAMPLE), "-o", str(catalog))
+    result = run_evcat("import", "eventcatalog", str(project), "-o", str(catalog))
     assert result.returncode == 0, result.stdout + result.stderr
-    expected = {(str(data["id"]), str(data["version"])) for _, data in pages_of(EXAMPLE, "events")}
-    assert len(expected) == 41  # the example's events, each version once
+    expected = {(str(data["id"]), str(data["version"])) for _, data in pages_of(project, "events")}
+    assert expected, project
     events = written_events(catalog)
     assert len(events) == len(expected)
     assert {(event["type"], event["dataversion"]) for event in events} == expected
+    # Every event's payload is its schema file's (read here), under the same property names.
+    by_key = {(event["type"], event["dataversion"]): event for event in events}
+    for page, data in pages_of(project, "events"):
+        schema = json.loads((page.parent / data["schemaPath"]).read_text(encoding="utf-8"))
+        imported = by_key[(str(data["id"]), str(data["version"]))]["data"]
+        assert set(schema.get("properties", {})) == set(imported.get("properties", {})), page
     # Every command and query page is a located note, never dropped in silence.
     output = result.stdout + result.stderr
     for collection in ("commands", "queries"):
-        for page, data in pages_of(EXAMPLE, collection):
+        for page, data in pages_of(project, collection):
             shown = str(page.relative_to(ROOT))
             assert re.search(rf"{re.escape(shown)}:\d+:\d+: .*{re.escape(repr(data['id']))}", output), (shown, output[-2000:])
     linted = run_evcat("lint", str(catalog))
@@ -70,28 +81,34 @@ def test_the_example_project_imports_lints_and_generates(tmp_path: Path) -> None
     assert len(index) == len(expected)
 
 
-def test_services_and_channels(tmp_path: Path) -> None:
-    imported = read_eventcatalog([EXAMPLE], Options(type_prefix="com.acme"))
+@pytest.mark.real  # third-party documents (tests/thirdparty.py)
+def test_services_and_channels() -> None:
+    project = eventcatalog_project()
+    imported = read_eventcatalog([project], Options(type_prefix="org.asyncapi"))
     merged_services: dict[str, Any] = {}
     merged_channels: dict[str, Any] = {}
     for document in imported.documents.values():
         merged_services.update(document.get("services") or {})
         merged_channels.update(document.get("channels") or {})
-        assert all(event["type"].startswith("com.acme.") for event in document["events"])
-    # channels/catalog.product-events: kafka, with its address; the SQS queues cannot be carried
-    assert merged_channels["catalog.product-events"] == {
-        "protocol": "kafka", "address": "catalog.product-events",
-        "description": "Kafka topic that carries product lifecycle events from the Product Catalog System.",
-    }
-    sqs = [note for note in imported.notes if "sqs" in note.message]
-    assert sqs and all(note.line and note.pointer == "/protocols" for note in sqs)
-    publisher = merged_services["product-search-publisher"]
-    assert {"type": "com.acme.product-created", "dataversion": "1.0.0", "channel": "catalog.product-events"} in publisher["sends"]
-    assert publisher["owner"]["email"] == "product-platform@acme.test"
-    # one file per domain, every event in the file of its domain
-    assert sorted(imported.documents) == ["catalog.yaml", "customer.yaml", "fulfilment.yaml", "ordering.yaml",
-                                          "payments.yaml", "reviews.yaml", "shopping.yaml"]
-    assert {document["catalog"] for document in imported.documents.values()} == {"acme-inc"}
+        assert all(event["type"].startswith("org.asyncapi.") for event in document.get("events") or [])
+    # the streetlights' topic: AsyncAPI's protocol name kafka-secure, as the channel page has it, is kafka
+    page = front_matter(project / "channels" / "streetlights-kafka-api.lightingMeasured" / "index.mdx")
+    assert page["protocols"] == ["kafka-secure"]
+    assert merged_channels["streetlights-kafka-api.lightingMeasured"]["protocol"] == "kafka"
+    assert merged_channels["streetlights-kafka-api.lightingMeasured"]["address"] == page["address"]
+    assert merged_channels["streetlights-mqtt-api.lightTurnOn"]["protocol"] == "mqtt"
+    # a WebSocket channel cannot be carried: a located note on its protocols
+    wss = [note for note in imported.notes if "protocol wss" in note.message]
+    assert wss and all(note.line and note.pointer == "/protocols" for note in wss)
+    kafka = merged_services["streetlights-kafka-api-service"]
+    assert kafka["receives"] == [{"type": "org.asyncapi.lightMeasured", "dataversion": "1.0.0",
+                                  "channel": "streetlights-kafka-api.lightingMeasured"}]
+    # the mqtt application sends the events the kafka one defined, on its own channels
+    assert {"type": "org.asyncapi.turnOn", "dataversion": "1.0.0", "channel": "streetlights-mqtt-api.lightTurnOn"} in \
+        merged_services["streetlights-mqtt-api-service"]["sends"]
+    # one file per domain that holds events, every event in the file of its domain
+    domains = {page.relative_to(project).parts[1] for page, _ in pages_of(project, "events")}
+    assert sorted(imported.documents) == sorted(f"{domain}.yaml" for domain in domains)
 
 
 def test_evcat_s_own_export_comes_back(tmp_path: Path) -> None:

@@ -41,13 +41,16 @@ from typing import Any
 from ..loader import MAX_FILE_BYTES, UnsafeFile, load_text, read_catalog_bytes
 from ..string_formats import is_semver
 from . import Imported, Note, Options, SourceError
+from .asyncapi import PROTOCOLS as ASYNCAPI_PROTOCOLS
 from .schemas import SchemaImporter
 from .sources import Refs
 
 PAGES = ("index.md", "index.mdx")
 SKIPPED_FOLDERS = frozenset(("node_modules", "dist", ".eventcatalog-core", "public", ".git"))
-PROTOCOLS = {"kafka": "kafka", "amqp": "amqp", "amqp1": "amqp", "rabbitmq": "amqp", "mqtt": "mqtt", "mqtt5": "mqtt",
-             "http": "http", "https": "http", "webhook": "http", "webhooks": "http"}
+# A channel page's protocols: EventCatalog's AsyncAPI generator copies the AsyncAPI
+# server protocol (kafka-secure, secure-mqtt, amqps ...), so AsyncAPI's names
+# (one home: the asyncapi importer) plus EventCatalog's own.
+PROTOCOLS = {**ASYNCAPI_PROTOCOLS, "amqp1": "amqp", "rabbitmq": "amqp", "webhook": "http", "webhooks": "http"}
 SCHEMA_SUFFIXES = (".json", ".yaml", ".yml")  # JSON Schema files (an Avro schema is .avsc, Protobuf .proto)
 EXACT_SCHEMA = "data.schema.json"  # what evcat's export (render/eventcatalog.py) writes beside schema.json
 NO_DATA_BADGE = "no data"  # ... and the badge of an event without data
