@@ -15,6 +15,7 @@ from typing import Any, Literal, cast
 
 from . import _bindings, _cloudevents, models
 from ._cloudevents import CloudEvent, EventError
+from .channels import CHANNELS, Channel, ChannelError, channel_address
 from .events import (
     AnyEvent,
     BlobCreatedV1_0_0,
@@ -22,12 +23,16 @@ from .events import (
 )
 
 __all__ = [
+    "CHANNELS",
     "EVENTS",
     "AnyEvent",
     "BlobCreatedV1_0_0",
+    "Channel",
+    "ChannelError",
     "CloudEvent",
     "ContainerDeleted",
     "EventError",
+    "channel_address",
     "from_amqp",
     "from_http",
     "from_http_batch",
