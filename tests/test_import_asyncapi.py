@@ -189,7 +189,7 @@ def test_profiles_settle_with_event_overrides(tmp_path: Path, capsys: pytest.Cap
     """Under normo the camelCase types break NORMO-TYPE: the override stands on each
     event (not on a schema node: it is not a payload rule); defaultContentType is the
     catalog's default datacontenttype, so NORMO-CONTENTTYPE has nothing to say."""
-    source = DATA / "v3.0.0" / "streetlights-kafka-asyncapi.yml"
+    source = asyncapi_examples() / "v3" / "streetlights-kafka-asyncapi.yml"
     assert main(["import", "asyncapi", str(source), "-o", str(tmp_path), "--profile", "normo",
                  "--type-prefix", "org.smartylighting"]) == 0
     capsys.readouterr()
@@ -202,7 +202,7 @@ def test_profiles_settle_with_event_overrides(tmp_path: Path, capsys: pytest.Cap
 
 
 def test_json_documents_import_like_yaml(tmp_path: Path) -> None:
-    source = DATA / "v3.0.0" / "streetlights-kafka-asyncapi.yml"
+    source = asyncapi_examples() / "v3" / "streetlights-kafka-asyncapi.yml"
     as_json = tmp_path / "src" / "streetlights.json"
     as_json.parent.mkdir()
     # json.dumps escapes the emoji of the description as surrogate pairs, which YAML 1.1 refuses
