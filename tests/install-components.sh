@@ -72,10 +72,21 @@ PY
 #   licence key checked online) from some v3 examples, by
 #   tests/eventcatalog-sdk/make-project.mjs with the pinned packages of
 #   tests/eventcatalog-sdk, installed in .test-cache/eventcatalog-sdk.
-# The xRegistry code generator's samples are in no registry package (xrcg's
-# wheels and sdists carry none), so they are not here.
+# - xregistry-documents: xRegistry documents written by the official xRegistry
+#   CLI (xrcg, pinned in the test extras) through its `xrcg manifest` commands,
+#   by tests/xregistry-docs/make-documents.sh (no network). The xRegistry code
+#   generator's own samples are in no registry package (xrcg's wheels and
+#   sdists carry none), so they are not here.
 thirdparty() {
   local root=.test-cache/thirdparty cache="$PWD/.test-cache/npm"
+  local documents="$root/xregistry-documents" written
+  written="$( (xrcg --version 2>&1; cat tests/xregistry-docs/make-documents.sh) | sha256sum | cut -c1-16)"
+  if [ "$(cat "$documents/.from" 2>/dev/null)" != "$written" ]; then
+    echo "install-components: xRegistry documents written by xrcg" >&2
+    rm -rf "$documents"
+    bash tests/xregistry-docs/make-documents.sh "$documents"
+    echo "$written" >"$documents/.from"
+  fi
   mkdir -p "$root/asyncapi-examples"
   local pin folder
   for pin in "6.2.0 v3" "0.59.1 v2"; do

@@ -42,6 +42,7 @@ from generator.engine.config import RunConfig
 from generator.importers import Options, reader
 from generator.importers.settle import settle
 from generator.model import CatalogSet
+from tests.thirdparty import xregistry_samples
 
 from .conftest import ROOT
 
@@ -354,18 +355,11 @@ def test_xrcg_data_classes_serialize_payloads_parse_event_accepts(xregistry_out:
     assert expected >= 3 and accepted == expected, (accepted, expected)
 
 
-# --- the xRegistry code generator's samples -------------------------------------------
+# --- xRegistry documents written by the official xRegistry CLI --------------------------
 
-# The xRegistry code generator's samples/message-definitions (Apache-2.0, with
-# its LICENSE beside them): third-party data that comes in through the steering
-# side's shared/ (beside the repository, as shared/thirdparty/xregistry-codegen/)
-# or a copy of it in tests/data/import/xregistry/; EVCAT_XREGISTRY_SAMPLES names another.
-_PLACES = [ROOT / "tests" / "data" / "import" / "xregistry" / "message-definitions",
-           ROOT.parent / "shared" / "thirdparty" / "xregistry-codegen" / "message-definitions"]
-SAMPLES = Path(os.environ.get("EVCAT_XREGISTRY_SAMPLES")
-               or next((place for place in _PLACES if place.is_dir()), _PLACES[-1]))
-SAMPLE_FILES = sorted(path for path in SAMPLES.rglob("*") if path.suffix in (".json", ".yaml", ".yml")) \
-    if SAMPLES.is_dir() else []
+# Written by xrcg's own `xrcg manifest` commands into .test-cache/thirdparty at
+# install time (tests/install-components.sh, tests/xregistry-docs/make-documents.sh);
+# the xRegistry code generator's samples are in no registry package.
 
 
 def _importable(document: Any) -> int:
@@ -388,22 +382,33 @@ def _importable(document: Any) -> int:
     return count
 
 
-@pytest.mark.skipif(not SAMPLE_FILES, reason=f"the xRegistry code generator's samples are not in {SAMPLES}")
-@pytest.mark.parametrize("sample", SAMPLE_FILES, ids=lambda path: path.name)
-def test_a_sample_of_the_xregistry_code_generator_imports_lints_and_generates(sample: Path, tmp_path: Path,
+@pytest.mark.real  # third-party documents (tests/thirdparty.py)
+def test_a_sample_of_the_xregistry_code_generator_imports_lints_and_generates(tmp_path: Path,
                                                                                capsys: pytest.CaptureFixture[str]) -> None:
-    expected = _importable(yaml.safe_load(sample.read_text(encoding="utf-8")))
-    out = tmp_path / "catalog"
-    code = main(["import", "xregistry", str(sample), "-o", str(out)])
-    err = capsys.readouterr().err
-    if expected == 0:  # only MQTT or AMQP messages, no CloudEvents: nothing to import, said where
-        assert code == 2 and "nothing to import" in err and "not a CloudEvent" in err, err
-        return
-    assert code == 0, err
-    assert _errors(out) == []
-    catalog_set = _catalog_set(out)
-    assert len(catalog_set.events) == expected
-    assert main(["generate", str(out), "-o", str(tmp_path / "out"), "--only", "python,jsonschema,xregistry"]) == 0
+    documents = sorted(xregistry_samples().glob("*.xreg.json"))
+    assert len(documents) >= 3, documents
+    counted = {}
+    for document in documents:
+        source = json.loads(document.read_text(encoding="utf-8"))
+        expected = counted[document.name] = _importable(source)
+        out = tmp_path / document.stem / "catalog"
+        code = main(["import", "xregistry", str(document), "-o", str(out)])
+        err = capsys.readouterr().err
+        if expected == 0:  # only MQTT or AMQP messages, no CloudEvents: nothing to import, said where
+            assert code == 2 and "nothing to import" in err and "not a CloudEvent" in err, (document.name, err)
+            assert re.search(re.escape(str(document)) + r":\d+:\d+: ", err), err
+            continue
+        assert code == 0, (document.name, err)
+        assert _errors(out) == [], document.name
+        catalog_set = _catalog_set(out)
+        assert len(catalog_set.events) == expected, document.name
+        # The JSON Schema xrcg wrote (as a document string) is carried, not dropped.
+        assert "left unconstrained" not in err, (document.name, err)
+        assert all(event.payload is not None and event.payload.schema not in ({}, True)
+                   for event in catalog_set.events), document.name
+        assert main(["generate", str(out), "-o", str(tmp_path / document.stem / "out"),
+                     "--only", "python,jsonschema,xregistry"]) == 0, document.name
+    assert sum(counted.values()) >= 3 and 0 in counted.values(), counted
 
 
 # --- round trip --------------------------------------------------------------------------

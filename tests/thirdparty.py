@@ -37,7 +37,7 @@ def eventcatalog_project() -> Path:
 
 
 def xregistry_samples() -> Path:
-    """The xRegistry code generator's message-definition samples: no registry
-    package carries them (xrcg's wheels and sdists hold only its templates and
-    schemas), so install-components.sh does not make this folder."""
-    return _folder("xregistry-samples", "the xRegistry code generator's samples (in no registry package)")
+    """xRegistry documents written by the official xRegistry CLI (xrcg) through
+    its ``xrcg manifest`` commands (tests/xregistry-docs/make-documents.sh):
+    message groups, schema groups, endpoints, and one with no CloudEvents."""
+    return _folder("xregistry-documents", "the xRegistry documents written by xrcg")
