@@ -624,3 +624,29 @@ def test_a_broken_document_gets_located_notes_never_a_traceback(document: Any, t
         assert re.search(r"broken\.xreg\.json(:\d+:\d+)?: error: ", err), err
     else:
         assert _errors(tmp_path / "catalog") == [] or code == 1
+
+
+@pytest.mark.parametrize(("schema", "carried"), [
+    ('{"type": "object", "required": ["n"], "properties": {"n": {"type": "integer"}}}', True),
+    ("{not json", False),
+])
+def test_a_json_schema_held_as_a_string_is_read_as_json(schema: str, carried: bool, tmp_path: Path,
+                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    """xrcg's ``manifest ... --schema``/``--dataschema`` write the schema as a
+    JSON string; evcat reads it as JSON, or says where it is not JSON."""
+    document = {"messagegroups": {"g": {"envelope": "CloudEvents/1.0", "messages": {"m": {
+        "envelopemetadata": {"type": {"value": "com.example.thing"}}, "dataschemaformat": "JsonSchema/draft-07",
+        "dataschemauri": "#/schemagroups/s/schemas/x"}}}},
+        "schemagroups": {"s": {"schemas": {"x": {"versions": {"1": {"format": "JsonSchema/draft-07",
+                                                                    "schema": schema}}}}}}}
+    source = tmp_path / "strings.xreg.json"
+    source.write_text(json.dumps(document, indent=2), encoding="utf-8")
+    code = main(["import", "xregistry", str(source), "-o", str(tmp_path / "catalog")])
+    err = capsys.readouterr().err
+    assert code == 0, err
+    assert _errors(tmp_path / "catalog") == []
+    data = _catalog_set(tmp_path / "catalog").events[0].payload.schema
+    if carried:
+        assert data.get("required") == ["n"] and "left unconstrained" not in err, (data, err)
+    else:
+        assert re.search(r"strings\.xreg\.json:\d+:\d+: note: .*not JSON.*left unconstrained", err), err

@@ -37,6 +37,7 @@ which xRegistry does not have).
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from collections import Counter
@@ -438,6 +439,17 @@ class _Reader:
                       "unconstrained)")
             event["data"] = {}
             return
+        if isinstance(schema, str):
+            # A document held as a string (xRegistry core: a Resource document that
+            # is not inlined as JSON is serialized as a string, e.g. by `xrcg manifest
+            # ... --schema/--schemafile` and `--dataschema`): JSON text is read as JSON.
+            try:
+                schema = json.loads(schema)
+            except ValueError as error:
+                self.note(at, f"the JSON Schema string is not JSON ({error.msg} at character {error.pos}); "
+                          "the payload is left unconstrained")
+                event["data"] = {}
+                return
         if not isinstance(schema, (dict, bool)):
             self.note(at, "the JSON Schema is neither an object nor a boolean; the payload is left unconstrained")
             event["data"] = {}
