@@ -32,6 +32,7 @@ from .outputs import only_help
 from .profiles import DEFAULT as DEFAULT_PROFILE
 from .profiles import NAMES as PROFILE_NAMES
 from .profiles import starters as starter_profiles
+from .importers import Options as ImportOptions
 
 FORMATS = ("text", "json", "sarif", "github")
 
@@ -137,8 +138,8 @@ def _import_parser(commands: argparse._SubParsersAction) -> None:
     import_parser.add_argument("--type-prefix", metavar="PREFIX", help="prefix of the CloudEvents types made from names "
                                "(e.g. com.example.orders)")
     import_parser.add_argument("--catalog", metavar="ID", help="id of the written catalog (default: from the source)")
-    import_parser.add_argument("--profile", choices=PROFILE_NAMES, default="cloudevents",
-                               help="rule set of the written catalog (default: cloudevents)")
+    import_parser.add_argument("--profile", choices=PROFILE_NAMES, default=ImportOptions.profile,
+                               help=f"rule set of the written catalog (default: {ImportOptions.profile})")
     import_parser.add_argument("--force", action="store_true", help="replace catalog files that already exist")
 
 

@@ -308,10 +308,10 @@ def test_editing_a_template_renders_exactly_its_kind_again(builtin_copy: Path, t
 # -- the registry ----------------------------------------------------------
 
 def test_the_registry_is_the_one_list_of_kinds() -> None:
-    assert generate_module.parse_kinds(None) == list(outputs.KINDS) == ["python", "jsonschema", "asyncapi", "docs"]
+    assert generate_module.parse_kinds(None) == list(outputs.KINDS) == ["python", "jsonschema", "asyncapi", "docs", "xregistry"]
     assert outputs.OPTIONAL_KINDS == ("eventcatalog",)
     assert generate_module.parse_kinds("docs, eventcatalog,docs") == ["docs", "eventcatalog"]
-    with pytest.raises(UsageError, match="python, jsonschema, asyncapi, docs, eventcatalog"):
+    with pytest.raises(UsageError, match="python, jsonschema, asyncapi, docs, xregistry, eventcatalog"):
         generate_module.parse_kinds("html")
     assert sorted(generate_module.RENDERERS) == sorted(outputs.RENDERERS)
     help_text = run_evcat("generate", "--help").stdout

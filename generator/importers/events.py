@@ -598,7 +598,7 @@ def _event(group: _Group, producer_source: str, notes: _Notes) -> dict[str, Any]
     for name in (name for name in dict.fromkeys(chain.from_iterable(events)) if name not in CORE):
         if not _EXTENSION_NAME.match(name):
             notes.add(first_file, first_line, None, _pointer(name),
-                      f"{label}: {name!r} is not a CloudEvents attribute name ([a-z0-9]+, CloudEvents 1.0.2 §3.1.4): "
+                      f"{label}: {name!r} is not a CloudEvents attribute name ([a-z0-9]+, CloudEvents spec §3.1.4): "
                       "not declared")
             continue
         declaration, problem = _extension(name, list(map(dict.get, events, repeat(name))), count)
