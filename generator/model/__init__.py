@@ -19,6 +19,7 @@ from .. import vocabulary
 from ..naming import python_package_name
 from ..string_formats import in_npm_range
 from ..profiles import Profile
+from ..runtime._uritemplate import TemplateError, is_template, sample
 
 JSON = Any
 
@@ -212,6 +213,12 @@ class ContextAttribute:
     media_type: bool = False  # datacontenttype: RFC 2046 grammar
     extension: bool = False  # an extension attribute (not a core one)
     rule: str | None = None  # the rule broken by a missing required value (default CE-REQUIRED)
+    # source: the catalog's source when it is a URI template (catalog-format.md
+    # §9): a constructing program gives the value, there is no default.
+    template: str | None = None
+    # source: the catalog's source, fixed or a template, that every judge holds
+    # the value to (CE-SOURCE-MATCH set to error for the event); None: not judged.
+    match: str | None = None
 
 
 @dataclass(frozen=True)
@@ -242,6 +249,8 @@ class EventType:
     examples: tuple[Example, ...] = ()
     # The event's own `rules:` (catalog-format.md §9): rule id -> error | warning | off.
     rules: tuple[tuple[str, str], ...] = ()
+    # The `rules:` of the file it stands in (the same values).
+    file_rules: tuple[tuple[str, str], ...] = ()
     file: str = ""
     # Where it sits in its file, e.g. ("events", 3).
     path: tuple[str | int, ...] = field(default=(), compare=False)
@@ -253,6 +262,16 @@ class EventType:
     @property
     def has_data(self) -> bool:
         return self.payload is not None
+
+    def rule_setting(self, rule_id: str) -> str | None:
+        """The catalog's setting of ``rule_id`` for this event (``error``,
+        ``warning`` or ``off``): its own ``rules``, else its file's (the
+        nearest wins, catalog-format.md §9); None: the rule's default."""
+        for rules in (self.rules, self.file_rules):
+            for known, setting in rules:
+                if known == rule_id:
+                    return setting
+        return None
 
     @cached_property
     def attributes(self) -> tuple[ContextAttribute, ...]:
@@ -288,12 +307,37 @@ class EventType:
                 full["time"] = EXAMPLE_TIME
             elif attribute.default is not None and attribute.name in ("source", "datacontenttype"):
                 full[attribute.name] = attribute.default
+            elif attribute.template is not None:  # a templated source: each parameter a sample value
+                full[attribute.name] = _sample(attribute.template)
         full.update(values)
         return full
 
 
 EXAMPLE_ID = "example"
 EXAMPLE_TIME = "2024-01-01T00:00:00.000000Z"
+
+
+def _sample(template: str) -> str:
+    """``template`` with sample parameters (a malformed one, which lint
+    refuses, as written)."""
+    try:
+        return sample(template)
+    except TemplateError:
+        return template
+
+
+def _source_attribute(event: EventType) -> ContextAttribute:
+    """``source``: the catalog's value as the default, or, where it is a URI
+    template (catalog-format.md §9), no default; held to the catalog's source
+    by every judge where CE-SOURCE-MATCH is an error (its default severity is
+    a warning: rules.md)."""
+    templated = is_template(event.source)
+    return ContextAttribute(
+        "source", "URI-reference", True, default=None if templated else event.source,
+        meaning="Where the event comes from.", non_empty=True,
+        template=event.source if templated else None,
+        match=event.source if event.rule_setting("CE-SOURCE-MATCH") == "error" else None,
+    )
 
 
 def context_attributes(event: EventType) -> tuple[ContextAttribute, ...]:
@@ -315,7 +359,7 @@ def context_attributes(event: EventType) -> tuple[ContextAttribute, ...]:
         )
     attributes += [
         ContextAttribute("id", "String", True, meaning=event.id or "Identifies the event.", non_empty=True),
-        ContextAttribute("source", "URI-reference", True, default=event.source, meaning="Where the event comes from.", non_empty=True),
+        _source_attribute(event),
     ]
     attributes.append(
         ContextAttribute("time", "Timestamp", profile.time_required, meaning=event.time, pattern=profile.time_pattern,
