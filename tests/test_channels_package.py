@@ -109,6 +109,10 @@ def test_channels_and_channel_address(channel_package: ModuleType) -> None:
         module.channel_address(happened, region="eu")
     with pytest.raises(module.ChannelError, match="needs the parameter\\(s\\) site"):
         module.channel_address(removed)
+    with pytest.raises(module.ChannelError, match="has no parameter\\(s\\) sight"):
+        module.channel_address(removed, site="north", sight="x")  # a misspelt parameter is not dropped
+    with pytest.raises(module.ChannelError, match="must not be empty"):
+        module.channel_address(removed, site="")
     with pytest.raises(module.ChannelError, match="travels on no channel 'things'"):
         module.channel_address(removed, "things")
     assert isinstance(module.ChannelError("x"), LookupError)

@@ -106,7 +106,7 @@ def test_a_catalog_with_channels_and_services_lints_clean(lint_files) -> None:
         ("CAT-CHANNEL-ADDRESS", text(channels=CHANNELS.replace("things.{region}", "things.{region #<")),
          None, "not closed"),
         ("CAT-CHANNEL-ADDRESS", text(channels=CHANNELS.replace("things.{region}", "things.{+region} #<")),
-         None, "level 2"),
+         None, "beyond level 1"),
         ("CAT-CHANNEL-ADDRESS", text(channels=CHANNELS.replace("/hooks/things", "hooks/things #<")),
          "/hooks/things", "URL path"),
         ("CAT-CHANNEL-BINDINGS", text(channels=CHANNELS.replace("{key: subject}", "{keys: subject} #<")),
