@@ -331,3 +331,42 @@ def test_diff_names_the_services_a_breaking_change_reaches(tmp_path) -> None:
     (tmp_path / "new" / "c.yaml").write_text(
         catalog_text("cloudevents", header=header, events=first + THING.format(version="1.1.0", kind="string")))
     assert "BREAKS RECEIVERS" not in run_evcat("diff", str(tmp_path / "old"), str(tmp_path / "new")).stdout
+
+
+@pytest.mark.real
+def test_a_service_name_in_two_catalogs_gets_a_document_per_catalog(tmp_path, node_tools) -> None:
+    """Not one file written over the other: asyncapi/services/<catalog>/<service>.yaml."""
+    import yaml
+
+    from generator.commands.lint import lint
+    from generator.render import render_all
+    from generator.render.asyncapi import units
+
+    services = "services:\n  indexer:\n    receives: [{type: nl.test.thing-happened}]\n"
+    for catalog_id, type_ in (("first", "nl.test.thing-happened"), ("second", "nl.test.other-happened")):
+        events = EVENTS.split("  - type: nl.test.thing-removed")[0].replace("nl.test.thing-happened", type_)
+        (tmp_path / f"{catalog_id}.yaml").write_text(catalog_text(
+            "cloudevents", catalog_id=catalog_id, events=events,
+            header=services.replace("nl.test.thing-happened", type_)))
+    result = lint(str(tmp_path))
+    assert not result.has_errors, [str(d) for d in result.diagnostics]
+    files = render_all(units(result.catalog_set))
+    assert sorted(name for name in files if "/services/" in name) == [
+        "asyncapi/services/first/indexer.yaml", "asyncapi/services/second/indexer.yaml"]
+    second = yaml.safe_load(files["asyncapi/services/second/indexer.yaml"])
+    assert second["id"] == "urn:evcat:second:service:indexer"
+    # without channels, the service's view has its own operations: it receives
+    assert [(op["action"], op["channel"]["$ref"]) for op in second["operations"].values()] == [
+        ("receive", "#/channels/nl.test.other-happened")] * 2  # one per message (1.0.0, 2.0.0)
+    assert list(second["channels"]) == ["nl.test.other-happened"]
+    from .test_asyncapi_output import parse
+
+    written = []
+    for name, content in files.items():
+        path = tmp_path / "out" / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(content)
+        written.append(path)
+    for path, reports in parse(node_tools, written).items():
+        for parser, report in reports.items():
+            assert report["parsed"] and [d for d in report["diagnostics"] if d["severity"] <= 1] == [], (path, parser)

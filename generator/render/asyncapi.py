@@ -201,9 +201,12 @@ def _binary_trait(event: EventType) -> dict[str, Any]:
     return trait
 
 
-def _type_channels(catalog: Catalog, events: list[EventType]) -> tuple[dict[str, Any], dict[str, Any]]:
+def _type_channels(
+    catalog: Catalog, events: list[EventType], service: Service | None = None
+) -> tuple[dict[str, Any], dict[str, Any]]:
     """A catalog without channels: one channel per event type, addressed by the
-    type, and one ``send`` operation per message."""
+    type, and one ``send`` operation per message (a service's view: one per
+    message it sends, and a ``receive`` operation per message it receives)."""
     channels: dict[str, Any] = {}
     operations: dict[str, Any] = {}
     for event in events:
@@ -221,13 +224,21 @@ def _type_channels(catalog: Catalog, events: list[EventType]) -> tuple[dict[str,
         # operation with several messages into a union model named after the
         # channel, which its Python generator cannot render (an empty name).
         version = f" {event.dataversion}" if event.dataversion else ""
-        operations[component_id(f"send.{message}")] = {
-            "action": "send",
-            "channel": {"$ref": f"#/channels/{channel}"},
-            "summary": f"{catalog.producer.organization or 'The producer'} publishes {event.title}{version}.",
-            "description": event.description or event.title,
-            "messages": [{"$ref": f"#/channels/{channel}/messages/{message}"}],
-        }
+        if service is None:
+            actions = [("send", catalog.producer.organization or "The producer")]
+        else:
+            actions = [(action, service.title) for action, covered in (
+                ("send", any(link.sends(event) for link in service.sends)),
+                ("receive", any(link.receives(event.type, event.dataversion) for link in service.receives)),
+            ) if covered]
+        for action, who in actions:
+            operations[component_id(f"{action}.{message}")] = {
+                "action": action,
+                "channel": {"$ref": f"#/channels/{channel}"},
+                "summary": f"{who} {'publishes' if action == 'send' else 'receives'} {event.title}{version}.",
+                "description": event.description or event.title,
+                "messages": [{"$ref": f"#/channels/{channel}/messages/{message}"}],
+            }
     return channels, operations
 
 
@@ -418,7 +429,7 @@ def document(
     if catalog.channels:
         channels, operations = _catalog_channels(catalog, events, messages, services)
     else:
-        channels, operations = _type_channels(catalog, events)
+        channels, operations = _type_channels(catalog, events, service)
     if service is not None:
         channels, messages, traits = _only_used(channels, operations, messages, traits)
     doc["channels"] = channels
@@ -525,23 +536,35 @@ def dump_yaml(value: Any) -> bytes:
 def units(catalog_set: CatalogSet, settings: Settings = Settings()) -> list[Unit]:
     """One document per catalog, and one per service of it
     (``asyncapi/services/<service>.yaml``, catalog-format.md §9); ``settings``
-    are part of each unit's inputs (the cache key)."""
+    are part of each unit's inputs (the cache key), and so are the service
+    names that more than one catalog of the directory uses (their documents
+    go to ``asyncapi/services/<catalog_id>/<service>.yaml``, one per catalog)."""
+    seen: dict[str, int] = {}
+    for catalog in catalog_set.catalogs:
+        for service in catalog.services:
+            seen[service.name] = seen.get(service.name, 0) + 1
+    shared = frozenset(name for name, count in seen.items() if count > 1)
     return [
-        Unit("asyncapi", catalog.id, (*catalog_inputs(catalog, catalog_set), settings), _render_unit)
+        Unit("asyncapi", catalog.id, (*catalog_inputs(catalog, catalog_set), settings,
+                                      shared & {service.name for service in catalog.services}), _render_unit)
         for catalog in catalog_set.catalogs
     ]
 
 
-def service_file(service: Service) -> str:
+def service_file(catalog: Catalog, service: Service, shared: frozenset[str] = frozenset()) -> str:
+    """Where a service's own document goes: by its name, or under its catalog's
+    id when other catalogs of the directory have a service of that name."""
+    if service.name in shared:
+        return f"asyncapi/services/{safe_file_name(catalog.id)}/{safe_file_name(service.name)}.yaml"
     return f"asyncapi/services/{safe_file_name(service.name)}.yaml"
 
 
 def _render_unit(inputs: tuple[Any, ...]) -> dict[str, bytes]:
-    catalog, schemas, settings = inputs
+    catalog, schemas, settings, shared = inputs
     catalog_set = partial_set((catalog,), schemas)
     files = {f"asyncapi/{safe_file_name(catalog.id)}.yaml": dump_yaml(document(catalog, catalog_set, settings))}
     for service in catalog.services:
-        files[service_file(service)] = dump_yaml(document(catalog, catalog_set, settings, service))
+        files[service_file(catalog, service, shared)] = dump_yaml(document(catalog, catalog_set, settings, service))
     return files
 
 
