@@ -307,9 +307,10 @@ def _catalog_channels(
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """The catalog's channels (catalog-format.md §9): address, parameters,
     protocol bindings and the messages that travel on each
-    (``Catalog.channels_of``); one ``send`` or ``receive`` operation per
-    service (of ``services``) and channel. Without services, the producer
-    sends every event on every channel."""
+    (``Catalog.channels_of``); ``send`` and ``receive`` operations per
+    service (of ``services``) and channel, one per message it sends or
+    receives there. Without services, the producer sends every event on
+    every channel."""
     servers = {server.name: server.protocol for server in catalog.servers}
     ids = {channel.name: component_id(channel.name) for channel in catalog.channels}
     carried: dict[str, list[EventType]] = {channel.name: [] for channel in catalog.channels}
@@ -340,20 +341,21 @@ def _catalog_channels(
     operations: dict[str, Any] = {}
 
     def add(who: str, title: str, action: str, channel: Channel, chosen: list[EventType]) -> None:
-        if not chosen:
-            return
-        names = ", ".join(dict.fromkeys(event.title for event in chosen))
+        # One operation per message: Modelina makes a union of an operation's
+        # messages, which its Python generator cannot render (issue 31).
         verb = "publishes" if action == "send" else "receives"
-        operation: dict[str, Any] = {
-            "action": action,
-            "channel": {"$ref": f"#/channels/{ids[channel.name]}"},
-            "summary": f"{title} {verb} {names} on {channel.name}.",
-            "messages": [{"$ref": f"#/channels/{ids[channel.name]}/messages/{message_id(event)}"} for event in chosen],
-        }
         bindings = _operation_bindings(channel, action)
-        if bindings:
-            operation["bindings"] = bindings
-        operations[component_id(f"{who}.{action}.{channel.name}")] = operation
+        for event in chosen:
+            version = f" {event.dataversion}" if event.dataversion else ""
+            operation: dict[str, Any] = {
+                "action": action,
+                "channel": {"$ref": f"#/channels/{ids[channel.name]}"},
+                "summary": f"{title} {verb} {event.title}{version} on {channel.name}.",
+                "messages": [{"$ref": f"#/channels/{ids[channel.name]}/messages/{message_id(event)}"}],
+            }
+            if bindings:
+                operation["bindings"] = bindings
+            operations[component_id(f"{who}.{action}.{channel.name}.{message_id(event)}")] = operation
 
     if not catalog.services:
         for channel in catalog.channels:
