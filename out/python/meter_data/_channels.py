@@ -20,6 +20,7 @@ import importlib
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from functools import cache
+from types import MappingProxyType
 from typing import Any
 
 from ._models import CloudEvent
@@ -42,8 +43,12 @@ class Channel:
     protocol: str  # kafka | amqp | mqtt | http
     address: str  # a level-1 URI template
     parameters: tuple[str, ...] = ()
-    bindings: Mapping[str, Any] = field(default_factory=dict[str, Any])
+    bindings: Mapping[str, Any] = field(default_factory=dict[str, Any], hash=False)
     description: str | None = None
+
+    def __post_init__(self) -> None:
+        # Frozen all through: the bindings are a read-only view of a copy.
+        object.__setattr__(self, "bindings", MappingProxyType(dict(self.bindings)))
 
     def expand(self, **parameters: Any) -> str:
         """The address with every ``{parameter}`` given (RFC 6570 §3.2.2)."""

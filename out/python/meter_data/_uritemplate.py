@@ -173,7 +173,7 @@ def expand(template: str, /, **values: object) -> str:
             f"({'; '.join(said)})"
         )
     parts = [literals[0]]
-    for name, literal in zip(names, literals[1:]):
+    for name, literal in zip(names, literals[1:], strict=True):
         text = str(values[name])
         if not text:
             raise TemplateError(f"{{{name}}} must not be empty")
