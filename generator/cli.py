@@ -118,7 +118,28 @@ def _parser() -> argparse.ArgumentParser:
         "default: where this evcat was installed from, when CI can reach it)",
     )
     commands.add_parser("lsp", help="run the language server for editors over standard input and output")
+    _import_parser(commands)
     return parser
+
+
+def _import_parser(commands: argparse._SubParsersAction) -> None:
+    """`evcat import` (contract §10; generator/commands/import_.py)."""
+    from .importers import KINDS
+
+    import_parser = commands.add_parser(
+        "import", help="write catalog files from AsyncAPI, xRegistry, JSON Schema, EventCatalog or sample events",
+        description="Reads the sources, writes a catalog that lints clean (with the overrides that keep the "
+        "source's names, each reported) and reports as notes what the catalog cannot carry.",
+    )
+    import_parser.add_argument("kind", choices=KINDS, help="what the sources are")
+    import_parser.add_argument("sources", nargs="+", metavar="SOURCE", help="files or folders to read")
+    import_parser.add_argument("-o", "--output", default="catalog", help="catalog directory to write into (default: catalog)")
+    import_parser.add_argument("--type-prefix", metavar="PREFIX", help="prefix of the CloudEvents types made from names "
+                               "(e.g. com.example.orders)")
+    import_parser.add_argument("--catalog", metavar="ID", help="id of the written catalog (default: from the source)")
+    import_parser.add_argument("--profile", choices=PROFILE_NAMES, default="cloudevents",
+                               help="rule set of the written catalog (default: cloudevents)")
+    import_parser.add_argument("--force", action="store_true", help="replace catalog files that already exist")
 
 
 def _webhook_parsers(commands: argparse._SubParsersAction) -> None:
@@ -306,6 +327,8 @@ def _run(arguments: argparse.Namespace) -> int:
         return _serve(arguments)
     if arguments.command == "send":
         return _send(arguments)
+    if arguments.command == "import":
+        return _import(arguments)
     raise UsageError(f"unknown command {arguments.command}")  # pragma: no cover - argparse prevents it
 
 
@@ -554,6 +577,52 @@ def _send(arguments: argparse.Namespace) -> int:
     accepted = sum(result.ok for result in results)
     print(f"{accepted} of {len(results)} events accepted", file=sys.stderr)
     return 0 if accepted == len(results) else 1
+
+
+def _import(arguments: argparse.Namespace) -> int:
+    from .commands.import_ import ImportFailed, import_catalog
+    from .importers import Options
+
+    import re
+
+    if arguments.catalog is not None and not re.fullmatch(r"[a-z][a-z0-9-]*", arguments.catalog):
+        raise UsageError(f"--catalog {arguments.catalog!r}: a catalog id is lowercase kebab-case ([a-z][a-z0-9-]*)")
+    options = Options(type_prefix=arguments.type_prefix, catalog_id=arguments.catalog, profile=arguments.profile)
+    try:
+        result = import_catalog(arguments.kind, arguments.sources, arguments.output, options, force=arguments.force)
+    except ImportFailed as error:
+        for note in error.notes:
+            at = f" (at {note.pointer})" if note.pointer else ""
+            print(terminal_text(f"{_where(note)}: note: {note.kind}: {note.message}{at}"), file=sys.stderr)
+        print(terminal_text(f"{_where(error.note)}: error: {error.note.message}"), file=sys.stderr)
+        print("evcat: nothing was imported", file=sys.stderr)
+        return 2
+    except OSError as error:
+        where = os.fsdecode(error.filename) if isinstance(error.filename, (str, bytes, os.PathLike)) else arguments.output
+        print(terminal_text(f"evcat: error: cannot write {where}: {error.strerror or error}"), file=sys.stderr)
+        return 1
+    for note in result.notes:
+        at = f" (at {note.pointer})" if note.pointer else ""
+        print(terminal_text(f"{_where(note)}: note: {note.kind}: {note.message}{at}"), file=sys.stderr)
+    if result.remaining:
+        sys.stdout.write(_format(result.remaining, "text", None))
+    overrides = sum(note.kind == "override" for note in result.notes)
+    print(
+        f"imported {result.events} event type{'s' * (result.events != 1)} into {arguments.output}: "
+        f"wrote {len(result.written)} file{'s' * (len(result.written) != 1)}; {len(result.notes)} note"
+        f"{'s' * (len(result.notes) != 1)} ({overrides} override{'s' * (overrides != 1)})",
+        file=sys.stderr,
+    )
+    if result.remaining:
+        print(f"evcat: the written catalog still has {len(result.remaining)} error(s) the import could not settle; "
+              "fix them by hand", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _where(note: object) -> str:
+    line = getattr(note, "line", None)
+    return f"{note.file}:{line}:{note.column}" if line is not None else f"{note.file}"  # type: ignore[attr-defined]
 
 
 def _format(diagnostics: list, output_format: str, checked: int | None) -> str:

@@ -62,6 +62,7 @@ RENDERERS: dict[str, Renderer] = {renderer.kind: renderer for renderer in (
     Renderer("asyncapi", "an AsyncAPI document per catalog", cost=2, tools=("PyYAML",), settings=True),
     Renderer("docs", "a static documentation site with Markdown pages", cost=10, templates=("docs",),
              tools=("jinja2", "MarkupSafe", "markdown-it-py", "mdurl")),
+    Renderer("xregistry", "an xRegistry document (message, schema and endpoint groups) per catalog", cost=1),
     Renderer("eventcatalog", "an EventCatalog project", cost=5, default=False, templates=("eventcatalog",),
              tools=("jinja2", "MarkupSafe", "markdown-it-py", "mdurl", "PyYAML")),
 )}

@@ -50,11 +50,20 @@ class Note:
     message: str
     line: int | None = None
     column: int | None = None
-    kind: str = "not carried"  # "not carried" | "override" | "derived"
+    kind: str = "not carried"  # "not carried" | "override" | "derived" | "error" (SourceError)
 
     def __str__(self) -> str:
         where = self.file + (f":{self.line}:{self.column}" if self.line is not None else "")
         return f"{where}: {self.kind}: {self.message}" + (f" (at {self.pointer})" if self.pointer else "")
+
+
+class SourceError(Exception):
+    """A source that cannot be read at all (missing, not YAML/JSON, not the
+    kind's format): the command prints the note and exits 2, writing nothing."""
+
+    def __init__(self, note: Note) -> None:
+        super().__init__(str(note))
+        self.note = note
 
 
 @dataclass

@@ -32,6 +32,7 @@ from typing import Any
 
 from .. import __version__
 from .. import vocabulary
+from ..diagnostics import Severity
 from ..engine.store import Store
 from ..model import Catalog, CatalogSet, ContextAttribute, EventType
 from ..patterns import python_patterns
@@ -55,6 +56,21 @@ class FieldView:
     doc: str | None = None
 
 
+def _max_size(event: EventType) -> tuple[int, str] | None:
+    """The size limit every judge refuses an event over: the profile's largest,
+    when its rule is an error (Het Normo ID09, NORMO-SIZE-MAX; evcat validate
+    reports the first limit exceeded, largest first, so a warning below it
+    never refuses)."""
+    from ..rules import RULES
+
+    if not event.profile.sizes:
+        return None
+    limit = event.profile.sizes[0]
+    if RULES[limit.rule].severity is not Severity.ERROR:
+        return None
+    return limit.bytes, f"{limit.message.format(limit=limit.bytes)} ({limit.rule})"
+
+
 @dataclass
 class EventView:
     event: EventType
@@ -72,6 +88,8 @@ class EventView:
     # fixed value when CE-SOURCE-MATCH is an error) and the rule's setting;
     # None: nothing to check (CloudEvent.catalog_source).
     catalog_source: str | None = None
+    # CloudEvent.max_size: the profile's largest size limit when its rule is an error.
+    max_size: tuple[int, str] | None = None
     source_match: str = "warning"
 
     @property
@@ -505,6 +523,7 @@ def _event_view(event: EventType, class_name: str, data_class: str) -> EventView
         },
         **{key: envelope[key] for key in ("propertyNames", "additionalProperties") if key in envelope},
     }
+    view.max_size = _max_size(event)
     for attribute in event.attributes:
         if attribute.name == "source" and (attribute.template or attribute.match):
             view.catalog_source = event.source

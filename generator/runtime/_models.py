@@ -246,6 +246,10 @@ class CloudEvent(BaseModel):
     # readers accept it and a constructing program is held to a template;
     # "off", nobody checks it. None: nothing to check (``source_check``).
     catalog_source: ClassVar[str | None] = None
+    # The profile's size limit that refuses an event (bytes of its JSON text,
+    # compact for a mapping; the words of the refusal), e.g. Het Normo ID09's
+    # 256 kB (NORMO-SIZE-MAX); None: no limit refuses (CE-SIZE only warns).
+    max_size: ClassVar[tuple[int, str] | None] = None
     source_match: ClassVar[str] = "warning"
     # The envelope object as event.schema.json has it (its properties but
     # ``data``, ``propertyNames``, ``additionalProperties``): what OpenAPI sees.

@@ -6,6 +6,7 @@ generated package.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
@@ -14,6 +15,8 @@ from ._models import CloudEvent, Events, event_class
 from ._reading import EventError, check_value, read_json
 
 __all__ = [
+    "check_size",
+    "compact_size",
     "parse_batch",
     "parse_event",
     "validated",
@@ -37,8 +40,29 @@ def parse_event(raw: str | bytes | Mapping[str, Any], events: Events) -> CloudEv
     if isinstance(raw, (bytes, bytearray, str)):
         data = raw.encode("utf-8", "surrogatepass") if isinstance(raw, str) else raw
         event = parse_fast(data, events)
-        return _parse_careful(data, events) if event is None else event
-    return _parse_careful(raw, events)
+        if event is None:
+            event = _parse_careful(data, events)
+        check_size(type(event), len(data))
+        return event
+    event = _parse_careful(raw, events)
+    if type(event).max_size is not None:
+        check_size(type(event), compact_size(raw))
+    return event
+
+
+def check_size(cls: type[CloudEvent], size: int) -> None:
+    """``EventError`` for an event of ``cls`` of ``size`` bytes over the
+    profile's limit (``CloudEvent.max_size``; the words evcat validate uses)."""
+    limit = cls.max_size
+    if limit is not None and size > limit[0]:
+        raise EventError(f"the event is {size} bytes; {limit[1]}")
+
+
+def compact_size(event: Mapping[str, Any]) -> int:
+    """The bytes of ``event`` as compact UTF-8 JSON: the size of an event that
+    arrived as a mapping (a batch item, a binary-mode message)."""
+    text = json.dumps(event, separators=(",", ":"), ensure_ascii=False)
+    return len(text.encode("utf-8", "surrogatepass"))
 
 
 def _parse_careful(

@@ -15,7 +15,7 @@ from urllib.parse import unquote
 
 from ._fastpath import parse_fast
 from ._models import CloudEvent, Events, event_class
-from ._parsing import parse_batch, parse_event, validated
+from ._parsing import check_size, compact_size, parse_batch, parse_event, validated
 from ._reading import (
     SURROGATE,
     EventError,
@@ -228,15 +228,17 @@ def from_http(headers: Headers, body: bytes | str, events: Events) -> CloudEvent
     attributes = {
         key[3:]: value for key, value in lowered.items() if key.startswith("ce-")
     }
-    fast = _binary_fast(attributes, content_type, essence, raw, events)
-    if fast is not None:
-        return fast
-    event = structured_from_binary(
-        attributes, content_type or None, raw, events, percent_encoded=True
-    )
-    # parse_event less its check_value: structured_from_binary checked the
-    # attributes' text, and read_json the data.
-    return validated(event_class(event, events), event)
+    parsed = _binary_fast(attributes, content_type, essence, raw, events)
+    if parsed is None:
+        event = structured_from_binary(
+            attributes, content_type or None, raw, events, percent_encoded=True
+        )
+        # parse_event less its check_value: structured_from_binary checked the
+        # attributes' text, and read_json the data.
+        parsed = validated(event_class(event, events), event)
+    if type(parsed).max_size is not None:  # the size of the same event in JSON
+        check_size(type(parsed), compact_size(parsed.to_dict()))
+    return parsed
 
 
 # Classes whose attributes include an Integer or Boolean one (its header text

@@ -146,6 +146,10 @@ class MdmAllocationCalculatedV1_0_0(CloudEvent):
         "propertyNames": _ATTRIBUTE_NAMES,
         "additionalProperties": _UNDECLARED_VALUE,
     }
+    max_size: ClassVar[tuple[int, str] | None] = (
+        262144,
+        "Het Normo ID09 allows at most 262144 bytes (NORMO-SIZE-MAX)",
+    )
 
     type: Literal["mdm.allocation.calculated"] = "mdm.allocation.calculated"
     """The CloudEvents type."""
@@ -242,6 +246,10 @@ class MdmMeterRemoved(CloudEvent):
         "propertyNames": _ATTRIBUTE_NAMES,
         "additionalProperties": _UNDECLARED_VALUE,
     }
+    max_size: ClassVar[tuple[int, str] | None] = (
+        262144,
+        "Het Normo ID09 allows at most 262144 bytes (NORMO-SIZE-MAX)",
+    )
     catalog_source: ClassVar[str | None] = "urn:ean13:8716859000003:cmr"
     source_match: ClassVar[str] = "error"
     _source = source_check()
@@ -346,6 +354,10 @@ class MdmMeterUpdatedV1_0_1(CloudEvent):
         "propertyNames": _ATTRIBUTE_NAMES,
         "additionalProperties": _UNDECLARED_VALUE,
     }
+    max_size: ClassVar[tuple[int, str] | None] = (
+        262144,
+        "Het Normo ID09 allows at most 262144 bytes (NORMO-SIZE-MAX)",
+    )
 
     type: Literal["mdm.meter.updated"] = "mdm.meter.updated"
     """The CloudEvents type."""
@@ -447,6 +459,10 @@ class MdmMeterUpdatedV1_2_0(CloudEvent):
         "propertyNames": _ATTRIBUTE_NAMES,
         "additionalProperties": _UNDECLARED_VALUE,
     }
+    max_size: ClassVar[tuple[int, str] | None] = (
+        262144,
+        "Het Normo ID09 allows at most 262144 bytes (NORMO-SIZE-MAX)",
+    )
 
     type: Literal["mdm.meter.updated"] = "mdm.meter.updated"
     """The CloudEvents type."""
@@ -563,6 +579,10 @@ class MdmMeterUpdatedV2_0_0(CloudEvent):
         "propertyNames": _ATTRIBUTE_NAMES,
         "additionalProperties": _UNDECLARED_VALUE,
     }
+    max_size: ClassVar[tuple[int, str] | None] = (
+        262144,
+        "Het Normo ID09 allows at most 262144 bytes (NORMO-SIZE-MAX)",
+    )
 
     type: Literal["mdm.meter.updated"] = "mdm.meter.updated"
     """The CloudEvents type."""
@@ -678,6 +698,10 @@ class MdmReadingValidatedV1_0_0(CloudEvent):
         "propertyNames": _ATTRIBUTE_NAMES,
         "additionalProperties": _UNDECLARED_VALUE,
     }
+    max_size: ClassVar[tuple[int, str] | None] = (
+        262144,
+        "Het Normo ID09 allows at most 262144 bytes (NORMO-SIZE-MAX)",
+    )
 
     type: Literal["mdm.reading.validated"] = "mdm.reading.validated"
     """The CloudEvents type."""
