@@ -124,10 +124,10 @@ def test_document_shape(tmp_path: Path) -> None:
     assert channel["servers"] == [{"$ref": "#/servers/broker"}]
     assert "mdm.meter.updated.2.0.0" in channel["messages"] and "mdm.reading.validated.1.0.0" in channel["messages"]
     assert meter["channels"]["supplier-webhooks"]["address"] == "/webhooks/meter-data"
-    operation = meter["operations"]["supplier-portal.receive.supplier-webhooks"]
+    operation = meter["operations"]["supplier-portal.receive.supplier-webhooks.mdm.meter.updated.2.0.0"]
     assert operation["action"] == "receive"
     assert operation["messages"] == [{"$ref": "#/channels/supplier-webhooks/messages/mdm.meter.updated.2.0.0"}]
-    assert meter["operations"]["central-meter-register.send.meter-events"]["action"] == "send"
+    assert meter["operations"]["central-meter-register.send.meter-events.mdm.meter.removed.notification"]["action"] == "send"
     brp = documents["brp-personen"]
     assert brp["channels"]["gemeente-webhooks"]["address"] == "/webhooks/v1/brp-personen"
     # a catalog without channels keeps one channel per event type

@@ -98,6 +98,11 @@ def test_channels_and_channel_address(channel_package: ModuleType) -> None:
     assert (things.protocol, things.address, things.parameters, dict(things.bindings), things.description) == (
         "kafka", "things.{region}", ("region",), {"key": "subject"}, "Things of one region.")
     assert sorted(module.CHANNELS) == ["checks", "removals", "thing-hooks", "things"]
+    with pytest.raises(TypeError):
+        things.bindings["key"] = "id"  # frozen, bindings too
+    with pytest.raises(AttributeError):
+        things.address = "elsewhere"
+    assert hash(things) == hash(module.CHANNELS["things"])
     happened, removed, checked = _events(module)
     assert module.channel_address(removed, site="north") == "things/north/removed"
     # a value is percent-encoded (RFC 6570 §3.2.2): it cannot add a topic level
@@ -109,6 +114,10 @@ def test_channels_and_channel_address(channel_package: ModuleType) -> None:
         module.channel_address(happened, region="eu")
     with pytest.raises(module.ChannelError, match="needs the parameter\\(s\\) site"):
         module.channel_address(removed)
+    with pytest.raises(module.ChannelError, match="has no parameter\\(s\\) sight"):
+        module.channel_address(removed, site="north", sight="x")  # a misspelt parameter is not dropped
+    with pytest.raises(module.ChannelError, match="must not be empty"):
+        module.channel_address(removed, site="")
     with pytest.raises(module.ChannelError, match="travels on no channel 'things'"):
         module.channel_address(removed, "things")
     assert isinstance(module.ChannelError("x"), LookupError)

@@ -106,7 +106,7 @@ def test_a_catalog_with_channels_and_services_lints_clean(lint_files) -> None:
         ("CAT-CHANNEL-ADDRESS", text(channels=CHANNELS.replace("things.{region}", "things.{region #<")),
          None, "not closed"),
         ("CAT-CHANNEL-ADDRESS", text(channels=CHANNELS.replace("things.{region}", "things.{+region} #<")),
-         None, "level 2"),
+         None, "beyond level 1"),
         ("CAT-CHANNEL-ADDRESS", text(channels=CHANNELS.replace("/hooks/things", "hooks/things #<")),
          "/hooks/things", "URL path"),
         ("CAT-CHANNEL-BINDINGS", text(channels=CHANNELS.replace("{key: subject}", "{keys: subject} #<")),
@@ -247,20 +247,22 @@ def test_asyncapi_has_the_catalogs_channels_and_passes_the_official_parser(node_
     assert main["channels"]["hooks"]["servers"] == [{"$ref": "#/servers/webhooks"}]
     message = main["components"]["messages"]["nl.test.thing-happened.1.0.0"]
     assert message["bindings"]["kafka"]["key"]["description"] == "The event's `subject` attribute."
-    # one operation per service and channel
+    # operations per service and channel, one per message (Modelina makes a union of several)
     assert {name: (op["action"], op["channel"]["$ref"], len(op["messages"])) for name, op in main["operations"].items()} == {
-        "registry.send.things": ("send", "#/channels/things", 2),
-        "registry.send.hooks": ("send", "#/channels/hooks", 1),
-        "registry.send.removals": ("send", "#/channels/removals", 1),
-        "old-reader.receive.things": ("receive", "#/channels/things", 1),
-        "new-reader.receive.hooks": ("receive", "#/channels/hooks", 1),
+        "registry.send.things.nl.test.thing-happened.1.0.0": ("send", "#/channels/things", 1),
+        "registry.send.things.nl.test.thing-happened.2.0.0": ("send", "#/channels/things", 1),
+        "registry.send.hooks.nl.test.thing-happened.2.0.0": ("send", "#/channels/hooks", 1),
+        "registry.send.removals.nl.test.thing-removed.notification": ("send", "#/channels/removals", 1),
+        "old-reader.receive.things.nl.test.thing-happened.1.0.0": ("receive", "#/channels/things", 1),
+        "new-reader.receive.hooks.nl.test.thing-happened.2.0.0": ("receive", "#/channels/hooks", 1),
     }
-    assert main["operations"]["registry.send.removals"]["bindings"] == {
+    assert main["operations"]["registry.send.removals.nl.test.thing-removed.notification"]["bindings"] == {
         "mqtt": {"qos": 1, "retain": False, "bindingVersion": "0.2.0"}}
-    assert main["operations"]["registry.send.hooks"]["bindings"] == {"http": {"method": "POST", "bindingVersion": "0.3.0"}}
+    assert main["operations"]["registry.send.hooks.nl.test.thing-happened.2.0.0"]["bindings"] == {
+        "http": {"method": "POST", "bindingVersion": "0.3.0"}}
     # the service's own view: its operations and what they use
     reader = documents[tmp_path / "out" / "asyncapi" / "services" / "old-reader.yaml"]
-    assert list(reader["operations"]) == ["old-reader.receive.things"]
+    assert list(reader["operations"]) == ["old-reader.receive.things.nl.test.thing-happened.1.0.0"]
     assert list(reader["channels"]) == ["things"] and reader["channels"]["things"]["address"] == "things.{region}"
     assert list(reader["channels"]["things"]["messages"]) == ["nl.test.thing-happened.1.0.0"]
     assert list(reader["components"]["messages"]) == ["nl.test.thing-happened.1.0.0"]
@@ -279,9 +281,9 @@ def test_asyncapi_amqp_channel_bindings(node_tools, tmp_path) -> None:
     assert report["parsed"] and [d for d in report["diagnostics"] if d["severity"] <= 1] == []
     assert main["channels"]["things"]["bindings"]["amqp"]["exchange"]["name"] == "things"
     # no services: the producer sends every event on every channel
-    (operation,) = main["operations"].values()
-    assert operation["action"] == "send" and len(operation["messages"]) == 3
-    assert operation["bindings"]["amqp"]["cc"] == ["thing.{kind}"]
+    operations = list(main["operations"].values())
+    assert len(operations) == 3 and {op["action"] for op in operations} == {"send"}
+    assert all(op["bindings"]["amqp"]["cc"] == ["thing.{kind}"] for op in operations)
 
 
 DIFF_SERVICES = """\
@@ -331,3 +333,42 @@ def test_diff_names_the_services_a_breaking_change_reaches(tmp_path) -> None:
     (tmp_path / "new" / "c.yaml").write_text(
         catalog_text("cloudevents", header=header, events=first + THING.format(version="1.1.0", kind="string")))
     assert "BREAKS RECEIVERS" not in run_evcat("diff", str(tmp_path / "old"), str(tmp_path / "new")).stdout
+
+
+@pytest.mark.real
+def test_a_service_name_in_two_catalogs_gets_a_document_per_catalog(tmp_path, node_tools) -> None:
+    """Not one file written over the other: asyncapi/services/<catalog>/<service>.yaml."""
+    import yaml
+
+    from generator.commands.lint import lint
+    from generator.render import render_all
+    from generator.render.asyncapi import units
+
+    services = "services:\n  indexer:\n    receives: [{type: nl.test.thing-happened}]\n"
+    for catalog_id, type_ in (("thing-events-one", "nl.test.thing-happened"), ("thing-events-two", "nl.test.other-happened")):
+        events = EVENTS.split("  - type: nl.test.thing-removed")[0].replace("nl.test.thing-happened", type_)
+        (tmp_path / f"{catalog_id}.yaml").write_text(catalog_text(
+            "cloudevents", catalog_id=catalog_id, events=events,
+            header=services.replace("nl.test.thing-happened", type_)))
+    result = lint(str(tmp_path))
+    assert not result.has_errors, [str(d) for d in result.diagnostics]
+    files = render_all(units(result.catalog_set))
+    assert sorted(name for name in files if "/services/" in name) == [
+        "asyncapi/services/thing-events-one/indexer.yaml", "asyncapi/services/thing-events-two/indexer.yaml"]
+    second = yaml.safe_load(files["asyncapi/services/thing-events-two/indexer.yaml"])
+    assert second["id"] == "urn:evcat:thing-events-two:service:indexer"
+    # without channels, the service's view has its own operations: it receives
+    assert [(op["action"], op["channel"]["$ref"]) for op in second["operations"].values()] == [
+        ("receive", "#/channels/nl.test.other-happened")] * 2  # one per message (1.0.0, 2.0.0)
+    assert list(second["channels"]) == ["nl.test.other-happened"]
+    from .test_asyncapi_output import parse
+
+    written = []
+    for name, content in files.items():
+        path = tmp_path / "out" / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(content)
+        written.append(path)
+    for path, reports in parse(node_tools, written).items():
+        for parser, report in reports.items():
+            assert report["parsed"] and [d for d in report["diagnostics"] if d["severity"] <= 1] == [], (path, parser)

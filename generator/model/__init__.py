@@ -20,6 +20,7 @@ from ..naming import python_package_name
 from ..string_formats import in_npm_range
 from ..profiles import Profile
 from ..runtime._uritemplate import TemplateError, is_template, sample
+from ..runtime._uritemplate import parameters as template_parameters
 
 JSON = Any
 
@@ -75,32 +76,13 @@ class Channel:
 
 
 _PARAMETER = re.compile(r"\{([^{}]+)\}")
-# RFC 6570 §2.3, level 1: varname = varchar *( ["."] varchar ), varchar = ALPHA / DIGIT / "_" / pct-encoded.
-_VARCHAR = r"(?:[A-Za-z0-9_]|%[0-9A-Fa-f]{2})"
-VARNAME = re.compile(rf"{_VARCHAR}+(?:\.{_VARCHAR}+)*")
-
-
 def address_problem(address: str) -> str | None:
-    """Why ``address`` is not a level-1 URI template (RFC 6570 §1.2, §2), or None."""
-    depth, start = 0, 0
-    for index, char in enumerate(address):
-        if char == "{":
-            if depth:
-                return f"'{{' inside the parameter at column {start + 1} of the address: parameters do not nest"
-            depth, start = 1, index
-        elif char == "}":
-            if not depth:
-                return f"'}}' at column {index + 1} of the address closes no parameter"
-            depth = 0
-            name = address[start + 1 : index]
-            if not name:
-                return "an empty parameter '{}'"
-            if name[0] in "+#./;?&=,!@|":
-                return f"'{{{name}}}': operator '{name[0]}' is RFC 6570 level 2 or more; evcat addresses are level 1 ('{{name}}')"
-            if not VARNAME.fullmatch(name):
-                return f"'{{{name}}}' is not a parameter name (letters, digits, '_', '.' between them)"
-    if depth:
-        return f"the parameter at column {start + 1} of the address is not closed with '}}'"
+    """Why ``address`` is not a level-1 URI template (RFC 6570 §1.2, §2;
+    runtime/_uritemplate.py, the one home of the grammar), or None."""
+    try:
+        template_parameters(address)
+    except TemplateError as error:
+        return str(error)
     return None
 
 

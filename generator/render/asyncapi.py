@@ -201,9 +201,12 @@ def _binary_trait(event: EventType) -> dict[str, Any]:
     return trait
 
 
-def _type_channels(catalog: Catalog, events: list[EventType]) -> tuple[dict[str, Any], dict[str, Any]]:
+def _type_channels(
+    catalog: Catalog, events: list[EventType], service: Service | None = None
+) -> tuple[dict[str, Any], dict[str, Any]]:
     """A catalog without channels: one channel per event type, addressed by the
-    type, and one ``send`` operation per message."""
+    type, and one ``send`` operation per message (a service's view: one per
+    message it sends, and a ``receive`` operation per message it receives)."""
     channels: dict[str, Any] = {}
     operations: dict[str, Any] = {}
     for event in events:
@@ -221,13 +224,21 @@ def _type_channels(catalog: Catalog, events: list[EventType]) -> tuple[dict[str,
         # operation with several messages into a union model named after the
         # channel, which its Python generator cannot render (an empty name).
         version = f" {event.dataversion}" if event.dataversion else ""
-        operations[component_id(f"send.{message}")] = {
-            "action": "send",
-            "channel": {"$ref": f"#/channels/{channel}"},
-            "summary": f"{catalog.producer.organization or 'The producer'} publishes {event.title}{version}.",
-            "description": event.description or event.title,
-            "messages": [{"$ref": f"#/channels/{channel}/messages/{message}"}],
-        }
+        if service is None:
+            actions = [("send", catalog.producer.organization or "The producer")]
+        else:
+            actions = [(action, service.title) for action, covered in (
+                ("send", any(link.sends(event) for link in service.sends)),
+                ("receive", any(link.receives(event.type, event.dataversion) for link in service.receives)),
+            ) if covered]
+        for action, who in actions:
+            operations[component_id(f"{action}.{message}")] = {
+                "action": action,
+                "channel": {"$ref": f"#/channels/{channel}"},
+                "summary": f"{who} {'publishes' if action == 'send' else 'receives'} {event.title}{version}.",
+                "description": event.description or event.title,
+                "messages": [{"$ref": f"#/channels/{channel}/messages/{message}"}],
+            }
     return channels, operations
 
 
@@ -296,9 +307,10 @@ def _catalog_channels(
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """The catalog's channels (catalog-format.md §9): address, parameters,
     protocol bindings and the messages that travel on each
-    (``Catalog.channels_of``); one ``send`` or ``receive`` operation per
-    service (of ``services``) and channel. Without services, the producer
-    sends every event on every channel."""
+    (``Catalog.channels_of``); ``send`` and ``receive`` operations per
+    service (of ``services``) and channel, one per message it sends or
+    receives there. Without services, the producer sends every event on
+    every channel."""
     servers = {server.name: server.protocol for server in catalog.servers}
     ids = {channel.name: component_id(channel.name) for channel in catalog.channels}
     carried: dict[str, list[EventType]] = {channel.name: [] for channel in catalog.channels}
@@ -329,20 +341,22 @@ def _catalog_channels(
     operations: dict[str, Any] = {}
 
     def add(who: str, title: str, action: str, channel: Channel, chosen: list[EventType]) -> None:
-        if not chosen:
-            return
-        names = ", ".join(dict.fromkeys(event.title for event in chosen))
+        # One operation per message: Modelina makes a union of an operation's
+        # messages, which its Python generator cannot render (issue 31).
         verb = "publishes" if action == "send" else "receives"
-        operation: dict[str, Any] = {
-            "action": action,
-            "channel": {"$ref": f"#/channels/{ids[channel.name]}"},
-            "summary": f"{title} {verb} {names} on {channel.name}.",
-            "messages": [{"$ref": f"#/channels/{ids[channel.name]}/messages/{message_id(event)}"} for event in chosen],
-        }
         bindings = _operation_bindings(channel, action)
-        if bindings:
-            operation["bindings"] = bindings
-        operations[component_id(f"{who}.{action}.{channel.name}")] = operation
+        for event in chosen:
+            version = f" {event.dataversion}" if event.dataversion else ""
+            operation: dict[str, Any] = {
+                "action": action,
+                "channel": {"$ref": f"#/channels/{ids[channel.name]}"},
+                "summary": f"{title} {verb} {event.title}{version} on {channel.name}.",
+                "description": event.description or event.title,
+                "messages": [{"$ref": f"#/channels/{ids[channel.name]}/messages/{message_id(event)}"}],
+            }
+            if bindings:
+                operation["bindings"] = bindings
+            operations[component_id(f"{who}.{action}.{channel.name}.{message_id(event)}")] = operation
 
     if not catalog.services:
         for channel in catalog.channels:
@@ -392,9 +406,14 @@ def document(
         info["title"] = f"{service.title} ({catalog.title})"
         if service.description:
             info["description"] = service.description
-        if service.owner is not None:
-            owner = service.owner
-            info["contact"] = {key: value for key, value in (("name", owner.name), ("url", owner.url), ("email", owner.email)) if value}
+        owner = service.owner
+        if owner is not None and owner.name and owner.url and owner.email:
+            info["contact"] = {"name": owner.name, "url": owner.url, "email": owner.email}
+        elif owner is not None and (owner.name or owner.email):
+            # An incomplete Contact Object is a Spectral warning: the catalog's contact stays, the owner is said.
+            said = " ".join(part for part in (owner.name, f"<{owner.email}>" if owner.email else None) if part)
+            info["description"] = f"{info['description']}\n\n" if "description" in info else ""
+            info["description"] += f"Owned by {said}."
         info["tags"].append({"name": f"service:{service.name}"})
     if catalog.servers:
         doc["servers"] = {
@@ -418,9 +437,13 @@ def document(
     if catalog.channels:
         channels, operations = _catalog_channels(catalog, events, messages, services)
     else:
-        channels, operations = _type_channels(catalog, events)
+        channels, operations = _type_channels(catalog, events, service)
     if service is not None:
         channels, messages, traits = _only_used(channels, operations, messages, traits)
+        # and the shared schemas those messages use
+        kept = {name for event in events if message_id(event) in messages and event.payload is not None
+                for name in event.payload.uses}
+        shared = {name: schema for name, schema in shared.items() if name in kept}
     doc["channels"] = channels
     doc["operations"] = operations
     components: dict[str, Any] = {}
@@ -525,23 +548,35 @@ def dump_yaml(value: Any) -> bytes:
 def units(catalog_set: CatalogSet, settings: Settings = Settings()) -> list[Unit]:
     """One document per catalog, and one per service of it
     (``asyncapi/services/<service>.yaml``, catalog-format.md §9); ``settings``
-    are part of each unit's inputs (the cache key)."""
+    are part of each unit's inputs (the cache key), and so are the service
+    names that more than one catalog of the directory uses (their documents
+    go to ``asyncapi/services/<catalog_id>/<service>.yaml``, one per catalog)."""
+    seen: dict[str, int] = {}
+    for catalog in catalog_set.catalogs:
+        for service in catalog.services:
+            seen[service.name] = seen.get(service.name, 0) + 1
+    shared = frozenset(name for name, count in seen.items() if count > 1)
     return [
-        Unit("asyncapi", catalog.id, (*catalog_inputs(catalog, catalog_set), settings), _render_unit)
+        Unit("asyncapi", catalog.id, (*catalog_inputs(catalog, catalog_set), settings,
+                                      shared & {service.name for service in catalog.services}), _render_unit)
         for catalog in catalog_set.catalogs
     ]
 
 
-def service_file(service: Service) -> str:
+def service_file(catalog: Catalog, service: Service, shared: frozenset[str] = frozenset()) -> str:
+    """Where a service's own document goes: by its name, or under its catalog's
+    id when other catalogs of the directory have a service of that name."""
+    if service.name in shared:
+        return f"asyncapi/services/{safe_file_name(catalog.id)}/{safe_file_name(service.name)}.yaml"
     return f"asyncapi/services/{safe_file_name(service.name)}.yaml"
 
 
 def _render_unit(inputs: tuple[Any, ...]) -> dict[str, bytes]:
-    catalog, schemas, settings = inputs
+    catalog, schemas, settings, shared = inputs
     catalog_set = partial_set((catalog,), schemas)
     files = {f"asyncapi/{safe_file_name(catalog.id)}.yaml": dump_yaml(document(catalog, catalog_set, settings))}
     for service in catalog.services:
-        files[service_file(service)] = dump_yaml(document(catalog, catalog_set, settings, service))
+        files[service_file(catalog, service, shared)] = dump_yaml(document(catalog, catalog_set, settings, service))
     return files
 
 

@@ -92,7 +92,7 @@ def publish(
         if event is not None:
             raise TypeError("publish(client, event) or publish(client, topic, event)")
         event = topic
-        topic, bindings = routed(event, "mqtt", parameters)
+        topic, _, bindings = routed(event, "mqtt", parameters)
     elif event is None:
         raise TypeError("publish(client, topic, event): the event is missing")
     chosen_qos = qos if qos is not None else int(bindings.get("qos", 1))

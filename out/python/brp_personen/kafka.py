@@ -87,7 +87,7 @@ async def publish(
                 "publish(producer, event) or publish(producer, topic, event)"
             )
         event = topic
-        topic, bindings = routed(event, "kafka", parameters)
+        topic, _, bindings = routed(event, "kafka", parameters)
     else:
         if event is None:
             raise TypeError("publish(producer, topic, event): the event is missing")

@@ -6,28 +6,28 @@ generated package; its ``channels.py`` lists the catalog's channels
 
     channel_address(event, region="eu")   # "storage.eu.blobs"
 
-An address is a URI template of level 1 (RFC 6570 §1.2): each ``{name}`` is
-replaced by its parameter, percent-encoded except for the unreserved
-characters (RFC 6570 §3.2.2, simple string expansion), so a value cannot
-add a topic level (``/``) or a routing-key word (``.`` is unreserved and
-kept, as a Kafka topic or an AMQP routing key writes it).
+An address is a URI template of level 1 (RFC 6570 §1.2; ``_uritemplate``,
+the one home of the grammar): each ``{name}`` is replaced by its parameter,
+percent-encoded except for the unreserved characters (RFC 6570 §3.2.2,
+simple string expansion), so a value cannot add a topic level (``/``);
+``.`` is unreserved and kept, as a Kafka topic or an AMQP routing key
+writes it.
 """
 
 from __future__ import annotations
 
 import importlib
-import re
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from functools import cache
+from types import MappingProxyType
 from typing import Any
-from urllib.parse import quote
 
 from ._models import CloudEvent
+from ._uritemplate import TemplateError, expand
+from ._uritemplate import parameters as template_parameters
 
 __all__ = ["Channel", "ChannelError", "channel_address", "event_channels"]
-
-_PARAMETER = re.compile(r"\{([^{}]+)\}")
 
 
 class ChannelError(LookupError):
@@ -43,27 +43,44 @@ class Channel:
     protocol: str  # kafka | amqp | mqtt | http
     address: str  # a level-1 URI template
     parameters: tuple[str, ...] = ()
-    bindings: Mapping[str, Any] = field(default_factory=dict[str, Any])
+    bindings: Mapping[str, Any] = field(default_factory=dict[str, Any], hash=False)
     description: str | None = None
+
+    def __post_init__(self) -> None:
+        # Frozen all through: the bindings are a read-only view of a copy.
+        object.__setattr__(self, "bindings", MappingProxyType(dict(self.bindings)))
 
     def expand(self, **parameters: Any) -> str:
         """The address with every ``{parameter}`` given (RFC 6570 §3.2.2)."""
         return _expand(self.address, self.name, parameters)
 
 
-def _expand(template: str, name: str, parameters: Mapping[str, Any]) -> str:
-    missing = [key for key in _PARAMETER.findall(template) if key not in parameters]
-    if missing:
-        needed = ", ".join(dict.fromkeys(missing))
-        raise ChannelError(
-            f"channel {name!r} ({template!r}) needs the parameter(s) {needed}: "
-            f"channel_address(event, {missing[0]}=...)"
-        )
-
-    def value(match: re.Match[str]) -> str:
-        return quote(str(parameters[match[1]]), safe="")
-
-    return _PARAMETER.sub(value, template)
+def _expand(
+    template: str,
+    name: str,
+    parameters: Mapping[str, Any],
+    allowed: Collection[str] = (),
+) -> str:
+    """``template`` (the address or a binding of channel ``name``) with its
+    parameters filled in; a parameter neither it nor ``allowed`` names is a
+    mistake too."""
+    try:
+        names = template_parameters(template)
+        missing = [key for key in names if key not in parameters]
+        if missing:
+            raise ChannelError(
+                f"channel {name!r} ({template!r}) needs the parameter(s) "
+                f"{', '.join(missing)}: channel_address(event, {missing[0]}=...)"
+            )
+        unknown = sorted(set(parameters) - set(names) - set(allowed))
+        if unknown:
+            raise ChannelError(
+                f"channel {name!r} ({template!r}) has no parameter(s) "
+                f"{', '.join(unknown)}"
+            )
+        return expand(template, **{key: parameters[key] for key in names})
+    except TemplateError as error:
+        raise ChannelError(f"channel {name!r}: {error}") from None
 
 
 @cache
@@ -130,14 +147,23 @@ def channel_address(
 
 
 def routed(
-    event: CloudEvent, protocol: str, parameters: Mapping[str, Any]
-) -> tuple[str, Mapping[str, Any]]:
-    """The address and bindings of ``event``'s one ``protocol`` channel (the
-    broker helpers' default when no topic is given)."""
+    event: CloudEvent,
+    protocol: str,
+    parameters: Mapping[str, Any],
+    templated: str | None = None,
+) -> tuple[str, str | None, Mapping[str, Any]]:
+    """The address of ``event``'s one ``protocol`` channel (the broker
+    helpers' default when no topic is given), its ``templated`` binding (an
+    AMQP routing key), both with ``parameters`` filled in, and its bindings."""
     found = channel_of(event, None, protocol)
-    return _expand(found.address, found.name, parameters), found.bindings
-
-
-def expand_binding(value: Any, name: str, parameters: Mapping[str, Any]) -> str:
-    """A binding's text (an AMQP routing key) with its ``{parameters}`` filled in."""
-    return _expand(str(value), name, parameters)
+    binding = found.bindings.get(templated) if templated else None
+    extra = template_parameters(str(binding)) if binding is not None else ()
+    address = _expand(found.address, found.name, parameters, extra)
+    if binding is None:
+        return address, None, found.bindings
+    names = template_parameters(found.address)
+    return (
+        address,
+        _expand(str(binding), found.name, parameters, names),
+        found.bindings,
+    )

@@ -38,7 +38,7 @@ from ._bindings import (
     from_amqp,
     to_amqp,
 )
-from ._channels import expand_binding, routed
+from ._channels import routed
 from ._cloudevents import CloudEvent, EventError
 
 __all__ = ["Consumer", "Exchange", "IncomingMessage", "Queue", "message", "publish"]
@@ -141,13 +141,8 @@ async def publish(
     ``channel_address(event)``), its ``{parameters}`` filled in, else the
     event's type."""
     if routing_key is None:
-        _, bindings = routed(event, "amqp", parameters)
-        template = bindings.get("routingKey")
-        routing_key = (
-            event.type
-            if template is None
-            else expand_binding(template, "routingKey", parameters)
-        )
+        _, templated, _ = routed(event, "amqp", parameters, "routingKey")
+        routing_key = event.type if templated is None else templated
     aio_pika: Any = importlib.import_module("aio_pika")
     await exchange.publish(
         message(event, mode, delivery_mode=aio_pika.DeliveryMode.PERSISTENT),

@@ -38,6 +38,7 @@ from ._cloudevents import (
     UriReference,
     new_id,
     now,
+    source_check,
 )
 
 __all__ = [
@@ -205,6 +206,7 @@ class MdmMeterRemoved(CloudEvent):
                 "minLength": 1,
                 "pattern": _URI_REFERENCE,
                 "not": {"pattern": _BAD_CHARS},
+                "allOf": [{"pattern": "^urn:ean13:8716859000003:cmr(?![\\s\\S])"}],
             },
             "time": {
                 "type": "string",
@@ -248,6 +250,9 @@ class MdmMeterRemoved(CloudEvent):
         262144,
         "Het Normo ID09 allows at most 262144 bytes (NORMO-SIZE-MAX)",
     )
+    catalog_source: ClassVar[str | None] = "urn:ean13:8716859000003:cmr"
+    source_match: ClassVar[str] = "error"
+    _source = source_check()
 
     type: Literal["mdm.meter.removed"] = "mdm.meter.removed"
     """The CloudEvents type."""
