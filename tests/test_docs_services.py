@@ -8,7 +8,6 @@ import json
 import re
 import subprocess
 from pathlib import Path
-from textwrap import dedent
 from typing import Any
 
 import pytest
@@ -22,65 +21,8 @@ from .test_docs import Page
 
 ARTIFACTS = ROOT / "tests" / "artifacts"
 
-STORAGE = dedent("""\
-    catalog: acme-storage
-    title: Acme storage
-    version: 1.0.0
-    profile: cloudevents
-    producer: {source: "https://storage.example.org/accounts", organization: Acme}
-    channels:
-      blob-events:
-        protocol: kafka
-        address: storage.{region}.blobs
-        description: All blob events of one region.
-        bindings: {key: subject}
-      storage-hook:
-        protocol: http
-        address: /hooks/storage
-      audit:
-        protocol: amqp
-        address: audit-exchange
-        bindings: {exchange: audit, routingKey: "storage.#"}
-      idle:
-        protocol: mqtt
-        address: idle/topic
-    services:
-      blob-store:
-        title: Blob store
-        description: Keeps the blobs.
-        owner: {name: Storage team, email: storage@example.org}
-        sends:
-          - {type: org.example.storage.blob-created, channel: blob-events}
-          - {type: org.example.storage.blob-created, dataversion: 2.0.0, channel: storage-hook}
-          - {type: org.example.storage.blob-deleted, channel: blob-events}
-      indexer:
-        title: Search indexer
-        receives: [{type: org.example.storage.blob-created, dataversion: ">=1.0.0 <2.0.0", channel: blob-events}]
-      archive:
-        title: Archive
-        sends: [{type: org.example.storage.blob-deleted, channel: audit}]
-      auditor:
-        title: Auditor
-        receives:
-          - {type: org.example.storage.blob-deleted, channel: audit}
-          - {type: org.example.storage.blob-created, dataversion: ^2.0.0, channel: storage-hook}
-    events:
-      - type: org.example.storage.blob-created
-        title: Blob created
-        dataversion: 1.0.0
-        description: A blob was created.
-        data: {type: object, properties: {url: {type: string, description: Where it is.}}}
-      - type: org.example.storage.blob-created
-        title: Blob created
-        dataversion: 2.0.0
-        description: A blob was created.
-        data: {type: object, properties: {url: {type: string, description: Where it is.}}}
-      - type: org.example.storage.blob-deleted
-        title: Blob deleted
-        dataversion: 1.0.0
-        description: A blob was deleted.
-        data: {type: object, properties: {url: {type: string, description: Where it was.}}}
-    """)
+# Channels, services and three event versions (a range receives 1.0.0, not 2.0.0).
+STORAGE = (ROOT / "tests" / "catalogs" / "services" / "storage.yaml").read_text(encoding="utf-8")
 
 
 def _site(tmp_path: Path, text: str, name: str = "c.yaml") -> tuple[Any, dict[str, str]]:
