@@ -111,6 +111,17 @@ def test_event_page_says_where_it_travels(tmp_path: Path) -> None:
         assert target in links, target
 
 
+def test_markdown_copy_says_where_it_travels(tmp_path: Path) -> None:
+    _, files = _site(tmp_path, STORAGE)
+    page = files["docs/markdown/acme-storage/org.example.storage.blob-created.md"]
+    newest = page.split("## Dataversion 1.0.0")[0]
+    assert "| `storage-hook` | http | `/hooks/storage` | Blob store | Auditor |" in newest
+    assert "| `blob-events` | kafka | `storage.{region}.blobs` | Blob store | Search indexer |" in page.split("## Dataversion 1.0.0")[1]
+    index = files["docs/markdown/index.md"]
+    assert "| Search indexer (`indexer`) |  | org.example.storage.blob-created |" in index
+    assert "| `idle` | mqtt | `idle/topic` |  |" in index
+
+
 def test_a_page_per_service_and_channel(tmp_path: Path) -> None:
     _, files = _site(tmp_path, STORAGE)
     store = files["docs/services/acme-storage/blob-store.html"]
