@@ -304,3 +304,20 @@ def _measure(page: Path, node_tools: Path, chromium: str, name: str) -> dict[str
     )
     assert run.returncode == 0, run.stderr[-3000:]
     return json.loads(run.stdout)  # type: ignore[no-any-return]
+
+
+def test_hostile_names_stay_text_and_inside_docs(tmp_path: Path) -> None:
+    """Service and channel names, titles, owners and descriptions from a catalog
+    are shown as text on every new page and in the SVG, and a name cannot put a
+    page outside its folder."""
+    hostile = STORAGE.replace("title: Blob store", "title: \"<script>alert(1)</script> & co\"").replace(
+        "description: Keeps the blobs.", "description: \"<img src=x onerror=alert(2)> keeps\"").replace(
+        "  archive:\n", "  \"../../evil\":\n").replace(
+        "description: All blob events of one region.", "description: \"<b>bold</b> region\"")
+    _, files = _site(tmp_path, hostile)
+    assert "docs/services/acme-storage/evil.html" in files
+    assert all(path.startswith("docs/") and ".." not in path for path in files)
+    for path, page in files.items():
+        if path.endswith(".html"):
+            assert "<script>alert" not in page and "<img" not in page and "<b>bold" not in page, path
+    assert "&lt;script&gt;alert(1)&lt;/script&gt; &amp; co" in files["docs/catalogs/acme-storage.html"]
