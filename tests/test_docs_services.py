@@ -321,3 +321,28 @@ def test_hostile_names_stay_text_and_inside_docs(tmp_path: Path) -> None:
         if path.endswith(".html"):
             assert "<script>alert" not in page and "<img" not in page and "<b>bold" not in page, path
     assert "&lt;script&gt;alert(1)&lt;/script&gt; &amp; co" in files["docs/catalogs/acme-storage.html"]
+
+
+def _crossings(service_map: Any) -> int:
+    """Pairs of arrows that cross between two columns (their ends in opposite
+    order): each arrow's curve is ``C mid y1 mid y2 x2 y2``, ``mid`` the same
+    for every arrow between the same two columns."""
+    spans: dict[float, list[tuple[float, float]]] = {}
+    for arrow in service_map.arrows:
+        mid, y1, _, _, _, y2 = (float(n) for n in re.findall(r"-?\d+(?:\.\d+)?", arrow.path.split("C", 1)[1])[:6])
+        spans.setdefault(mid, []).append((y1, y2))
+    assert len(spans) == 2  # senders -> channels, channels -> receivers
+    return sum((a1 - b1) * (a2 - b2) < 0 for ends in spans.values()
+               for i, (a1, a2) in enumerate(ends) for b1, b2 in ends[i + 1:])
+
+
+def test_barycentre_order_crosses_less_than_the_catalog_order(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from generator.render import servicemap
+    from generator.render.docs import service_map
+
+    catalog_set, _ = _site(tmp_path, big_catalog())
+    (catalog,) = catalog_set.catalogs
+    ordered = _crossings(service_map(catalog))
+    monkeypatch.setattr(servicemap, "SWEEPS", 0)
+    unordered = _crossings(service_map(catalog))
+    assert ordered < unordered * 0.8, (ordered, unordered)

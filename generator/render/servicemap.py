@@ -29,9 +29,10 @@ ROW = 22  # the height of one arrow's row
 PAD = 10  # inside a box, left and right
 NODE = 42  # the least height of a box: its name and one detail line
 GAP = 14  # between two boxes of a column
-CROSS = 72  # the room between columns where arrows cross
+CROSS = 56  # the room between columns where arrows cross
 MARGIN = 8
-MAX_NAME = 26  # characters of a name or detail shown in a box (the whole one in its <title>)
+MAX_NAME = 26  # characters of a name shown in a box (the whole one in its <title>)
+MAX_DETAIL = 32  # characters of a box's detail line (a channel's protocol and address)
 MAX_LABEL = 34  # characters of an arrow's label
 SWEEPS = 6  # barycentre passes
 
@@ -178,8 +179,11 @@ def layout(catalog: Catalog, service_href: Callable[[str], str], channel_href: C
 
     short = short_types(dict.fromkeys(event.type for event in catalog.events))
     labels = {id(edge): label_of(edge.types, short) for edge in sends + receives}
-    label_chars = max((len(text) for text in labels.values()), default=0)
-    label_width = max(label_chars * SMALL + 2 * PAD, 40.0)
+
+    def label_width(edges: list[_Edge]) -> float:
+        return max(max((len(labels[id(edge)]) for edge in edges), default=0) * SMALL + 2 * PAD, 40.0)
+
+    send_width, receive_width = label_width(sends), label_width(receives)
 
     def service_lines(name: str) -> tuple[str, str]:
         service = services[name]
@@ -189,7 +193,7 @@ def layout(catalog: Catalog, service_href: Callable[[str], str], channel_href: C
         channel = channels.get(name)
         if channel is None:
             return ("no channel named" if name == NO_CHANNEL else shorten(name, MAX_NAME)), ""
-        return shorten(name, MAX_NAME), shorten(f"{channel.protocol} {channel.address}", MAX_NAME)
+        return shorten(name, MAX_NAME), shorten(f"{channel.protocol} {channel.address}", MAX_DETAIL)
 
     def box_width(lines: Iterable[tuple[str, str]]) -> float:
         return max((max(len(first) * BOLD, len(second) * SMALL) for first, second in lines), default=8.0) + 2 * PAD
@@ -197,9 +201,9 @@ def layout(catalog: Catalog, service_href: Callable[[str], str], channel_href: C
     service_width = box_width(service_lines(name) for name in services)
     channel_width = box_width(channel_lines(name) for name in channel_order)
     x_senders = MARGIN
-    x_channels = x_senders + service_width + label_width + CROSS
+    x_channels = x_senders + service_width + send_width + CROSS
     x_receivers = x_channels + channel_width + CROSS  # the receivers' labels, then their boxes
-    width = x_receivers + label_width + service_width + MARGIN
+    width = x_receivers + receive_width + service_width + MARGIN
 
     nodes: list[Node] = []
     arrows: list[Arrow] = []
@@ -224,7 +228,7 @@ def layout(catalog: Catalog, service_href: Callable[[str], str], channel_href: C
     order = {name: i for i, name in enumerate(channel_order)}
     bottom = max(
         stack(senders, out_of, order, x_senders, "sends", sender_ports),
-        stack(receivers, into, order, x_receivers + label_width, "receives", receiver_ports),
+        stack(receivers, into, order, x_receivers + receive_width, "receives", receiver_ports),
     )
     # Channels: each as near the middle of its arrows as the ones above leave room for.
     y = MARGIN
@@ -260,7 +264,7 @@ def layout(catalog: Catalog, service_href: Callable[[str], str], channel_href: C
     for edge in sends:
         y1, y2 = sender_ports[(edge.service, edge.channel)], channel_in[(edge.service, edge.channel)]
         start = x_senders + service_width
-        turn = start + label_width
+        turn = start + send_width
         arrows.append(Arrow(
             f"M{start:g} {y1:g} H{turn:g} {curve(turn, y1, x_channels, y2)}", labels[id(edge)],
             f"{services[edge.service].title} sends on {edge.channel or 'no channel named'}: {', '.join(edge.types)}",
@@ -269,7 +273,7 @@ def layout(catalog: Catalog, service_href: Callable[[str], str], channel_href: C
     for edge in receives:
         y1, y2 = channel_out[(edge.service, edge.channel)], receiver_ports[(edge.service, edge.channel)]
         start = x_channels + channel_width
-        end = x_receivers + label_width
+        end = x_receivers + receive_width
         arrows.append(Arrow(
             f"M{start:g} {y1:g} {curve(start, y1, x_receivers, y2)} H{end:g}", labels[id(edge)],
             f"{services[edge.service].title} receives from {edge.channel or 'no channel named'}: {', '.join(edge.types)}",
