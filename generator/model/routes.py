@@ -43,7 +43,7 @@ def _parts(text: str) -> list[int | None] | None:
     return parts
 
 
-def _bounds(op: str, parts: list[int | None]) -> list[tuple[str, Triple]] | None:
+def _bounds(op: str, parts: list[int | None]) -> list[tuple[str, Triple]]:
     """One comparator as comparisons against full versions (node-semver's desugaring)."""
     major, minor, patch = parts
     if major is None:
@@ -94,18 +94,15 @@ def satisfies(version: str | None, spec: str | None) -> bool:
             low, high = _parts(hyphen[1]), _parts(hyphen[2])
             if low is None or high is None:
                 continue
-            bounds = (_bounds(">=", low) or []) + (_bounds("<=", high) or [])
+            bounds = _bounds(">=", low) + _bounds("<=", high)
         else:
             bounds = []
-            for match in _COMPARATOR.finditer(alternative.strip()):
-                found = _parts(match["version"])
-                step = _bounds(match["op"] or "", found) if found is not None else None
-                if step is None:
-                    bounds = None
-                    break
-                bounds += step
-            if bounds is None:
-                continue
+            comparators = [(match["op"] or "", _parts(match["version"]))
+                           for match in _COMPARATOR.finditer(alternative.strip())]
+            if any(found is None for _, found in comparators):
+                continue  # not a range npm reads: matches nothing
+            for op, found in comparators:
+                bounds += _bounds(op, found or [])
         if all(_check(op, actual, bound) for op, bound in bounds):
             return True
     return False

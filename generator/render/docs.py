@@ -20,17 +20,17 @@ from markupsafe import Markup
 
 from .. import __version__
 from ..commands.diff import Change, diff_events
-from ..string_formats import semver_key
 from ..model import Catalog, CatalogSet, Channel, EventType, Link, Service, SharedSchema
-from ..model.routes import receiving, sending, satisfies, travels_on
+from ..model.routes import receiving, satisfies, sending, travels_on
 from ..naming import safe_file_name
 from ..profiles import PROFILES, Profile
+from ..string_formats import semver_key
 from ..vocabulary import header_value
 from . import Unit, catalog_inputs, compact_json, dump_json, event_dir, partial_set, render_all
 from .asyncapi import message_id
-from .templates import environment, template_set
 from .servicemap import ServiceMap
 from .servicemap import layout as service_map_layout
+from .templates import environment, template_set
 from .timeline import TypeVersions, layout
 
 

@@ -55,7 +55,7 @@ from typing import Any
 import yaml
 
 from .. import __version__
-from ..model import Catalog, CatalogSet, Channel, Contact, Link, Service, SharedSchema
+from ..model import Catalog, CatalogSet, Contact, Link, SharedSchema
 from ..model.routes import travels_on
 from ..naming import safe_file_name
 from . import Unit, catalog_inputs, dump_json, partial_set, render_all

@@ -212,7 +212,7 @@ def layout(catalog: Catalog, service_href: Callable[[str], str], channel_href: C
 
     def stack(names: list[str], ports_of: dict[str, list[str]], order: dict[str, int], x: float, kind: str,
               ports: dict[tuple[str, str], float]) -> float:
-        y = MARGIN
+        y: float = MARGIN
         for name in names:
             rows = sorted(ports_of.get(name, []), key=lambda channel: order[channel])
             height = max(NODE, len(rows) * ROW + 8)
@@ -231,7 +231,7 @@ def layout(catalog: Catalog, service_href: Callable[[str], str], channel_href: C
         stack(receivers, into, order, x_receivers + receive_width, "receives", receiver_ports),
     )
     # Channels: each as near the middle of its arrows as the ones above leave room for.
-    y = MARGIN
+    y: float = MARGIN
     channel_in: dict[tuple[str, str], float] = {}
     channel_out: dict[tuple[str, str], float] = {}
     left_position = {name: i for i, name in enumerate(senders)}
@@ -255,7 +255,7 @@ def layout(catalog: Catalog, service_href: Callable[[str], str], channel_href: C
         for row, service in enumerate(outgoing):
             channel_out[(service, name)] = top + height / 2 + ROW * (row - (len(outgoing) - 1) / 2)
         y = top + height + GAP
-    bottom = max(bottom, y)
+    bottom = max(float(bottom), y)
 
     def curve(x1: float, y1: float, x2: float, y2: float) -> str:
         middle = (x1 + x2) / 2
