@@ -332,11 +332,24 @@ def test_eventcatalog_builds_every_event_and_version(eventcatalog: Path) -> None
                 assert page.exists(), sorted(built)[:50]
                 assert channel.address in _text(page)
     storage = sets[2].catalogs[0]
-    # EventCatalog lists a channel's messages and who sends and receives what there.
-    blob_events = _text(dist / "docs" / "channels" / channel_id(storage, "blob-events") / storage.version / "index.html")
-    assert "Blob created" in blob_events and "Blob deleted" in blob_events
-    indexer = _text(dist / "docs" / "services" / service_id(storage, "indexer") / storage.version / "index.html")
-    assert "Blob created" in indexer
+    # EventCatalog read the relations: its own diagram of a service (the
+    # visualiser's Mermaid export) has the channels and the event versions.
+    def mermaid(service: str) -> tuple[str, list[str]]:
+        text = (dist / "visualiser" / "services" / service_id(storage, service) / f"{storage.version}.mermaid").read_text()
+        return text, [line.strip() for line in text.splitlines() if "-->" in line]
+
+    def node(resource_id: str) -> str:  # EventCatalog's Mermaid node id: the id and version, [^A-Za-z0-9] -> _
+        return re.sub(r"[^A-Za-z0-9]", "_", f"{resource_id}_{storage.version}")
+
+    indexer, edges = mermaid("indexer")
+    # The range >=1.0.0 <2.0.0 took dataversion 1.0.0 only, from the channel blob-events.
+    assert '"Blob created (1.0.0)"' in indexer and "Blob created (2.0.0)" not in indexer
+    assert any(edge.startswith(node(channel_id(storage, "blob-events"))) and edge.endswith(node(service_id(storage, "indexer")))
+               for edge in edges), edges
+    store, edges = mermaid("blob-store")
+    assert "Blob created" in store and "Blob deleted" in store
+    assert any(edge.startswith(node(service_id(storage, "blob-store"))) and "blob_deleted" in edge for edge in edges), edges
+    assert any(node(channel_id(storage, "audit")) in edge for edge in edges), edges
     hostile = _text(dist / "docs" / "events" / "io.example.class-import.from" / "1.0.0" / "index.html")
     assert "<script>x</script>" not in (dist / "docs" / "events" / "io.example.class-import.from" / "1.0.0" / "index.html").read_text()
     assert "Keyword \"import\" as an Integer." in hostile
