@@ -22,6 +22,7 @@ from . import vocabulary
 from .model import ContextAttribute, EventType, SharedSchema
 from .naming import child_class_name, payload_class_name, schema_class_name
 from .patterns import schema_pattern
+from .runtime import _uritemplate as uritemplate
 from .schemawalk import IN_MAP, IN_ONE, SUBSCHEMAS
 
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
@@ -266,6 +267,8 @@ def attribute_schema(attribute: ContextAttribute) -> dict[str, Any]:
             schema["pattern"] = attribute.pattern
         if "const" not in schema:
             schema.update(vocabulary.NO_BAD_CHARS)
+        if attribute.match is not None:
+            schema["allOf"] = [source_match_schema(attribute.match)]
     if attribute.meaning and attribute.fixed is None:
         schema["description"] = attribute.meaning
     if attribute.default is not None and "const" not in schema:
@@ -273,6 +276,17 @@ def attribute_schema(attribute: ContextAttribute) -> dict[str, Any]:
     if not attribute.required:
         return or_null(schema)
     return schema
+
+
+def source_match_schema(catalog_source: str) -> dict[str, Any]:
+    """CE-SOURCE-MATCH as an error (catalog-format.md §9): the value is the
+    catalog's source or matches it as a level-1 URI template, a ``pattern``
+    every JSON Schema validator reads alike (runtime/_uritemplate.py); a
+    malformed template (lint's CE-SOURCE-URI) only equals itself."""
+    try:
+        return {"pattern": uritemplate.pattern(catalog_source)}
+    except uritemplate.TemplateError:
+        return {"const": catalog_source}
 
 
 def or_null(schema: dict[str, Any]) -> dict[str, Any]:

@@ -26,6 +26,7 @@ from . import profiles, vocabulary
 from .string_formats import is_uri, is_uri_reference
 from .model import CatalogSet, ContextAttribute, EventType
 from .profiles import Profile
+from .runtime import _uritemplate as uritemplate
 from .vocabulary import INT32_MAX, INT32_MIN
 
 Pointer = tuple[str | int, ...]
@@ -36,6 +37,9 @@ class Problem:
     rule: str
     pointer: Pointer
     message: str
+    # The catalog's setting of the rule where the catalog changes it
+    # ("error" | "warning"; catalog-format.md §9); None: the rule's default.
+    setting: str | None = None
 
 
 def _quoted(value: Any) -> str:
@@ -166,20 +170,25 @@ def check_source(source: Any, entry: EventType) -> list[Problem]:
     """CE-SOURCE-MATCH (catalog-format.md §9, Source templates): an event's
     ``source`` is its catalog source, equal to it or matching it as a URI
     template of level 1 (RFC 6570 §1.2: ``{name}`` stands for one or more
-    characters other than ``/``, ``?`` and ``#``)."""
-    if not isinstance(source, str) or not source or source_matches(entry.source, source):
+    characters other than ``/``, ``?`` and ``#``). The catalog's setting of
+    the rule for the event decides: ``off``, nobody checks it."""
+    setting = entry.rule_setting("CE-SOURCE-MATCH")
+    if setting == "off" or not isinstance(source, str) or not source or source_matches(entry.source, source):
         return []
-    return [Problem("CE-SOURCE-MATCH", ("source",), f"source {_quoted(source)} is not the catalog's source '{entry.source}'")]
+    kind = "the catalog's source template" if uritemplate.is_template(entry.source) else "the catalog's source"
+    return [Problem("CE-SOURCE-MATCH", ("source",), f"source {_quoted(source)} is not {kind} '{entry.source}'", setting)]
 
 
 def source_matches(catalog_source: str, source: str) -> bool:
-    return source == catalog_source or _source_pattern(catalog_source).fullmatch(source) is not None
-
-
-@cache
-def _source_pattern(template: str) -> re.Pattern[str]:
-    parts = re.split(r"\{[A-Za-z0-9_.%]+\}", template)
-    return re.compile("[^/?#]+".join(re.escape(part) for part in parts), re.DOTALL)
+    """Whether ``source`` is ``catalog_source`` or matches it as a level-1
+    template (runtime/_uritemplate.py, the one home of the grammar). A
+    malformed template (lint's CE-SOURCE-URI) is matched as plain text."""
+    if source == catalog_source:
+        return True
+    try:
+        return uritemplate.matches(catalog_source, source)
+    except uritemplate.TemplateError:
+        return False
 
 
 def _missing(attribute: ContextAttribute, sent_null: bool, profile: Profile) -> Problem:

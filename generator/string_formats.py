@@ -36,3 +36,34 @@ def semver_key(value: str) -> tuple[int, int, int]:
     if not match:
         return (-1, -1, -1)
     return (int(match[1]), int(match[2]), int(match[3]))
+
+
+# npm semver ranges (catalog-format.md §9: a service's ``receives`` dataversion),
+# as npm's `semver` package reads them (node-semver, its Python port; tests/test_services.py
+# checks both on a set of ranges). Longer texts are not ranges anyone writes.
+MAX_RANGE_LENGTH = 256
+
+
+def is_npm_range(text: str) -> bool:
+    """``>=1.0.0 <2.0.0``, ``^1.2``, ``1.x || 2.0.0 - 2.3.0`` and the like."""
+    import nodesemver
+
+    if len(text) > MAX_RANGE_LENGTH:
+        return False
+    try:
+        return nodesemver.valid_range(text, loose=False) is not None
+    except (ValueError, TypeError, AttributeError):
+        return False
+
+
+def in_npm_range(version: str, text: str) -> bool:
+    """Is ``version`` (MAJOR.MINOR.PATCH) in the npm range ``text``? False for a
+    text that is not a range."""
+    import nodesemver
+
+    if not is_npm_range(text) or not is_semver(version):
+        return False
+    try:
+        return bool(nodesemver.satisfies(version, text, loose=False))
+    except (ValueError, TypeError, AttributeError):
+        return False

@@ -51,8 +51,15 @@ def test_official_parsers_zero_errors_and_warnings(node_tools: Path, tmp_path: P
     paths = [path for catalog in ALL_CATALOGS for path in generated(tmp_path, catalog)]
     results = parse(node_tools, paths)
     catalogs = [c for directory in ALL_CATALOGS for c in lint(str(directory)).catalog_set.catalogs]
-    assert len(paths) == len(catalogs) == 5
-    for path in paths:
+    documents = [path for path in paths if path.parent.name == "asyncapi"]  # the rest: services/<service>.yaml
+    assert len(documents) == len(catalogs) == 5
+    services = [path for path in paths if path.parent.name == "services"]
+    assert len(services) == sum(len(c.services) for c in catalogs) >= 3
+    for path in services:
+        for parser, report in results[str(path)].items():
+            assert report["parsed"] and [d for d in report["diagnostics"] if d["severity"] <= 1] == [], (path, parser)
+            assert report["operations"] >= 1
+    for path in documents:
         catalog = next(c for c in catalogs if path.stem == c.id)
         assert set(results[str(path)]) == {"latest", "3.4.0"}
         for parser, report in results[str(path)].items():
@@ -61,8 +68,12 @@ def test_official_parsers_zero_errors_and_warnings(node_tools: Path, tmp_path: P
             assert [d for d in report["diagnostics"] if d["severity"] <= 1] == [], parser
             assert report["version"] == "3.0.0"
             assert report["messages"] == len(catalog.events)
-            assert report["channels"] == len({e.type for e in catalog.events})
-            assert report["operations"] == len(catalog.events)  # one per message: no union in Modelina
+            if catalog.channels:  # the catalog's channels, an operation per service and channel (§9)
+                assert report["channels"] == len(catalog.channels)
+                assert report["operations"] == len(yaml.safe_load(path.read_text())["operations"]) >= len(catalog.services)
+            else:
+                assert report["channels"] == len({e.type for e in catalog.events})
+                assert report["operations"] == len(catalog.events)  # one per message: no union in Modelina
 
 
 def test_asyncapi_3_1_on_request(node_tools: Path, tmp_path: Path) -> None:
@@ -107,11 +118,21 @@ def test_document_shape(tmp_path: Path) -> None:
     assert meter["asyncapi"] == "3.0.0"
     assert meter["info"]["title"] == "Meter data events" and meter["info"]["version"] == "2.3.0"
     assert meter["servers"]["production"]["host"] == "events.edsn.example.nl"
-    channel = meter["channels"]["mdm.meter.updated"]
-    assert sorted(channel["messages"]) == ["mdm.meter.updated.1.0.1", "mdm.meter.updated.1.2.0", "mdm.meter.updated.2.0.0"]
-    operation = meter["operations"]["send.mdm.meter.updated.2.0.0"]
-    assert operation["action"] == "send"
-    assert operation["messages"] == [{"$ref": "#/channels/mdm.meter.updated/messages/mdm.meter.updated.2.0.0"}]
+    # the catalog's channels (catalog-format.md §9), not one per event type
+    channel = meter["channels"]["meter-events"]
+    assert channel["address"] == "cmr.meter-data.{region}" and list(channel["parameters"]) == ["region"]
+    assert channel["servers"] == [{"$ref": "#/servers/broker"}]
+    assert "mdm.meter.updated.2.0.0" in channel["messages"] and "mdm.reading.validated.1.0.0" in channel["messages"]
+    assert meter["channels"]["supplier-webhooks"]["address"] == "/webhooks/meter-data"
+    operation = meter["operations"]["supplier-portal.receive.supplier-webhooks.mdm.meter.updated.2.0.0"]
+    assert operation["action"] == "receive"
+    assert operation["messages"] == [{"$ref": "#/channels/supplier-webhooks/messages/mdm.meter.updated.2.0.0"}]
+    assert meter["operations"]["central-meter-register.send.meter-events.mdm.meter.removed.notification"]["action"] == "send"
+    brp = documents["brp-personen"]
+    assert brp["channels"]["gemeente-webhooks"]["address"] == "/webhooks/v1/brp-personen"
+    # a catalog without channels keeps one channel per event type
+    zaken = documents["zaken"]["channels"]["nl.overheid.zaken.document-toegevoegd"]
+    assert zaken["address"] == "nl.overheid.zaken.document-toegevoegd"
     message = meter["components"]["messages"]["mdm.meter.updated.2.0.0"]
     assert message["contentType"] == "application/cloudevents+json"
     assert message["x-eventcatalog-message-type"] == "event"

@@ -27,7 +27,8 @@ from generator.runtime._reading import MAX_DEPTH
 
 from .conftest import ROOT
 
-CATALOGS = [ROOT / "catalog", ROOT / "tests" / "catalogs" / "hostile", ROOT / "tests" / "catalogs" / "conformance"]
+CATALOGS = [ROOT / "catalog", ROOT / "tests" / "catalogs" / "hostile", ROOT / "tests" / "catalogs" / "conformance",
+            ROOT / "tests" / "catalogs" / "source-templates"]
 
 
 @pytest.fixture(scope="module")

@@ -26,15 +26,17 @@ from generator.naming import python_package_name
 from generator.envelope import envelope_schema
 from generator.event_checker import EventChecker
 from generator.commands.lint import lint
-from generator.rules import RULES
+from generator.rules import RULES, severity_of
 
 from .conftest import ROOT, catalog_text, run_evcat
 
-CATALOGS = [ROOT / "catalog", ROOT / "tests" / "catalogs" / "hostile", ROOT / "tests" / "catalogs" / "conformance"]
+CATALOGS = [ROOT / "catalog", ROOT / "tests" / "catalogs" / "hostile", ROOT / "tests" / "catalogs" / "conformance",
+            ROOT / "tests" / "catalogs" / "source-templates"]
 
 
 def _errors(problems: list[Any]) -> list[Any]:
-    return [p for p in problems if RULES[p.rule].severity.name == "ERROR" and not p.rule.endswith("SIZE-ADVISED")]
+    """The problems that are errors, as the catalog sets each rule (catalog-format.md §9)."""
+    return [p for p in problems if severity_of(p.rule, p.setting).name == "ERROR" and not p.rule.endswith("SIZE-ADVISED")]
 
 
 @pytest.fixture(scope="module")
@@ -102,6 +104,15 @@ def _mutations(event: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
     result.append(("time leap second", {**event, "time": "2016-12-31T23:59:60Z"}))
     result.append(("time 30 February", {**event, "time": "2024-02-30T00:00:00Z"}))
     result.append(("specversion 0.3", {**event, "specversion": "0.3"}))
+    # CE-SOURCE-MATCH (catalog-format.md §9): another source, a longer one, a
+    # template's parameter holding '/', the template itself
+    source = event.get("source")
+    if isinstance(source, str):
+        result.append(("source elsewhere", {**event, "source": "urn:example:elsewhere"}))
+        result.append(("source longer", {**event, "source": source + "/more"}))
+        if "/x/" in source:
+            result.append(("source parameter with a slash", {**event, "source": source.replace("/x/", "/x/y/", 1)}))
+        result.append(("source parameter empty", {**event, "source": source.replace(":x:", "::").replace("/x/", "//")}))
     result.append(("data_base64", {**event, "data_base64": "e30="}))
     result.append(("id with a control character", {**event, "id": "a\u0001b"}))
     result.append(("dataversion as a number", {**event, "dataversion": 1}))
@@ -130,6 +141,7 @@ def _mutations(event: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
 def test_every_judge_agrees_on_mutated_examples(catalog_dir: Path, packages: Path) -> None:
     compared = disagreements = 0
     report = []
+    settings_seen: set[str] = set()
     for event, checker, python_judge, rust_judge in _judges(catalog_dir):
         module = importlib.import_module(python_package_name(event.catalog_id))
         for index, full in _seeds(event):
@@ -153,7 +165,15 @@ def test_every_judge_agrees_on_mutated_examples(catalog_dir: Path, packages: Pat
                 if len(set(verdicts.values())) != 1:
                     disagreements += 1
                     report.append(f"{event.type} {event.dataversion} seed {index}, {label}: {verdicts}")
+                if label == "source elsewhere" and not _errors(checker.check(full)):
+                    # CE-SOURCE-MATCH as the catalog sets it (catalog-format.md §9): only an error refuses
+                    setting = event.rule_setting("CE-SOURCE-MATCH") or "warning"
+                    settings_seen.add(setting)
+                    if set(verdicts.values()) != {setting != "error"}:
+                        report.append(f"{event.type} {event.dataversion} seed {index}, {label} under {setting}: {verdicts}")
     assert compared > 50, "too few events compared (is shared/ beside the project?)"
+    if catalog_dir.name == "source-templates":
+        assert settings_seen == {"error", "warning", "off"}, settings_seen
     assert not report, "\n".join(report[:40])
 
 

@@ -103,6 +103,8 @@ class EventReport:
     status: str  # added | removed | changed | unchanged
     changes: list[Change] = field(default_factory=list)
     violations: list[str] = field(default_factory=list)
+    # The services that receive what breaks (catalog-format.md §9): "service (range)".
+    receivers: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
@@ -154,8 +156,28 @@ def diff_sets(old_set: CatalogSet, new_set: CatalogSet) -> list[EventReport]:
             report = EventReport(key[0], key[1], None, "removed")
             if not old.deprecated:
                 report.violations.append("removed without being deprecated first: mark it deprecated in a release before removing it")
+        report.receivers = _hurt(report, old_set, new_set)
         reports.append(report)
     return reports
+
+
+def _hurt(report: EventReport, old_set: CatalogSet, new_set: CatalogSet) -> list[str]:
+    """The services a report's breaking change reaches (catalog-format.md §9):
+    those whose ``receives`` range holds the new (type, dataversion), or the
+    old one for a removed event; each as "name (catalog) receives RANGE"."""
+    if report.status == "removed":
+        catalog_set, version = old_set, report.old
+    elif any(change.breaking for change in report.changes):
+        catalog_set, version = new_set, report.new
+    else:
+        return []
+    found: list[str] = []
+    for catalog in catalog_set.catalogs:
+        for service in catalog.receivers_of(report.type, version):
+            ranges = sorted({link.dataversion or "*" for link in service.receives
+                             if link.receives(report.type, version)})
+            found.append(f"{service.name} ({catalog.id}, receives {' or '.join(ranges)})")
+    return found
 
 
 def consecutive(catalog_set: CatalogSet) -> Iterator[tuple[EventType, EventType, list[Change]]]:
@@ -200,6 +222,8 @@ def format_text(reports: list[EventReport]) -> str:
                 lines.append(f"      {_witness_words(change)}: {_witness_text(change)}")
         for violation in report.violations:
             lines.append(f"    VIOLATION: {violation}")
+        if report.receivers:
+            lines.append(f"    BREAKS RECEIVERS: {'; '.join(report.receivers)}")
     violations = sum(len(report.violations) for report in reports)
     changed = sum(1 for report in reports if report.status != "unchanged")
     lines.append(f"{changed} event(s) changed, {violations} violation(s)")
@@ -228,6 +252,8 @@ def format_markdown(reports: list[EventReport]) -> str:
         lines += [f"> **Violation:** {violation}" for violation in report.violations]
         if report.violations:
             lines.append("")
+        if report.receivers:
+            lines += [f"**Breaks receiving services:** {'; '.join(report.receivers)}", ""]
     return "\n".join(lines) + "\n"
 
 

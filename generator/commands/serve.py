@@ -18,7 +18,7 @@ from typing import Any, TextIO
 
 from ..event_checker import EventChecker, Problem, pointer_text
 from ..model import CatalogSet
-from ..rules import RULES
+from ..rules import severity_of
 from ..runtime._cloudevents import structured_from_binary
 from ..runtime._webhook import (
     BATCH,
@@ -133,12 +133,12 @@ class CatalogJudge:
 
 
 @functools.cache
-def _severity(rule: str) -> str:
-    return str(RULES[rule].severity) if rule in RULES else "error"
+def _severity(rule: str, setting: str | None = None) -> str:
+    return str(severity_of(rule, setting))
 
 
 def _finding(problem: Problem) -> Finding:
-    return Finding(problem.rule, pointer_text(problem.pointer), problem.message, _severity(problem.rule))
+    return Finding(problem.rule, pointer_text(problem.pointer), problem.message, _severity(problem.rule, problem.setting))
 
 
 _COUNTED = {"error": Finding("", "", "", "error"), "warning": Finding("", "", "", "warning")}
@@ -146,7 +146,7 @@ _COUNTED = {"error": Finding("", "", "", "error"), "warning": Finding("", "", ""
 
 def _counted(problem: Problem) -> Finding:
     """A finding that is only counted: its severity, nothing else."""
-    return _COUNTED[_severity(problem.rule)]
+    return _COUNTED[_severity(problem.rule, problem.setting)]
 
 
 def _unreadable(what: str, error: Exception | None = None) -> Judged:

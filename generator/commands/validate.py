@@ -25,11 +25,11 @@ import jsonschema_rs
 import orjson
 
 from .. import vocabulary
-from ..diagnostics import Diagnostic, Location, bounded
+from ..diagnostics import Diagnostic, Location, Severity, bounded
 from ..envelope import envelope_schema
 from ..event_checker import EventChecker, Problem, check_source, pointer_text
 from ..model import CatalogSet, EventType
-from ..rules import RULES
+from ..rules import RULES, severity_of
 from ..engine.config import RunConfig
 from ..engine.workers import no_collection
 from ..engine.workers import run_shared as parallel
@@ -123,7 +123,7 @@ class FastValidator:
                     for name in undeclared
                 ] + check_source(event.get("source"), entry)
         problems = self.checker.check(event, wire_size=wire_size)
-        if isinstance(event, dict) and not any(RULES[p.rule].severity.name == "ERROR" for p in problems):
+        if isinstance(event, dict) and not any(severity_of(p.rule, p.setting) is Severity.ERROR for p in problems):
             entry, _ = self.checker.find(event)
             if entry is not None:  # the schema is stricter than the named rules: report what it says
                 for error in self._full(entry).iter_errors(event):
@@ -692,7 +692,7 @@ def _check_one(validator: FastValidator, source: Source, position: int, result: 
             problems = [Problem("CE-FORMAT", (), deep.msg)]
     if not problems:
         return
-    if any(RULES[p.rule].severity.name == "ERROR" for p in problems):
+    if any(severity_of(p.rule, p.setting) is Severity.ERROR for p in problems):
         result.invalid += 1
     event_id = source.value.get("id") if isinstance(source.value, dict) else None
     if isinstance(event_id, str) and len(event_id) > MAX_ID_SHOWN:  # a hostile id is not repeated per problem
@@ -704,7 +704,7 @@ def _check_one(validator: FastValidator, source: Source, position: int, result: 
         if not message.startswith(pointer):
             message = f"{pointer}: {message}"
         diagnostic = Diagnostic(
-            problem.rule, RULES[problem.rule].severity, bounded(f"{label}: {message}"),
+            problem.rule, severity_of(problem.rule, problem.setting), bounded(f"{label}: {message}"),
             Location(source.file, source.line, source.column),
             extra=(("index", source.index), ("id", event_id), ("pointer", pointer)),
         )

@@ -17,7 +17,10 @@ from typing import Any
 
 from .. import vocabulary
 from ..naming import python_package_name
+from ..string_formats import in_npm_range
 from ..profiles import Profile
+from ..runtime._uritemplate import TemplateError, is_template, sample
+from ..runtime._uritemplate import parameters as template_parameters
 
 JSON = Any
 
@@ -73,6 +76,14 @@ class Channel:
 
 
 _PARAMETER = re.compile(r"\{([^{}]+)\}")
+def address_problem(address: str) -> str | None:
+    """Why ``address`` is not a level-1 URI template (RFC 6570 §1.2, §2;
+    runtime/_uritemplate.py, the one home of the grammar), or None."""
+    try:
+        template_parameters(address)
+    except TemplateError as error:
+        return str(error)
+    return None
 
 
 @dataclass(frozen=True)
@@ -83,6 +94,20 @@ class Link:
     dataversion: str | None = None  # sends: a version; receives: an npm semver range
     channel: str | None = None
     path: tuple[str | int, ...] = field(default=(), compare=False)
+
+    def sends(self, event: EventType) -> bool:
+        """A ``sends`` entry covers ``event``: same type, and its dataversion
+        (absent: every dataversion of the type)."""
+        return self.type == event.type and (self.dataversion is None or self.dataversion == event.dataversion)
+
+    def receives(self, type: str, dataversion: str | None) -> bool:
+        """A ``receives`` entry covers (type, dataversion): same type, and the
+        version in its npm semver range (absent: every dataversion)."""
+        if self.type != type:
+            return False
+        if self.dataversion is None:
+            return True
+        return dataversion is not None and in_npm_range(dataversion, self.dataversion)
 
 
 @dataclass(frozen=True)
@@ -170,6 +195,12 @@ class ContextAttribute:
     media_type: bool = False  # datacontenttype: RFC 2046 grammar
     extension: bool = False  # an extension attribute (not a core one)
     rule: str | None = None  # the rule broken by a missing required value (default CE-REQUIRED)
+    # source: the catalog's source when it is a URI template (catalog-format.md
+    # §9): a constructing program gives the value, there is no default.
+    template: str | None = None
+    # source: the catalog's source, fixed or a template, that every judge holds
+    # the value to (CE-SOURCE-MATCH set to error for the event); None: not judged.
+    match: str | None = None
 
 
 @dataclass(frozen=True)
@@ -200,6 +231,8 @@ class EventType:
     examples: tuple[Example, ...] = ()
     # The event's own `rules:` (catalog-format.md §9): rule id -> error | warning | off.
     rules: tuple[tuple[str, str], ...] = ()
+    # The `rules:` of the file it stands in (the same values).
+    file_rules: tuple[tuple[str, str], ...] = ()
     file: str = ""
     # Where it sits in its file, e.g. ("events", 3).
     path: tuple[str | int, ...] = field(default=(), compare=False)
@@ -211,6 +244,16 @@ class EventType:
     @property
     def has_data(self) -> bool:
         return self.payload is not None
+
+    def rule_setting(self, rule_id: str) -> str | None:
+        """The catalog's setting of ``rule_id`` for this event (``error``,
+        ``warning`` or ``off``): its own ``rules``, else its file's (the
+        nearest wins, catalog-format.md §9); None: the rule's default."""
+        for rules in (self.rules, self.file_rules):
+            for known, setting in rules:
+                if known == rule_id:
+                    return setting
+        return None
 
     @cached_property
     def attributes(self) -> tuple[ContextAttribute, ...]:
@@ -246,12 +289,37 @@ class EventType:
                 full["time"] = EXAMPLE_TIME
             elif attribute.default is not None and attribute.name in ("source", "datacontenttype"):
                 full[attribute.name] = attribute.default
+            elif attribute.template is not None:  # a templated source: each parameter a sample value
+                full[attribute.name] = _sample(attribute.template)
         full.update(values)
         return full
 
 
 EXAMPLE_ID = "example"
 EXAMPLE_TIME = "2024-01-01T00:00:00.000000Z"
+
+
+def _sample(template: str) -> str:
+    """``template`` with sample parameters (a malformed one, which lint
+    refuses, as written)."""
+    try:
+        return sample(template)
+    except TemplateError:
+        return template
+
+
+def _source_attribute(event: EventType) -> ContextAttribute:
+    """``source``: the catalog's value as the default, or, where it is a URI
+    template (catalog-format.md §9), no default; held to the catalog's source
+    by every judge where CE-SOURCE-MATCH is an error (its default severity is
+    a warning: rules.md)."""
+    templated = is_template(event.source)
+    return ContextAttribute(
+        "source", "URI-reference", True, default=None if templated else event.source,
+        meaning="Where the event comes from.", non_empty=True,
+        template=event.source if templated else None,
+        match=event.source if event.rule_setting("CE-SOURCE-MATCH") == "error" else None,
+    )
 
 
 def context_attributes(event: EventType) -> tuple[ContextAttribute, ...]:
@@ -273,7 +341,7 @@ def context_attributes(event: EventType) -> tuple[ContextAttribute, ...]:
         )
     attributes += [
         ContextAttribute("id", "String", True, meaning=event.id or "Identifies the event.", non_empty=True),
-        ContextAttribute("source", "URI-reference", True, default=event.source, meaning="Where the event comes from.", non_empty=True),
+        _source_attribute(event),
     ]
     attributes.append(
         ContextAttribute("time", "Timestamp", profile.time_required, meaning=event.time, pattern=profile.time_pattern,
@@ -326,6 +394,28 @@ class Catalog:
     def package_name(self) -> str:
         """The generated package's import and distribution name."""
         return self.package or python_package_name(self.id)
+
+    def channels_of(self, event: EventType) -> tuple[Channel, ...]:
+        """The channels ``event`` travels on (catalog-format.md §9): those its
+        sending services name, or every channel of the catalog when it has no
+        services. The one answer every stage asks (lint, AsyncAPI, the
+        generated package, docs)."""
+        if not self.services:
+            return self.channels
+        named = {
+            link.channel for service in self.services for link in service.sends if link.channel and link.sends(event)
+        }
+        return tuple(channel for channel in self.channels if channel.name in named)
+
+    def senders_of(self, event: EventType) -> tuple[Service, ...]:
+        """The services whose ``sends`` cover ``event``."""
+        return tuple(service for service in self.services if any(link.sends(event) for link in service.sends))
+
+    def receivers_of(self, type: str, dataversion: str | None) -> tuple[Service, ...]:
+        """The services whose ``receives`` cover (type, dataversion)."""
+        return tuple(
+            service for service in self.services if any(link.receives(type, dataversion) for link in service.receives)
+        )
 
 
 @dataclass(frozen=True)

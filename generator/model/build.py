@@ -403,15 +403,21 @@ def _events(document: Document, catalog_id: str, rewritten: Any, closure: Any) -
             extensions=extensions,
             payload=payload,
             examples=examples,
-            rules=tuple(
-                (rule_id, "off" if setting is False else setting)
-                for rule_id, setting in _dict(raw.get("rules")).items()
-                if isinstance(rule_id, str) and setting in ("error", "warning", "off", False)
-            ),
+            rules=_rule_settings(raw.get("rules")),
+            file_rules=_rule_settings(document.value.get("rules") if isinstance(document.value, dict) else None),
             file=document.file,
             path=path,
         )
         yield event
+
+
+def _rule_settings(value: Any) -> tuple[tuple[str, str], ...]:
+    """A ``rules:`` map (of a file or an event) as (rule id, error | warning | off)."""
+    return tuple(
+        (rule_id, "off" if setting is False else setting)
+        for rule_id, setting in _dict(value).items()
+        if isinstance(rule_id, str) and setting in ("error", "warning", "off", False)
+    )
 
 
 __all__ = ["Built", "build", "file_profile", "Location"]

@@ -26,7 +26,7 @@ from typing import Any
 import yaml
 
 from ..envelope import envelope_schema, shared_titled, titled
-from ..model import Catalog, CatalogSet, EventType, SharedSchema
+from ..model import Catalog, CatalogSet, Channel, EventType, Service, SharedSchema
 from ..naming import envelope_class_names, payload_class_name, safe_file_name
 from ..vocabulary import TYPES, header_value
 from . import Unit, catalog_inputs, event_order, partial_set, render_all
@@ -201,8 +201,185 @@ def _binary_trait(event: EventType) -> dict[str, Any]:
     return trait
 
 
-def document(catalog: Catalog, catalog_set: CatalogSet, settings: Settings = Settings()) -> dict[str, Any]:
+def _type_channels(
+    catalog: Catalog, events: list[EventType], service: Service | None = None
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A catalog without channels: one channel per event type, addressed by the
+    type, and one ``send`` operation per message (a service's view: one per
+    message it sends, and a ``receive`` operation per message it receives)."""
+    channels: dict[str, Any] = {}
+    operations: dict[str, Any] = {}
+    for event in events:
+        channel = component_id(event.type)
+        message = message_id(event)
+        if channel not in channels:
+            channels[channel] = {
+                "address": event.type,
+                "title": event.title,
+                "description": f"CloudEvents of type `{event.type}`, every dataversion the producer publishes.",
+                "messages": {},
+            }
+        channels[channel]["messages"][message] = {"$ref": f"#/components/messages/{message}"}
+        # One operation per message, not per channel: Modelina turns an
+        # operation with several messages into a union model named after the
+        # channel, which its Python generator cannot render (an empty name).
+        version = f" {event.dataversion}" if event.dataversion else ""
+        if service is None:
+            actions = [("send", catalog.producer.organization or "The producer")]
+        else:
+            actions = [(action, service.title) for action, covered in (
+                ("send", any(link.sends(event) for link in service.sends)),
+                ("receive", any(link.receives(event.type, event.dataversion) for link in service.receives)),
+            ) if covered]
+        for action, who in actions:
+            operations[component_id(f"{action}.{message}")] = {
+                "action": action,
+                "channel": {"$ref": f"#/channels/{channel}"},
+                "summary": f"{who} {'publishes' if action == 'send' else 'receives'} {event.title}{version}.",
+                "description": event.description or event.title,
+                "messages": [{"$ref": f"#/channels/{channel}/messages/{message}"}],
+            }
+    return channels, operations
+
+
+# Which AsyncAPI server protocols carry a channel of each catalog protocol
+# (AsyncAPI 3.0.0 Server Object ``protocol`` values).
+SERVER_PROTOCOLS = {
+    "kafka": ("kafka", "kafka-secure"),
+    "amqp": ("amqp", "amqps"),
+    "mqtt": ("mqtt", "secure-mqtt", "mqtts"),
+    "http": ("http", "https"),
+}
+# The versions of the AsyncAPI bindings specifications the objects below follow
+# (github.com/asyncapi/bindings: kafka 0.5.0, amqp 0.3.0, mqtt 0.2.0, http 0.3.0).
+BINDING_VERSIONS = {"kafka": "0.5.0", "amqp": "0.3.0", "mqtt": "0.2.0", "http": "0.3.0"}
+AMQP_EXCHANGE_TYPES = ("topic", "direct", "fanout", "default", "headers")
+
+
+def _channel_bindings(channel: Channel) -> dict[str, Any] | None:
+    """The Channel Bindings Object of ``channel`` (AsyncAPI bindings specs):
+    kafka: the topic (a fixed address); amqp: the exchange (the address) and
+    its type; mqtt and http define no channel bindings."""
+    bindings = dict(channel.bindings)
+    version = BINDING_VERSIONS[channel.protocol] if channel.protocol in BINDING_VERSIONS else None
+    if channel.protocol == "kafka":
+        kafka: dict[str, Any] = {"topic": channel.address} if not channel.parameters else {}
+        return {"kafka": {**kafka, "bindingVersion": version}}
+    if channel.protocol == "amqp":
+        kind = bindings.get("exchange")
+        exchange = {"name": channel.address, "type": kind if kind in AMQP_EXCHANGE_TYPES else "topic", "durable": True,
+                    "autoDelete": False, "vhost": "/"}
+        return {"amqp": {"is": "routingKey", "exchange": exchange, "bindingVersion": version}}
+    return None
+
+
+def _operation_bindings(channel: Channel, action: str) -> dict[str, Any] | None:
+    """The Operation Bindings Object: amqp routing key (cc) and persistent
+    delivery; mqtt qos and retain; http POST (NL GOV webhook guideline)."""
+    bindings = dict(channel.bindings)
+    version = BINDING_VERSIONS.get(channel.protocol)
+    if channel.protocol == "amqp" and action == "send":
+        amqp: dict[str, Any] = {"deliveryMode": 2}
+        if isinstance(bindings.get("routingKey"), str):
+            amqp["cc"] = [bindings["routingKey"]]
+        return {"amqp": {**amqp, "bindingVersion": version}}
+    if channel.protocol == "mqtt":
+        mqtt: dict[str, Any] = {"qos": bindings.get("qos", 1)}
+        if action == "send":
+            mqtt["retain"] = bindings.get("retain", False)
+        return {"mqtt": {**mqtt, "bindingVersion": version}}
+    if channel.protocol == "http":
+        return {"http": {"method": "POST", "bindingVersion": version}}
+    return None
+
+
+def _message_bindings(channel: Channel) -> dict[str, Any] | None:
+    """kafka: the record key is the event's ``key`` attribute (the channel's binding)."""
+    key = dict(channel.bindings).get("key")
+    if channel.protocol == "kafka" and isinstance(key, str):
+        return {"kafka": {"key": {"type": "string", "description": f"The event's `{key}` attribute."},
+                          "bindingVersion": BINDING_VERSIONS["kafka"]}}
+    return None
+
+
+def _catalog_channels(
+    catalog: Catalog, events: list[EventType], messages: dict[str, Any], services: tuple[Service, ...]
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The catalog's channels (catalog-format.md §9): address, parameters,
+    protocol bindings and the messages that travel on each
+    (``Catalog.channels_of``); ``send`` and ``receive`` operations per
+    service (of ``services``) and channel, one per message it sends or
+    receives there. Without services, the producer sends every event on
+    every channel."""
+    servers = {server.name: server.protocol for server in catalog.servers}
+    ids = {channel.name: component_id(channel.name) for channel in catalog.channels}
+    carried: dict[str, list[EventType]] = {channel.name: [] for channel in catalog.channels}
+    for event in events:
+        for channel in catalog.channels_of(event):
+            carried[channel.name].append(event)
+    channels: dict[str, Any] = {}
+    for channel in catalog.channels:
+        entry: dict[str, Any] = {"address": channel.address, "title": channel.name}
+        entry["description"] = channel.description or f"The {channel.protocol} channel `{channel.address}`."
+        on = [component_id(name) for name, protocol in servers.items()
+              if protocol in SERVER_PROTOCOLS.get(channel.protocol, ())]
+        if on:
+            entry["servers"] = [{"$ref": f"#/servers/{server}"} for server in on]
+        if channel.parameters:
+            entry["parameters"] = {name: {"description": f"The `{name}` part of the address."}
+                                   for name in channel.parameters}
+        entry["messages"] = {message_id(event): {"$ref": f"#/components/messages/{message_id(event)}"}
+                             for event in carried[channel.name]}
+        bindings = _channel_bindings(channel)
+        if bindings:
+            entry["bindings"] = bindings
+        message_bindings = _message_bindings(channel)
+        if message_bindings:
+            for event in carried[channel.name]:
+                messages[message_id(event)].setdefault("bindings", message_bindings)
+        channels[ids[channel.name]] = entry
+    operations: dict[str, Any] = {}
+
+    def add(who: str, title: str, action: str, channel: Channel, chosen: list[EventType]) -> None:
+        # One operation per message: Modelina makes a union of an operation's
+        # messages, which its Python generator cannot render (issue 31).
+        verb = "publishes" if action == "send" else "receives"
+        bindings = _operation_bindings(channel, action)
+        for event in chosen:
+            version = f" {event.dataversion}" if event.dataversion else ""
+            operation: dict[str, Any] = {
+                "action": action,
+                "channel": {"$ref": f"#/channels/{ids[channel.name]}"},
+                "summary": f"{title} {verb} {event.title}{version} on {channel.name}.",
+                "messages": [{"$ref": f"#/channels/{ids[channel.name]}/messages/{message_id(event)}"}],
+            }
+            if bindings:
+                operation["bindings"] = bindings
+            operations[component_id(f"{who}.{action}.{channel.name}.{message_id(event)}")] = operation
+
+    if not catalog.services:
+        for channel in catalog.channels:
+            add("producer", catalog.producer.organization or "The producer", "send", channel, carried[channel.name])
+    for service in services:
+        for channel in catalog.channels:
+            sent = [event for event in carried[channel.name]
+                    if any(link.channel == channel.name and link.sends(event) for link in service.sends)]
+            add(service.name, service.title, "send", channel, sent)
+            heard = [event for event in carried[channel.name]
+                     if any(link.channel in (None, channel.name) and link.receives(event.type, event.dataversion)
+                            for link in service.receives)]
+            add(service.name, service.title, "receive", channel, heard)
+    return channels, operations
+
+
+def document(
+    catalog: Catalog, catalog_set: CatalogSet, settings: Settings = Settings(), service: Service | None = None
+) -> dict[str, Any]:
+    """The catalog's document; with ``service``, that service's own view
+    (``asyncapi/services/<service>.yaml``): only its operations, and the
+    channels and messages they use."""
     events = sorted(catalog.events, key=event_order)
+    services = catalog.services if service is None else (service,)
     used: set[str] = set()
     for event in events:
         if event.payload is not None:
@@ -223,6 +400,15 @@ def document(catalog: Catalog, catalog_set: CatalogSet, settings: Settings = Set
     if catalog.license is not None:  # the AsyncAPI 3.0.0 License Object
         info["license"] = {key: value for key, value in (("name", catalog.license.name), ("url", catalog.license.url)) if value}
     doc: dict[str, Any] = {"asyncapi": settings.version, "id": f"urn:evcat:{catalog.id}", "info": info}
+    if service is not None:
+        doc["id"] = f"urn:evcat:{catalog.id}:service:{service.name}"
+        info["title"] = f"{service.title} ({catalog.title})"
+        if service.description:
+            info["description"] = service.description
+        if service.owner is not None:
+            owner = service.owner
+            info["contact"] = {key: value for key, value in (("name", owner.name), ("url", owner.url), ("email", owner.email)) if value}
+        info["tags"].append({"name": f"service:{service.name}"})
     if catalog.servers:
         doc["servers"] = {
             component_id(server.name): {
@@ -236,34 +422,18 @@ def document(catalog: Catalog, catalog_set: CatalogSet, settings: Settings = Set
             for server in catalog.servers
         }
     doc["defaultContentType"] = CONTENT_TYPE
-    channels: dict[str, Any] = {}
-    operations: dict[str, Any] = {}
     messages: dict[str, Any] = {}
     traits: dict[str, Any] = {}
     for event in events:
-        channel = component_id(event.type)
         message = message_id(event)
-        if channel not in channels:
-            channels[channel] = {
-                "address": event.type,
-                "title": event.title,
-                "description": f"CloudEvents of type `{event.type}`, every dataversion the producer publishes.",
-                "messages": {},
-            }
-        channels[channel]["messages"][message] = {"$ref": f"#/components/messages/{message}"}
-        # One operation per message, not per channel: Modelina turns an
-        # operation with several messages into a union model named after the
-        # channel, which its Python generator cannot render (an empty name).
-        version = f" {event.dataversion}" if event.dataversion else ""
-        operations[component_id(f"send.{message}")] = {
-            "action": "send",
-            "channel": {"$ref": f"#/channels/{channel}"},
-            "summary": f"{catalog.producer.organization or 'The producer'} publishes {event.title}{version}.",
-            "description": event.description or event.title,
-            "messages": [{"$ref": f"#/channels/{channel}/messages/{message}"}],
-        }
         messages[message] = _message(event, class_names[event.key], shared_names)
         traits[f"{message}.binary"] = _binary_trait(event)
+    if catalog.channels:
+        channels, operations = _catalog_channels(catalog, events, messages, services)
+    else:
+        channels, operations = _type_channels(catalog, events, service)
+    if service is not None:
+        channels, messages, traits = _only_used(channels, operations, messages, traits)
     doc["channels"] = channels
     doc["operations"] = operations
     components: dict[str, Any] = {}
@@ -276,6 +446,26 @@ def document(catalog: Catalog, catalog_set: CatalogSet, settings: Settings = Set
     components["messageTraits"] = traits
     doc["components"] = components
     return doc
+
+
+def _only_used(
+    channels: dict[str, Any], operations: dict[str, Any], messages: dict[str, Any], traits: dict[str, Any]
+) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
+    """A service's view: the channels its operations use, each with the
+    messages those operations carry, and those messages' components."""
+    kept: dict[str, dict[str, Any]] = {}
+    for operation in operations.values():
+        channel = operation["channel"]["$ref"].rsplit("/", 1)[1]
+        kept.setdefault(channel, {})
+        for ref in operation["messages"]:
+            kept[channel][ref["$ref"].rsplit("/", 1)[1]] = True
+    used_channels = {
+        name: {**channels[name], "messages": {m: ref for m, ref in channels[name]["messages"].items() if m in kept[name]}}
+        for name in channels if name in kept
+    }
+    used = {message for names in kept.values() for message in names}
+    return (used_channels, {m: body for m, body in messages.items() if m in used},
+            {t: body for t, body in traits.items() if t.rsplit(".binary", 1)[0] in used})
 
 
 _STR, _MAP, _SEQ = "tag:yaml.org,2002:str", "tag:yaml.org,2002:map", "tag:yaml.org,2002:seq"
@@ -346,16 +536,38 @@ def dump_yaml(value: Any) -> bytes:
 
 
 def units(catalog_set: CatalogSet, settings: Settings = Settings()) -> list[Unit]:
-    """One document per catalog; ``settings`` are part of each unit's inputs (the cache key)."""
+    """One document per catalog, and one per service of it
+    (``asyncapi/services/<service>.yaml``, catalog-format.md §9); ``settings``
+    are part of each unit's inputs (the cache key), and so are the service
+    names that more than one catalog of the directory uses (their documents
+    go to ``asyncapi/services/<catalog_id>/<service>.yaml``, one per catalog)."""
+    seen: dict[str, int] = {}
+    for catalog in catalog_set.catalogs:
+        for service in catalog.services:
+            seen[service.name] = seen.get(service.name, 0) + 1
+    shared = frozenset(name for name, count in seen.items() if count > 1)
     return [
-        Unit("asyncapi", catalog.id, (*catalog_inputs(catalog, catalog_set), settings), _render_unit)
+        Unit("asyncapi", catalog.id, (*catalog_inputs(catalog, catalog_set), settings,
+                                      shared & {service.name for service in catalog.services}), _render_unit)
         for catalog in catalog_set.catalogs
     ]
 
 
+def service_file(catalog: Catalog, service: Service, shared: frozenset[str] = frozenset()) -> str:
+    """Where a service's own document goes: by its name, or under its catalog's
+    id when other catalogs of the directory have a service of that name."""
+    if service.name in shared:
+        return f"asyncapi/services/{safe_file_name(catalog.id)}/{safe_file_name(service.name)}.yaml"
+    return f"asyncapi/services/{safe_file_name(service.name)}.yaml"
+
+
 def _render_unit(inputs: tuple[Any, ...]) -> dict[str, bytes]:
-    catalog, schemas, settings = inputs
-    return {f"asyncapi/{safe_file_name(catalog.id)}.yaml": dump_yaml(document(catalog, partial_set((catalog,), schemas), settings))}
+    catalog, schemas, settings, shared = inputs
+    catalog_set = partial_set((catalog,), schemas)
+    files = {f"asyncapi/{safe_file_name(catalog.id)}.yaml": dump_yaml(document(catalog, catalog_set, settings))}
+    for service in catalog.services:
+        files[service_file(catalog, service, shared)] = dump_yaml(document(catalog, catalog_set, settings, service))
+    return files
 
 
 def render(catalog_set: CatalogSet) -> dict[str, bytes]:

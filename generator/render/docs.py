@@ -502,7 +502,8 @@ def _views(catalog_set: CatalogSet, events: Iterable[EventType], full: bool) -> 
         if event.examples and full:
             wire = event.complete_example(event.examples[0].values)
             example_json = _json_block(wire)
-            server = catalog.servers[0] if catalog.servers else None
+            # the first webhook server (a catalog may list its Kafka or MQTT brokers too)
+            server = next((server for server in catalog.servers if server.protocol in ("http", "https")), None)
             example_http = http_request(wire, (server.pathname if server and server.pathname else "/"))
         views[key].versions.append(
             VersionView(

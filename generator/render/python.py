@@ -27,6 +27,7 @@ import unicodedata
 from dataclasses import dataclass, field
 from functools import cache, partial
 from keyword import iskeyword
+from types import SimpleNamespace
 from typing import Any
 
 from .. import __version__
@@ -68,6 +69,11 @@ class EventView:
     # What event.schema.json says of the envelope object (envelope_schema):
     # its properties but ``data``, ``propertyNames``, ``additionalProperties``.
     wire_schema: dict[str, Any] = field(default_factory=dict)
+    # The catalog's source the class holds ``source`` to (a URI template, or a
+    # fixed value when CE-SOURCE-MATCH is an error) and the rule's setting;
+    # None: nothing to check (CloudEvent.catalog_source).
+    catalog_source: str | None = None
+    source_match: str = "warning"
 
     @property
     def wire_schema_code(self) -> str:
@@ -501,6 +507,9 @@ def _event_view(event: EventType, class_name: str, data_class: str) -> EventView
         **{key: envelope[key] for key in ("propertyNames", "additionalProperties") if key in envelope},
     }
     for attribute in event.attributes:
+        if attribute.name == "source" and (attribute.template or attribute.match):
+            view.catalog_source = event.source
+            view.source_match = event.rule_setting("CE-SOURCE-MATCH") or "warning"
         if attribute.required:
             view.wire_required.append(attribute.name)
         construct = _construct_default(attribute)
@@ -581,13 +590,14 @@ def _annotation(attribute: ContextAttribute, profile: Profile) -> str:
 
 # The runtime's names events.py may use (besides each profile's ``time_class``).
 _RUNTIME_NAMES = ("Base64Binary", "Int32", "IntegerSequence", "MediaType", "NonEmptyString", "NonEmptyUriReference",
-                  "String", "Timestamp", "Uri", "UriReference", "new_id", "now")
+                  "String", "Timestamp", "Uri", "UriReference", "new_id", "now", "source_check")
 
 
 def _event_imports(views: list[EventView]) -> dict[str, Any]:
     """What events.py uses, so it imports nothing more (linters flag unused imports)."""
     code = " ".join(f"{f.annotation} {f.default or ''}" for view in views for f in view.fields)
     code += " ".join(view.construct_defaults_code for view in views)
+    code += " ".join("source_check" for view in views if view.catalog_source is not None)
     used = set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", code))
     typing = ["Any", "ClassVar", "TypeAlias", *(name for name in ("Annotated", "Literal") if name in used)]
     return {
@@ -598,6 +608,18 @@ def _event_imports(views: list[EventView]) -> dict[str, Any]:
         "runtime": sorted({"CloudEvent", *(name for name in _RUNTIME_NAMES if name in used),
                            *(view.event.profile.time_class for view in views if view.event.profile.time_class in used)}),
     }
+
+
+def _channel_context(catalog: Catalog, events: list[EventType]) -> dict[str, Any]:
+    """``channels.py``: the catalog's channels, and the ones each event travels on
+    (``Catalog.channels_of``, catalog-format.md §9)."""
+    channels = [SimpleNamespace(name=channel.name, protocol=channel.protocol, address=channel.address,
+                                parameters=channel.parameters, description=channel.description,
+                                bindings_code=repr(dict(channel.bindings)))
+                for channel in catalog.channels]
+    routes = [(event.key, names) for event in events
+              for names in [tuple(channel.name for channel in catalog.channels_of(event))] if names]
+    return {"channels": channels, "routes": routes}
 
 
 def render_catalog(catalog: Catalog, catalog_set: CatalogSet, env: Any, settings: Settings = Settings()) -> dict[str, str]:
@@ -616,6 +638,7 @@ def render_catalog(catalog: Catalog, catalog_set: CatalogSet, env: Any, settings
             {**context, "size_limit": catalog.profile.max_event_size}
         ),
         "delivery.py": env.get_template("python/delivery.py.jinja").render(context),
+        "channels.py": env.get_template("python/channels.py.jinja").render({**context, **_channel_context(catalog, events)}),
     }
     sources["models.py"] = models_source(catalog, catalog_set, data_names, settings.model_cache)
     formatted = format_sources(sources, settings.formatter)  # imports sorted, none unused, by ruff's rules

@@ -196,6 +196,16 @@ class _Checks:
 CHECKS = _Checks()
 
 
+def severity_of(rule_id: str, setting: str | None = None) -> Severity:
+    """The severity of a finding of ``rule_id``: the catalog's ``setting``
+    where it changes the rule (``error`` | ``warning``; catalog-format.md
+    §9), else the rule's default; an unknown rule is an error."""
+    if setting in ("error", "warning"):
+        return Severity[setting.upper()]
+    rule = RULES.get(rule_id)
+    return rule.severity if rule is not None else Severity.ERROR
+
+
 def declare(rule_id: str, severity: Severity, profiles: frozenset[str], summary: str, *, fixed: bool = False) -> Rule:
     """Register a rule id; a second check for the same id widens its profiles."""
     known = RULES.get(rule_id)

@@ -12,6 +12,7 @@ from ..string_formats import is_media_type, is_uri, is_uri_reference
 from ..loader import Document, Path
 from ..model import EventType
 from ..naming import closest, did_you_mean
+from ..runtime import _uritemplate as uritemplate
 from ..vocabulary import ATTRIBUTE_NAME, ATTRIBUTE_NAME_SOFT_MAX, RESERVED, TYPE_NAMES
 from . import ALL, Context, declare, event_rule, file_rule
 
@@ -146,13 +147,42 @@ def type_reverse_dns(event: EventType, context: Context) -> Iterator[Diagnostic]
         )
 
 
-@file_rule("CE-SOURCE-URI", E, ALL, "source is a non-empty URI-reference.")
+def template_problem(source: str) -> str | None:
+    """Why ``source``, read as a level-1 URI template (catalog-format.md §9;
+    RFC 6570 §1.2), is malformed; None when it is not (or holds no braces)."""
+    if not uritemplate.is_template(source):
+        return None
+    try:
+        uritemplate.parameters(source)
+    except uritemplate.TemplateError as error:
+        return str(error)
+    return None
+
+
+def sample_source(source: str) -> str:
+    """``source`` as a URI: a template with each parameter replaced by a
+    sample value (a well-formed template; others are returned as written)."""
+    if uritemplate.is_template(source) and template_problem(source) is None:
+        return uritemplate.sample(source)
+    return source
+
+
+@file_rule("CE-SOURCE-URI", E, ALL, "source is a non-empty URI-reference (or a level-1 URI template of one).")
 def source_uri(document: Document, context: Context) -> Iterator[Diagnostic]:
     for source, path in sources(document):
-        if not source or not is_uri_reference(source):
+        problem = template_problem(source)
+        if problem is not None:
             yield context.report(
                 "CE-SOURCE-URI",
-                f"source '{source}' is not a non-empty URI-reference (RFC 3986); percent-encode spaces and special characters",
+                f"source '{source}' is not a URI template of level 1 (RFC 6570; catalog-format.md §9): {problem}",
+                document.loc(path),
+            )
+        elif not source or not is_uri_reference(sample_source(source)):
+            templated = " (with each {parameter} replaced by a value)" if uritemplate.is_template(source) else ""
+            yield context.report(
+                "CE-SOURCE-URI",
+                f"source '{source}'{templated} is not a non-empty URI-reference (RFC 3986); "
+                "percent-encode spaces and special characters",
                 document.loc(path),
             )
 
@@ -160,7 +190,8 @@ def source_uri(document: Document, context: Context) -> Iterator[Diagnostic]:
 @file_rule("CE-SOURCE-ABSOLUTE", W, ALL, "source is an absolute URI.")
 def source_absolute(document: Document, context: Context) -> Iterator[Diagnostic]:
     for source, path in sources(document):
-        if source and is_uri_reference(source) and not is_uri(source):
+        expanded = sample_source(source)
+        if source and template_problem(source) is None and is_uri_reference(expanded) and not is_uri(expanded):
             yield context.report(
                 "CE-SOURCE-ABSOLUTE",
                 f"source '{source}' SHOULD be an absolute URI, e.g. 'urn:nld:oin:<oin>:<system>'",

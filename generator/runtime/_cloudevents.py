@@ -41,9 +41,10 @@ from ._http import (
     to_http,
     to_http_batch,
 )
-from ._models import CloudEvent, Payload
+from ._models import CloudEvent, Payload, source_check
 from ._parsing import parse_batch, parse_event
 from ._reading import EventError, check_value, read_json
+from ._uritemplate import TemplateError
 from ._values import (
     Base64Binary,
     Date,
@@ -89,6 +90,7 @@ __all__ = [
     "Payload",
     "SequenceString",
     "String",
+    "TemplateError",
     "Timestamp",
     "Uri",
     "UriReference",
@@ -102,6 +104,7 @@ __all__ = [
     "parse_batch",
     "parse_event",
     "read_json",
+    "source_check",
     "structured_from_binary",
     "to_http",
     "to_http_batch",

@@ -25,6 +25,7 @@ from typing import Any, Literal, Protocol, TypeVar
 from pydantic import ValidationError
 
 from ._bindings import from_kafka, to_kafka
+from ._channels import routed
 from ._cloudevents import CloudEvent, EventError
 
 __all__ = ["Consumer", "Producer", "Record", "publish"]
@@ -68,12 +69,34 @@ ErrorHandler = Callable[[Record, Exception], Any]
 
 async def publish(
     producer: Producer,
-    topic: str,
-    event: CloudEvent,
+    topic: str | CloudEvent,
+    event: CloudEvent | None = None,
     mode: Literal["structured", "binary"] = "binary",
+    **parameters: Any,
 ) -> Any:
-    """Send ``event`` to ``topic`` and wait for the broker's acknowledgement."""
+    """Send ``event`` to ``topic`` and wait for the broker's acknowledgement.
+
+    ``publish(producer, event, region="eu")``: to the address of the event's
+    Kafka channel (catalog-format.md §9), its ``{parameters}`` filled in and
+    the record key the channel's ``key`` attribute; an explicit topic wins.
+    """
+    bindings: Mapping[str, Any] = {}
+    if isinstance(topic, CloudEvent):
+        if event is not None:
+            raise TypeError(
+                "publish(producer, event) or publish(producer, topic, event)"
+            )
+        event = topic
+        topic, _, bindings = routed(event, "kafka", parameters)
+    else:
+        if event is None:
+            raise TypeError("publish(producer, topic, event): the event is missing")
     key, headers, value = to_kafka(event, mode)
+    attribute = bindings.get("key")
+    if isinstance(attribute, str):
+        wire = event.model_dump(mode="json", by_alias=True, exclude_none=True)
+        chosen = wire.get(attribute)
+        key = None if chosen is None else str(chosen).encode("utf-8")
     return await producer.send_and_wait(
         topic, value, key=key, headers=list(headers.items())
     )

@@ -20,6 +20,7 @@ from typing import Any, Literal, cast
 
 from . import _bindings, _cloudevents, models
 from ._cloudevents import CloudEvent, EventError
+from .channels import CHANNELS, Channel, ChannelError, channel_address
 from .events import (
     AnyEvent,
     MdmAllocationCalculatedV1_0_0,
@@ -31,8 +32,11 @@ from .events import (
 )
 
 __all__ = [
+    "CHANNELS",
     "EVENTS",
     "AnyEvent",
+    "Channel",
+    "ChannelError",
     "CloudEvent",
     "EventError",
     "MdmAllocationCalculatedV1_0_0",
@@ -41,6 +45,7 @@ __all__ = [
     "MdmMeterUpdatedV1_2_0",
     "MdmMeterUpdatedV2_0_0",
     "MdmReadingValidatedV1_0_0",
+    "channel_address",
     "from_amqp",
     "from_http",
     "from_http_batch",

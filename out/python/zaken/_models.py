@@ -24,12 +24,14 @@ from pydantic import (
     Field,
     GetJsonSchemaHandler,
     ValidationInfo,
+    field_validator,
     model_validator,
 )
 from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import CoreSchema
 
 from ._reading import EventError
+from ._uritemplate import TemplateError, expand, is_template, matches
 from ._values import (
     ATTRIBUTE_NAME,
     CONSTRUCT,
@@ -51,6 +53,7 @@ __all__ = [
     "by_type",
     "event_class",
     "not_null",
+    "source_check",
 ]
 
 # --- Models ----------------------------------------------------------------------
@@ -236,6 +239,14 @@ class CloudEvent(BaseModel):
     )
     # Python name -> value (or a function giving it) a constructing program gets.
     construct_defaults: ClassVar[dict[str, Any]] = {}
+    # The catalog's source where the class holds ``source`` to it (a level-1
+    # URI template, or a fixed value when CE-SOURCE-MATCH is an error:
+    # catalog-format.md §9), with the rule's setting for the event type:
+    # "error", every reader refuses a source that does not match; "warning",
+    # readers accept it and a constructing program is held to a template;
+    # "off", nobody checks it. None: nothing to check (``source_check``).
+    catalog_source: ClassVar[str | None] = None
+    source_match: ClassVar[str] = "warning"
     # The envelope object as event.schema.json has it (its properties but
     # ``data``, ``propertyNames``, ``additionalProperties``): what OpenAPI sees.
     wire_schema: ClassVar[dict[str, Any]] = {}
@@ -343,6 +354,17 @@ class CloudEvent(BaseModel):
         schema.update(wire)
         return schema
 
+    @classmethod
+    def source_for(cls, /, **parameters: object) -> str:
+        """The source of an event of this class whose catalog source is a URI
+        template (catalog-format.md §9): each ``{name}`` replaced by the value
+        given for it, percent-encoded (RFC 6570 level 1). A ``TemplateError``
+        (a ``ValueError``) names a missing or unknown parameter."""
+        template = cls.catalog_source
+        if template is None or not is_template(template):
+            raise TemplateError(f"{cls.__name__} has no source template")
+        return expand(template, **parameters)
+
     def to_dict(self) -> dict[str, Any]:
         """The structured-mode JSON form as a dict: what was set, under the
         catalog's names; attributes set to None are left out (unset)."""
@@ -358,6 +380,32 @@ class CloudEvent(BaseModel):
         return json.dumps(
             self.to_dict(), ensure_ascii=False, separators=(",", ":")
         ).encode("utf-8")
+
+
+def _source_checked(cls: type[CloudEvent], value: str, info: ValidationInfo) -> str:
+    """CE-SOURCE-MATCH (rules.md; catalog-format.md §9) for ``source``."""
+    template = cls.catalog_source
+    if template is None or cls.source_match == "off" or value == template:
+        return value
+    try:
+        matched = matches(template, value)
+    except TemplateError:  # malformed (lint refuses it): equal or not
+        matched = False
+    if matched:
+        return value
+    if cls.source_match == "error" or (_constructing(info) and is_template(template)):
+        kind = "source template" if is_template(template) else "source"
+        raise ValueError(
+            f"source {value!r} is not the catalog's {kind} {template!r} "
+            "(CE-SOURCE-MATCH)"
+        )
+    return value
+
+
+def source_check() -> Any:
+    """The validator of ``source`` that an event class with a ``catalog_source``
+    declares (``_source = source_check()``); other classes pay nothing."""
+    return field_validator("source")(_source_checked)
 
 
 Events = Mapping[tuple[str, str | None], type[CloudEvent]]

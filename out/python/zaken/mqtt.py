@@ -27,6 +27,7 @@ from typing import Any, Literal, Protocol, TypeVar
 from pydantic import ValidationError
 
 from ._bindings import from_mqtt, to_mqtt
+from ._channels import routed
 from ._cloudevents import CloudEvent, EventError
 
 __all__ = ["Client", "Consumer", "Message", "publish"]
@@ -71,22 +72,51 @@ ErrorHandler = Callable[[Message, Exception], Any]
 
 def publish(
     client: Client,
-    topic: str,
-    event: CloudEvent,
+    topic: str | CloudEvent,
+    event: CloudEvent | None = None,
     mode: Literal["structured", "binary"] | None = None,
-    qos: int = 1,
-    retain: bool = False,
+    qos: int | None = None,
+    retain: bool | None = None,
+    **parameters: Any,
 ) -> Any:
     """Publish ``event`` on ``topic``: by default in binary mode with an MQTT 5
     client, in structured mode (the only one it has) with MQTT 3.1.1; returns
-    paho's ``MQTTMessageInfo``."""
+    paho's ``MQTTMessageInfo``.
+
+    ``publish(client, event, site="x")``: on the topic of the event's MQTT
+    channel (catalog-format.md §9), its ``{parameters}`` filled in, with the
+    channel's ``qos`` and ``retain`` (default 1 and false); an explicit topic
+    wins."""
+    bindings: Mapping[str, Any] = {}
+    if isinstance(topic, CloudEvent):
+        if event is not None:
+            raise TypeError("publish(client, event) or publish(client, topic, event)")
+        event = topic
+        topic, _, bindings = routed(event, "mqtt", parameters)
+    elif event is None:
+        raise TypeError("publish(client, topic, event): the event is missing")
+    chosen_qos = qos if qos is not None else int(bindings.get("qos", 1))
+    chosen_retain = (
+        retain if retain is not None else bool(bindings.get("retain", False))
+    )
     version5 = client.protocol == _MQTT_V5
-    mode = mode or ("binary" if version5 else "structured")
-    content_type, user_properties, payload = to_mqtt(event, mode)
+    chosen = mode or ("binary" if version5 else "structured")
+    content_type, user_properties, payload = to_mqtt(event, chosen)
+    if chosen_retain and not payload:
+        # A retained PUBLISH with an empty payload deletes the topic's retained
+        # message (MQTT 5 §3.3.1.3): an event without data in binary mode.
+        if mode is not None:
+            raise ValueError(
+                "an event without data in binary mode has an empty payload, which "
+                "with retain deletes the retained message: use structured mode"
+            )
+        chosen = "structured"
+        content_type, user_properties, payload = to_mqtt(event, chosen)
+    mode = chosen
     if not version5:
         if mode != "structured":
             raise ValueError("MQTT 3.1.1 carries CloudEvents in structured mode only")
-        return client.publish(topic, payload, qos=qos, retain=retain)
+        return client.publish(topic, payload, qos=chosen_qos, retain=chosen_retain)
     packet_types: Any = importlib.import_module("paho.mqtt.packettypes").PacketTypes
     properties: Any = importlib.import_module("paho.mqtt.properties").Properties(
         packet_types.PUBLISH
@@ -95,7 +125,9 @@ def publish(
         properties.ContentType = content_type
     if user_properties:
         properties.UserProperty = user_properties
-    return client.publish(topic, payload, qos=qos, retain=retain, properties=properties)
+    return client.publish(
+        topic, payload, qos=chosen_qos, retain=chosen_retain, properties=properties
+    )
 
 
 class Consumer:

@@ -38,6 +38,7 @@ from ._bindings import (
     from_amqp,
     to_amqp,
 )
+from ._channels import routed
 from ._cloudevents import CloudEvent, EventError
 
 __all__ = ["Consumer", "Exchange", "IncomingMessage", "Queue", "message", "publish"]
@@ -129,10 +130,19 @@ def message(
 async def publish(
     exchange: Exchange,
     event: CloudEvent,
-    routing_key: str,
+    routing_key: str | None = None,
     mode: Literal["structured", "binary"] = "binary",
+    **parameters: Any,
 ) -> None:
-    """Publish ``event`` (persistent) on ``exchange`` with ``routing_key``."""
+    """Publish ``event`` (persistent) on ``exchange`` with ``routing_key``.
+
+    Without a routing key: the ``routingKey`` binding of the event's AMQP
+    channel (catalog-format.md §9; the channel's address is the exchange,
+    ``channel_address(event)``), its ``{parameters}`` filled in, else the
+    event's type."""
+    if routing_key is None:
+        _, templated, _ = routed(event, "amqp", parameters, "routingKey")
+        routing_key = event.type if templated is None else templated
     aio_pika: Any = importlib.import_module("aio_pika")
     await exchange.publish(
         message(event, mode, delivery_mode=aio_pika.DeliveryMode.PERSISTENT),

@@ -15,17 +15,22 @@ from typing import Any, Literal, cast
 
 from . import _bindings, _cloudevents, models
 from ._cloudevents import CloudEvent, EventError
+from .channels import CHANNELS, Channel, ChannelError, channel_address
 from .events import (
     AnyEvent,
     IoCloudeventsTest,
 )
 
 __all__ = [
+    "CHANNELS",
     "EVENTS",
     "AnyEvent",
+    "Channel",
+    "ChannelError",
     "CloudEvent",
     "EventError",
     "IoCloudeventsTest",
+    "channel_address",
     "from_amqp",
     "from_http",
     "from_http_batch",

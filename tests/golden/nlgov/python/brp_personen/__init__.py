@@ -20,6 +20,7 @@ from typing import Any, Literal, cast
 
 from . import _bindings, _cloudevents, models
 from ._cloudevents import CloudEvent, EventError
+from .channels import CHANNELS, Channel, ChannelError, channel_address
 from .events import (
     AnyEvent,
     NaamgebruikGewijzigdV1_0_0,
@@ -30,8 +31,11 @@ from .events import (
 )
 
 __all__ = [
+    "CHANNELS",
     "EVENTS",
     "AnyEvent",
+    "Channel",
+    "ChannelError",
     "CloudEvent",
     "EventError",
     "NaamgebruikGewijzigdV1_0_0",
@@ -39,6 +43,7 @@ __all__ = [
     "PersoonOverleden",
     "PersoonVerhuisdV1_1_0",
     "PersoonVerhuisdV1_2_0",
+    "channel_address",
     "from_amqp",
     "from_http",
     "from_http_batch",

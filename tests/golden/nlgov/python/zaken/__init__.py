@@ -20,6 +20,7 @@ from typing import Any, Literal, cast
 
 from . import _bindings, _cloudevents, models
 from ._cloudevents import CloudEvent, EventError
+from .channels import CHANNELS, Channel, ChannelError, channel_address
 from .events import (
     AnyEvent,
     DocumentToegevoegdV1_0_0,
@@ -27,12 +28,16 @@ from .events import (
 )
 
 __all__ = [
+    "CHANNELS",
     "EVENTS",
     "AnyEvent",
+    "Channel",
+    "ChannelError",
     "CloudEvent",
     "DocumentToegevoegdV1_0_0",
     "EventError",
     "ZaakstatusGewijzigdV1_1_0",
+    "channel_address",
     "from_amqp",
     "from_http",
     "from_http_batch",
