@@ -14,7 +14,8 @@ import pytest
 
 from generator.commands.generate import render
 from generator.commands.lint import lint
-from generator.model.routes import receiving, satisfies, sending, travels_on
+from generator.render.docs import receiving, sending
+from generator.string_formats import in_npm_range
 
 from .conftest import ROOT
 from .test_docs import Page
@@ -71,7 +72,8 @@ def _links(page: str) -> list[str]:
     ("2.0.1", "2.0.0", False), ("1.0.0", "v1.0.0", True), ("1.0.0", ">= 1.0.0", True),
 ])
 def test_npm_semver_ranges(version: str, spec: str, expected: bool) -> None:
-    assert satisfies(version, spec) is expected
+    """The ranges the docs link a ``receives`` entry's dataversions by (``Link.receives``)."""
+    assert in_npm_range(version, spec) is expected
 
 
 def test_routes_follow_the_contract(tmp_path: Path) -> None:
@@ -80,16 +82,16 @@ def test_routes_follow_the_contract(tmp_path: Path) -> None:
     catalog_set, _ = _site(tmp_path, STORAGE)
     (catalog,) = catalog_set.catalogs
     created1, created2, deleted = catalog.events
-    assert [c.name for c in travels_on(catalog, created1)] == ["blob-events"]
-    assert [c.name for c in travels_on(catalog, created2)] == ["blob-events", "storage-hook"]
-    assert [c.name for c in travels_on(catalog, deleted)] == ["blob-events", "audit"]
+    assert [c.name for c in catalog.channels_of(created1)] == ["blob-events"]
+    assert [c.name for c in catalog.channels_of(created2)] == ["blob-events", "storage-hook"]
+    assert [c.name for c in catalog.channels_of(deleted)] == ["blob-events", "audit"]
     assert [s.name for s, _ in sending(catalog, created2)] == ["blob-store", "blob-store"]
     assert [s.name for s, _ in receiving(catalog, created1)] == ["indexer"]
     assert [s.name for s, _ in receiving(catalog, created2)] == ["auditor"]
     bare = STORAGE.split("services:")[0] + "events:\n" + STORAGE.split("\nevents:\n", 1)[1]
     catalog_set, _ = _site(tmp_path / "bare", bare)
     (catalog,) = catalog_set.catalogs
-    assert [c.name for c in travels_on(catalog, catalog.events[0])] == ["blob-events", "storage-hook", "audit", "idle"]
+    assert [c.name for c in catalog.channels_of(catalog.events[0])] == ["blob-events", "storage-hook", "audit", "idle"]
 
 
 # -- the pages ----------------------------------------------------------------

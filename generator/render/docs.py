@@ -21,7 +21,6 @@ from markupsafe import Markup
 from .. import __version__
 from ..commands.diff import Change, diff_events
 from ..model import Catalog, CatalogSet, Channel, EventType, Link, Service, SharedSchema
-from ..model.routes import receiving, satisfies, sending, travels_on
 from ..naming import safe_file_name
 from ..profiles import PROFILES, Profile
 from ..string_formats import semver_key
@@ -116,14 +115,25 @@ def _unique(services: Iterable[Service]) -> list[Service]:
     return list({service.name: service for service in services}.values())
 
 
+def sending(catalog: Catalog, event: EventType) -> list[tuple[Service, Link]]:
+    """The services whose ``sends`` cover the event, each with that link."""
+    return [(service, link) for service in catalog.services for link in service.sends if link.sends(event)]
+
+
+def receiving(catalog: Catalog, event: EventType) -> list[tuple[Service, Link]]:
+    """The services whose ``receives`` cover the event (its dataversion in their range), each with that link."""
+    return [(service, link) for service in catalog.services for link in service.receives
+            if link.receives(event.type, event.dataversion)]
+
+
 def travel(catalog: Catalog, event: EventType) -> list[Travel]:
-    """Where an event travels: each channel it is published on (``routes.travels_on``)
+    """Where an event travels: each channel it is published on (``Catalog.channels_of``)
     with its sending and receiving services, then the channels only its receivers
     name, then the links that name no channel."""
     if not catalog.channels and not catalog.services:
         return []
     senders, receivers = sending(catalog, event), receiving(catalog, event)
-    named = [channel.name for channel in travels_on(catalog, event)]
+    named = [channel.name for channel in catalog.channels_of(event)]
     named += [link.channel for _, link in receivers if link.channel and link.channel not in named]
     channels = {channel.name: channel for channel in catalog.channels}
     rows = [
@@ -632,12 +642,13 @@ class ChannelView:
                                       *(view.type for view, _ in self.events)])).lower()
 
 
-def _event_link(catalog: Catalog, link: Link, views: Mapping[str, TypeView], channels: Mapping[str, Channel]) -> EventLink:
+def _event_link(link: Link, sends: bool, views: Mapping[str, TypeView], channels: Mapping[str, Channel]) -> EventLink:
     view = views.get(link.type)
     versions = []
     if view is not None:
         versions = [(version.event.dataversion or "no data", f"{view.path}#{version.anchor}")
-                    for version in view.versions if satisfies(version.event.dataversion, link.dataversion)]
+                    for version in view.versions
+                    if (link.sends(version.event) if sends else link.receives(view.type, version.event.dataversion))]
     return EventLink(link, view.latest.event.title if view else None, versions,
                      channels.get(link.channel) if link.channel else None)
 
@@ -648,8 +659,8 @@ def service_views(catalog: Catalog, types: list[TypeView]) -> list[ServiceView]:
     channels = {channel.name: channel for channel in catalog.channels}
     return [
         ServiceView(service, service_path(catalog.id, service.name),
-                    [_event_link(catalog, link, views, channels) for link in service.sends],
-                    [_event_link(catalog, link, views, channels) for link in service.receives])
+                    [_event_link(link, True, views, channels) for link in service.sends],
+                    [_event_link(link, False, views, channels) for link in service.receives])
         for service in catalog.services
     ]
 
@@ -660,7 +671,7 @@ def channel_views(catalog: Catalog, types: list[TypeView]) -> list[ChannelView]:
     for channel in catalog.channels:
         events = []
         for view in types:
-            on = [version for version in view.versions if channel in travels_on(catalog, version.event)]
+            on = [version for version in view.versions if channel in catalog.channels_of(version.event)]
             if on:
                 events.append((view, on))
         senders = _unique(service for service in catalog.services for link in service.sends if link.channel == channel.name)

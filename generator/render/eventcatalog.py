@@ -56,7 +56,6 @@ import yaml
 
 from .. import __version__
 from ..model import Catalog, CatalogSet, Contact, Link, SharedSchema
-from ..model.routes import travels_on
 from ..naming import safe_file_name
 from . import Unit, catalog_inputs, dump_json, partial_set, render_all
 from .docs import TypeView, VersionView, channel_views, full_views, service_views, type_views
@@ -224,7 +223,7 @@ def _event_files(view: TypeView, folder: str, team: str, shared: Mapping[str, Sh
             "summary": _summary(event.description, event.title),
             "owners": [team],
         }
-        on = travels_on(catalog, event)
+        on = catalog.channels_of(event)
         if on:  # how EventCatalog lists a channel's messages
             data["channels"] = [{"id": channel_id(catalog, channel.name), "version": catalog.version} for channel in on]
         badges = [{"content": "CloudEvent", "backgroundColor": "blue", "textColor": "blue"}]

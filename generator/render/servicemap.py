@@ -198,20 +198,21 @@ def layout(catalog: Catalog, service_href: Callable[[str], str], channel_href: C
     def box_width(lines: Iterable[tuple[str, str]]) -> float:
         return max((max(len(first) * BOLD, len(second) * SMALL) for first, second in lines), default=8.0) + 2 * PAD
 
-    service_width = box_width(service_lines(name) for name in services)
+    sender_width = box_width(service_lines(name) for name in senders)  # each column as wide as its own names
+    receiver_width = box_width(service_lines(name) for name in receivers)
     channel_width = box_width(channel_lines(name) for name in channel_order)
     x_senders = MARGIN
-    x_channels = x_senders + service_width + send_width + CROSS
+    x_channels = x_senders + sender_width + send_width + CROSS
     x_receivers = x_channels + channel_width + CROSS  # the receivers' labels, then their boxes
-    width = x_receivers + receive_width + service_width + MARGIN
+    width = x_receivers + receive_width + (receiver_width if receivers else 0) + MARGIN
 
     nodes: list[Node] = []
     arrows: list[Arrow] = []
     sender_ports: dict[tuple[str, str], float] = {}
     receiver_ports: dict[tuple[str, str], float] = {}
 
-    def stack(names: list[str], ports_of: dict[str, list[str]], order: dict[str, int], x: float, kind: str,
-              ports: dict[tuple[str, str], float]) -> float:
+    def stack(names: list[str], ports_of: dict[str, list[str]], order: dict[str, int], x: float, width: float,
+              kind: str, ports: dict[tuple[str, str], float]) -> float:
         y: float = MARGIN
         for name in names:
             rows = sorted(ports_of.get(name, []), key=lambda channel: order[channel])
@@ -219,7 +220,7 @@ def layout(catalog: Catalog, service_href: Callable[[str], str], channel_href: C
             first, second = service_lines(name)
             service = services[name]
             nodes.append(Node("service", name, first, second, _service_title(service, kind), service_href(name),
-                              x, y, service_width, height))
+                              x, y, width, height))
             for row, channel in enumerate(rows):
                 ports[(name, channel)] = y + 4 + ROW * (row + 0.5) + (height - 8 - len(rows) * ROW) / 2
             y += height + GAP
@@ -227,8 +228,8 @@ def layout(catalog: Catalog, service_href: Callable[[str], str], channel_href: C
 
     order = {name: i for i, name in enumerate(channel_order)}
     bottom = max(
-        stack(senders, out_of, order, x_senders, "sends", sender_ports),
-        stack(receivers, into, order, x_receivers + receive_width, "receives", receiver_ports),
+        stack(senders, out_of, order, x_senders, sender_width, "sends", sender_ports),
+        stack(receivers, into, order, x_receivers + receive_width, receiver_width, "receives", receiver_ports),
     )
     # Channels: each as near the middle of its arrows as the ones above leave room for.
     y: float = MARGIN
@@ -263,7 +264,7 @@ def layout(catalog: Catalog, service_href: Callable[[str], str], channel_href: C
 
     for edge in sends:
         y1, y2 = sender_ports[(edge.service, edge.channel)], channel_in[(edge.service, edge.channel)]
-        start = x_senders + service_width
+        start = x_senders + sender_width
         turn = start + send_width
         arrows.append(Arrow(
             f"M{start:g} {y1:g} H{turn:g} {curve(turn, y1, x_channels, y2)}", labels[id(edge)],
