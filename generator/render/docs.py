@@ -668,10 +668,12 @@ def service_views(catalog: Catalog, types: list[TypeView]) -> list[ServiceView]:
 def channel_views(catalog: Catalog, types: list[TypeView]) -> list[ChannelView]:
     """A page per channel of the catalog: the events on it, who sends and receives there."""
     result = []
+    # Each event's channels, asked once (not once per channel: a catalog of hundreds of services and channels).
+    travels = {id(version): {c.name for c in catalog.channels_of(version.event)} for view in types for version in view.versions}
     for channel in catalog.channels:
         events = []
         for view in types:
-            on = [version for version in view.versions if channel in catalog.channels_of(version.event)]
+            on = [version for version in view.versions if channel.name in travels[id(version)]]
             if on:
                 events.append((view, on))
         senders = _unique(service for service in catalog.services for link in service.sends if link.channel == channel.name)
