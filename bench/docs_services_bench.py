@@ -24,9 +24,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from generator.commands.generate import render  # noqa: E402
-from generator.commands.lint import lint  # noqa: E402
-from tests.test_docs_services import big_catalog  # noqa: E402
+from generator.commands.generate import render
+from generator.commands.lint import lint
+from tests.test_docs_services import big_catalog
 
 
 def seconds(text: str, runs: int) -> float:
