@@ -299,6 +299,31 @@ def test_diagram_in_chromium_small_catalog(tmp_path: Path, node_tools: Path, chr
         assert not measured["pageOverflow"]
 
 
+def test_diagram_in_chromium_shipped_catalogs(tmp_path: Path, node_tools: Path, chromium: str) -> None:
+    """The shipped catalogs' diagrams (catalog/ has services): every service and
+    channel drawn, nothing overlaps, text >= 11 px at both widths."""
+    result = lint(str(ROOT / "catalog"))
+    assert not result.has_errors
+    for relative, content in render(result.catalog_set, ["docs"])["docs"].items():
+        path = tmp_path / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(content)
+    drawn_catalogs = 0
+    for catalog in result.catalog_set.catalogs:
+        if not catalog.services:
+            continue
+        drawn_catalogs += 1
+        report = _measure(tmp_path / "docs" / "catalogs" / f"{catalog.id}.html", node_tools, chromium, f"diagram-{catalog.id}")
+        assert report["errors"] == []
+        for width in ("desktop", "phone"):
+            measured = report[width]
+            assert measured["overlaps"] == [] and measured["outside"] == [] and measured["minFont"] >= 11, (catalog.id, width)
+            names = {(name["kind"], name["name"]) for name in measured["names"] if name["rect"]["width"] > 0}
+            assert names >= {("service", s.name) for s in catalog.services} | {("channel", c.name) for c in catalog.channels}
+            assert not measured["pageOverflow"]
+    assert drawn_catalogs >= 2
+
+
 def _measure(page: Path, node_tools: Path, chromium: str, name: str) -> dict[str, Any]:
     run = subprocess.run(
         ["node", str(node_tools / "check-diagram.mjs"), str(page), str(ARTIFACTS / name), chromium],
