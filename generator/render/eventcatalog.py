@@ -24,9 +24,10 @@ matter from a project directory. Under ``OUT/eventcatalog/`` we write:
   semver, as evcat does), its owner a team ``teams/<catalog>.<owner>.md``, and
   the events in ``domains/<catalog>/events/``;
 - ``domains/<catalog>/channels/<catalog>.<channel>/index.md`` per channel:
-  ``address``, ``protocols`` and the address's ``parameters``; each event
-  version names the channels it travels on (``channels``), which is how
-  EventCatalog lists a channel's messages. Service and channel ids carry the
+  ``address``, ``protocols`` and the address's ``parameters``, its bindings
+  and the event versions on it in the body. Events name no ``channels``
+  (EventCatalog 3's old API, which its build migrates into the services,
+  overwriting their ``to`` and ``from``). Service and channel ids carry the
   catalog id: EventCatalog's ids are global, evcat's names are per catalog;
 - ``.../events/<type>/index.md`` for the latest dataversion of each type and
   ``.../events/<type>/versioned/<dataversion>/index.md`` for the older ones,
@@ -212,7 +213,6 @@ def _version(version: VersionView) -> str:
 
 def _event_files(view: TypeView, folder: str, team: str, shared: Mapping[str, SharedSchema], env: Any) -> dict[str, bytes]:
     files: dict[str, bytes] = {}
-    catalog = view.catalog
     for index, version in enumerate(view.versions):
         event = version.event
         base = folder if index == 0 else f"{folder}/versioned/{safe_file_name(_version(version))}"
@@ -223,9 +223,11 @@ def _event_files(view: TypeView, folder: str, team: str, shared: Mapping[str, Sh
             "summary": _summary(event.description, event.title),
             "owners": [team],
         }
-        on = catalog.channels_of(event)
-        if on:  # how EventCatalog lists a channel's messages
-            data["channels"] = [{"id": channel_id(catalog, channel.name), "version": catalog.version} for channel in on]
+        # No ``channels`` on an event: EventCatalog 3 reads that as its old API and
+        # "migrates" it at build time (src/migrations/message-channels-to-service-channels.ts),
+        # overwriting every sending and receiving service's ``to``/``from`` with
+        # the event's channels and rewriting the event's file. The services' ``to``
+        # and ``from`` say where each event travels, link by link.
         badges = [{"content": "CloudEvent", "backgroundColor": "blue", "textColor": "blue"}]
         if event.payload is None:
             badges.append({"content": "no data", "backgroundColor": "gray", "textColor": "gray"})
