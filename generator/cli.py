@@ -26,13 +26,13 @@ from .diagnostics import (
     format_text,
     terminal_text,
 )
+from .engine.cache import CACHE_NAME, default_cache_dir
 from .engine.config import RunConfig
 from .outputs import only_help
 from .profiles import DEFAULT as DEFAULT_PROFILE
 from .profiles import NAMES as PROFILE_NAMES
 from .profiles import starters as starter_profiles
 
-DEFAULT_CACHE = ".evcat-cache"
 FORMATS = ("text", "json", "sarif", "github")
 
 
@@ -182,14 +182,20 @@ def _seconds(text: str) -> float:
     return value
 
 
-def _config(arguments: argparse.Namespace) -> RunConfig:
-    """The run's settings, from the command line: the one value that travels through the run."""
+def _config(arguments: argparse.Namespace, catalog: str | None = None) -> RunConfig:
+    """The run's settings, from the command line: the one value that travels through the run.
+    ``catalog``: the catalog directory or file of the run (default: the ``catalog`` argument)."""
     templates = getattr(arguments, "templates", None)
     if templates:
         from .commands.generate import use_templates
 
         templates = use_templates(templates)
-    cache_dir = None if getattr(arguments, "no_cache", True) else arguments.cache_dir
+    cache_dir = None
+    if not getattr(arguments, "no_cache", True):
+        # --cache-dir, else EVCAT_CACHE_DIR, else beside the catalog's project (engine.cache)
+        cache_dir = arguments.cache_dir or os.environ.get("EVCAT_CACHE_DIR") or None
+        if cache_dir is None:
+            cache_dir = default_cache_dir(catalog or getattr(arguments, "catalog", None) or "catalog")
     if cache_dir is not None:
         from .engine.store import key_problem
 
@@ -209,8 +215,9 @@ def _config(arguments: argparse.Namespace) -> RunConfig:
 
 def _cache_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "--cache-dir", default=os.environ.get("EVCAT_CACHE_DIR", DEFAULT_CACHE),
-        help=f"where parsed files are cached (default: {DEFAULT_CACHE}; safe to delete)",
+        "--cache-dir",
+        help=f"where parsed files are cached (default: $EVCAT_CACHE_DIR, else {CACHE_NAME} in the catalog's project: "
+        "the nearest directory above the catalog holding pyproject.toml or .git, else beside the catalog directory; safe to delete)",
     )
     parser.add_argument("--no-cache", action="store_true", help="neither read nor write the cache")
 
@@ -460,7 +467,7 @@ def _validate(arguments: argparse.Namespace) -> int:
 
     paths = list(arguments.paths)
     catalog = paths.pop(0) if len(paths) > 1 and _is_catalog(paths[0]) else "catalog"
-    config = _config(arguments)
+    config = _config(arguments, catalog)
     result = lint(catalog, config)
     if result.has_errors:
         sys.stdout.write(_format(result.diagnostics, arguments.format, len(result.documents)))
@@ -478,7 +485,7 @@ def _validate(arguments: argparse.Namespace) -> int:
 
 
 def _catalog_for_webhook(catalog: str, arguments: argparse.Namespace) -> object | None:
-    result = lint(catalog, _config(arguments))
+    result = lint(catalog, _config(arguments, catalog))
     if result.has_errors:
         sys.stdout.write(_format(result.diagnostics, "text", len(result.documents)))
         print(f"evcat: the catalog {catalog} has errors; fix them first", file=sys.stderr)

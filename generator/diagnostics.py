@@ -34,6 +34,10 @@ class Location:
     file: str
     line: int = 1
     column: int = 1
+    # The YAML path of the node the finding stands on, where it is known
+    # (``loader.Document.loc``): rule overrides apply by it (catalog-format.md
+    # §9, ``rules.overrides``). Not part of the place: equal places compare equal.
+    path: tuple[str | int, ...] | None = field(default=None, compare=False, repr=False)
 
     def __str__(self) -> str:
         return f"{self.file}:{self.line}:{self.column}"
@@ -354,7 +358,7 @@ def diagnostic_to_data(diagnostic: Diagnostic) -> tuple[Any, ...]:
     location = diagnostic.location
     return (
         diagnostic.rule, int(diagnostic.severity), diagnostic.message,
-        (location.file, location.line, location.column), diagnostic.suggestion,
+        (location.file, location.line, location.column, location.path), diagnostic.suggestion,
         tuple((r.file, r.line, r.column) for r in diagnostic.related),
     )
 
@@ -363,10 +367,11 @@ def diagnostic_from_data(data: Any, file: str | None = None) -> Diagnostic:
     """The Diagnostic ``diagnostic_to_data`` made (``file``: the one it belongs to,
     when the entry may have been made for a file of the same content elsewhere).
     Raises TypeError or ValueError for data of another shape."""
-    rule, severity, message, (where, line, column), suggestion, related = data
+    rule, severity, message, (where, line, column, *rest), suggestion, related = data
     if not isinstance(rule, str) or not isinstance(message, str):
         raise TypeError("not a diagnostic")
+    path = tuple(rest[0]) if rest and rest[0] is not None else None
     return Diagnostic(
-        rule, Severity(severity), message, Location(file if file is not None else where, line, column), suggestion,
+        rule, Severity(severity), message, Location(file if file is not None else where, line, column, path), suggestion,
         tuple(Location(*r) for r in related),
     )

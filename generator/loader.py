@@ -139,14 +139,17 @@ class Document:
         """Location of the key that holds ``path`` (falls back to the value)."""
         if path in self.key_locations:
             line, column = self.key_locations[path]
-            return Location(self.file, line + 1, column + 1)
+            return Location(self.file, line + 1, column + 1, path)
         return self.loc(path)
 
     def _lookup(self, table: dict[Path, tuple[int, int]], path: Path) -> Location:
-        while path and path not in table:
-            path = path[:-1]
-        line, column = table.get(path, (0, 0))
-        return Location(self.file, line + 1, column + 1)
+        """The place of ``path`` (or of its closest ancestor); the Location
+        keeps ``path`` itself: the node the finding stands on."""
+        found = path
+        while found and found not in table:
+            found = found[:-1]
+        line, column = table.get(found, (0, 0))
+        return Location(self.file, line + 1, column + 1, tuple(path))
 
 
 class _Abort(Exception):

@@ -38,6 +38,9 @@ class Starter:
     source: str
     datacontenttype: str = "application/json"
     time: str = "Moment the registration was recorded, in UTC."
+    # The starter's shared schema: an address, in the profile's community's form.
+    address: str = "A postal address."
+    postal_code_pattern: str = "^[A-Z0-9][A-Z0-9 -]{1,8}[A-Z0-9]$"
 
 
 @dataclass(frozen=True)
@@ -66,6 +69,11 @@ class Profile:
     versioning: str = "dataversion"
     versioning_source: str = "semver"
     new_type_source: str = "the profile"  # under versioning "type": who asks for a new type on a breaking change
+    # The examples evcat's messages give (CE-SOURCE-ABSOLUTE, CE-TYPE-RDNS): generic
+    # unless the profile is about one community (catalog-format.md §9: the
+    # `cloudevents` profile gives no NL government examples).
+    example_source: str = "https://example.com/<system>"
+    example_domain: str = "com"  # a top-level domain a type may start with: '<domain>.<organization>.<event>'
 
     def __post_init__(self) -> None:
         if self.time_pattern is not None and self.time_class == "Timestamp":
@@ -96,6 +104,9 @@ _CE_SIZE = SizeLimit(
     64 * 1024, "CE-SIZE", "intermediaries need only forward {limit} bytes (CloudEvents 1.0.2 §Size Limits): point to data with dataref"
 )
 
+_NL_ADDRESS = "A postal address in the Netherlands."
+_NL_POSTAL_CODE = "^[1-9][0-9]{3}[A-Z]{2}$"
+
 CLOUDEVENTS = Profile(
     name="cloudevents",
     title="CloudEvents 1.0.2",
@@ -110,12 +121,15 @@ NLGOV = Profile(
     families=frozenset({"cloudevents", "nlgov"}),
     replaces=frozenset({"CE-TYPE-RDNS"}),  # NLGOV-TYPE-RDNS (MUST) tightens it
     rule_prefix="NLGOV",
-    starter=Starter(type="nl.example.registration-created", source="urn:nld:oin:00000001234567890000:systeem:registrations"),
+    starter=Starter(type="nl.example.registration-created", source="urn:nld:oin:00000001234567890000:systeem:registrations",
+                    address=_NL_ADDRESS, postal_code_pattern=_NL_POSTAL_CODE),
     specversion_rule="NLGOV-SPECVERSION",
     sizes=(_CE_SIZE,),
     versioning="type",  # §3.3.4: a backward-incompatible change SHOULD change the type
     versioning_source="semver",  # for non-breaking changes; a breaking one needs a new type
     new_type_source="NL GOV §3.3.4",
+    example_source="urn:nld:oin:<oin>:<system>",  # §3.3.2
+    example_domain="nl",
 )
 
 NORMO = Profile(
@@ -125,7 +139,8 @@ NORMO = Profile(
     # ID03/ID04 replace the NL GOV source and type form; dataversion carries the major version (ID07).
     replaces=frozenset({"CE-TYPE-RDNS", "NLGOV-TYPE-RDNS", "NLGOV-TYPE-BREAKING", "NLGOV-SOURCE-URN"}),
     rule_prefix="NORMO",
-    starter=Starter(type="example.registration.created", source="urn:ean13:8700000000000:registrations"),
+    starter=Starter(type="example.registration.created", source="urn:ean13:8700000000000:registrations",
+                    address=_NL_ADDRESS, postal_code_pattern=_NL_POSTAL_CODE),
     specversion_rule="NLGOV-SPECVERSION",
     subject_rule="NORMO-SUBJECT",  # ID11
     time_required=True,  # ID06
@@ -143,6 +158,8 @@ NORMO = Profile(
     ),
     versioning="dataversion",
     versioning_source="Het Normo ID07, semver",
+    example_source="urn:nld:oin:<oin>:<system>",
+    example_domain="nl",
 )
 
 

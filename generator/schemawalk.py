@@ -104,8 +104,14 @@ def _collect(schema: Any, path: Path, found: list[tuple[Path, dict[str, Any]]]) 
                 _collect(child, path + (keyword, index), found)
 
 
-def rewrite_refs(schema: Any, replace: Callable[[str, Path], str | None], path: Path = ()) -> Any:
-    """``schema`` with every ``$ref`` passed through ``replace`` (None keeps it).
+def rewrite_refs(
+    schema: Any, replace: Callable[[str, Path], str | None], path: Path = (), drop: str | None = None,
+    dropped: list[Path] | None = None,
+) -> Any:
+    """``schema`` with every ``$ref`` passed through ``replace`` (None keeps it),
+    and, with ``drop``, without the keys of its schema objects that start with
+    ``drop`` (evcat's own annotations, ``overrides.EVCAT_PREFIX``: model/build.py),
+    their paths added to ``dropped``.
 
     Copy-on-write: parts without a changed ``$ref`` are shared, not copied.
     """
@@ -116,24 +122,37 @@ def rewrite_refs(schema: Any, replace: Callable[[str, Path], str | None], path: 
         if keyword == "$ref" and isinstance(value, str):
             new = replace(value, path + (keyword,)) or value
         elif keyword in _MAPS and isinstance(value, dict):
-            new = _rewrite_map(value, replace, path + (keyword,))
+            new = _rewrite_map(value, replace, path + (keyword,), drop, dropped)
         elif keyword in _ONES and isinstance(value, list) or keyword in _LISTS and isinstance(value, list):
-            new = _rewrite_list(value, replace, path + (keyword,))
+            new = _rewrite_list(value, replace, path + (keyword,), drop, dropped)
         elif keyword in _ONES:
-            new = rewrite_refs(value, replace, path + (keyword,))
+            new = rewrite_refs(value, replace, path + (keyword,), drop, dropped)
+        elif drop is not None and keyword.startswith(drop):
+            new = _DROPPED
+            if dropped is not None:
+                dropped.append(path + (keyword,))
         else:
             continue
         if new is not value:
             if result is None:
                 result = dict(schema)
-            result[keyword] = new
+            if new is _DROPPED:
+                del result[keyword]
+            else:
+                result[keyword] = new
     return schema if result is None else result
 
 
-def _rewrite_map(value: dict[str, Any], replace: Callable[[str, Path], str | None], path: Path) -> dict[str, Any]:
+_DROPPED = object()
+
+
+def _rewrite_map(
+    value: dict[str, Any], replace: Callable[[str, Path], str | None], path: Path, drop: str | None,
+    dropped: list[Path] | None,
+) -> dict[str, Any]:
     result: dict[str, Any] | None = None
     for name, child in value.items():
-        new = rewrite_refs(child, replace, path + (name,))
+        new = rewrite_refs(child, replace, path + (name,), drop, dropped)
         if new is not child:
             if result is None:
                 result = dict(value)
@@ -141,6 +160,9 @@ def _rewrite_map(value: dict[str, Any], replace: Callable[[str, Path], str | Non
     return value if result is None else result
 
 
-def _rewrite_list(value: list[Any], replace: Callable[[str, Path], str | None], path: Path) -> list[Any]:
-    new = [rewrite_refs(child, replace, path + (index,)) for index, child in enumerate(value)]
+def _rewrite_list(
+    value: list[Any], replace: Callable[[str, Path], str | None], path: Path, drop: str | None,
+    dropped: list[Path] | None,
+) -> list[Any]:
+    new = [rewrite_refs(child, replace, path + (index,), drop, dropped) for index, child in enumerate(value)]
     return value if all(a is b for a, b in zip(new, value)) else new

@@ -27,6 +27,7 @@ CATALOGS = {
     "normo": ROOT / "catalog" / "normo",
     "hostile": ROOT / "tests" / "catalogs" / "hostile",
     "conformance": ROOT / "tests" / "catalogs" / "conformance",
+    "source-templates": ROOT / "tests" / "catalogs" / "source-templates",  # catalog-format.md §9
 }
 
 # Golden trees made with a --templates directory: name -> (catalog, outputs, templates).

@@ -24,12 +24,15 @@ class CatalogClient(LanguageClient):
         self.published: list[tuple[float, str, list[types.Diagnostic]]] = []
         self._arrived = asyncio.Event()
         self.versions: dict[str, int] = {}
+        # The document version the last publishDiagnostics of each URI was for.
+        self.checked_versions: dict[str, int | None] = {}
         self.stderr: list[str] = []
         self.registrations: list[types.Registration] = []
 
         @self.feature(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
         def _publish(client: CatalogClient, params: types.PublishDiagnosticsParams) -> None:
             client.diagnostics[params.uri] = list(params.diagnostics)
+            client.checked_versions[params.uri] = params.version
             client.published.append((time.perf_counter(), params.uri, list(params.diagnostics)))
             client._arrived.set()
 

@@ -232,7 +232,11 @@ def test_hover_on_a_diagnostic_shows_the_rule(tmp_path: Path) -> None:
                 context=types.CodeActionContext(diagnostics=[problem]),
             )
         )
-        assert [a.edit.changes[meters][0].new_text for a in actions] == ["tst.meter.updated"]
+        assert [a.edit.changes[meters][0].new_text for a in actions if a.is_preferred] == ["tst.meter.updated"]
+        # and, beside it, the override on the event (test_lsp_allow.py)
+        assert [a.title for a in actions if not a.is_preferred] == [
+            "Allow here: NORMO-TYPE-PAST-TENSE off for this event (rules)"
+        ]
         await client.close()
 
     _run(scenario)
@@ -288,7 +292,7 @@ def test_every_quick_fix_of_the_error_snapshots_clears_its_diagnostic(tmp_path: 
                         context=types.CodeActionContext(diagnostics=[problem]),
                     )
                 )
-                (action,) = [a for a in actions if a.diagnostics[0].code == problem.code]
+                (action,) = [a for a in actions if a.diagnostics[0].code == problem.code and a.is_preferred]
                 assert action.kind == types.CodeActionKind.QuickFix and action.is_preferred
                 text = _apply(text, action.edit.changes[document_uri])
                 client.replace(document_uri, text)

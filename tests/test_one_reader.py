@@ -61,6 +61,7 @@ STRUCTURED = "application/cloudevents+json"
 BOM = "byte-order mark"
 WIDE = "UTF-16 or UTF-32"
 BIG = "beyond 64 bits"
+TWICE = "appears twice in one object"  # runtime _reading.DUPLICATE_WORDS
 
 # (name, the event's JSON text, the words of the refusal or None: accepted)
 def _texts() -> list[tuple[str, bytes, str | None]]:
@@ -79,6 +80,16 @@ def _texts() -> list[tuple[str, bytes, str | None]]:
         cases.append((f"integer {number}" if abs(number) < 10**40 else "integer 10**200", text, BIG if refused else None))
     # 19 digits inside a string are no integer: the careful path accepts them too
     cases.append(("digits in a string", json.dumps(_event(kenmerk="1" * 40)).encode(), None))
+    # RFC 8259 §4 / RFC 7493 §2.3: names within an object are unique; every
+    # reader kept the last value before (issue 26)
+    event = _event()
+    envelope = json.dumps(event)
+    cases.append(("duplicate type", envelope.replace('"id":', f'"type": {json.dumps(event["type"])}, "id":', 1).encode(), TWICE))
+    cases.append(("duplicate id", envelope.replace('"id":', '"id": "first", "id":', 1).encode(), TWICE))
+    in_data = json.dumps(_event(extraNaam="b")).replace('"extraNaam": "b"', '"extraNaam": "a", "extraNaam": "b"', 1)
+    cases.append(("duplicate in data", in_data.encode(), TWICE))
+    cases.append(("escaped duplicate", envelope.replace('"id":', '"\\u0069d": "x", "id":', 1).encode(), TWICE))
+    cases.append(("same name in two objects", json.dumps(_event(extraA={"naam": 1}, extraB={"naam": 2})).encode(), None))
     return cases
 
 
@@ -155,6 +166,29 @@ def test_binary_mode_data_beyond_64_bits_is_refused_by_every_reader(number: int,
             answer = http.post(server.url, headers=headers, content=body)
             verdicts[target] = None if answer.status_code == 204 else answer.text
     refused = {judge: message for judge, message in verdicts.items() if message is None or BIG not in message}
+    assert not refused, refused
+
+
+def test_binary_mode_data_with_a_repeated_name_is_refused_by_every_reader(packages: Path,
+                                                                       servers: dict[str, Server]) -> None:
+    zaken = _generated(packages)
+    attributes, body = _binary(_event(extraGetal=1))
+    body = body.replace(b'"extraGetal"', b'"extraGetal": 2, "extraGetal"', 1)
+    assert body.count(b"extraGetal") == 2
+    headers = {"content-type": "application/json", **{f"ce-{k}": v for k, v in attributes.items()}}
+    verdicts = {
+        "from_http": _verdict(lambda: zaken.from_http(headers, body)),
+        "from_kafka": _verdict(lambda: zaken.from_kafka(
+            {"content-type": b"application/json", **{f"ce_{k}": v.encode() for k, v in attributes.items()}}, body)),
+        "from_amqp": _verdict(lambda: zaken.from_amqp(
+            "application/json", {f"cloudEvents_{k}": v for k, v in attributes.items()}, body)),
+        "from_mqtt": _verdict(lambda: zaken.from_mqtt("application/json", list(attributes.items()), body)),
+    }
+    with httpx.Client(timeout=30) as http:
+        for target, server in servers.items():
+            answer = http.post(server.url, headers=headers, content=body)
+            verdicts[target] = None if answer.status_code == 204 else answer.text
+    refused = {judge: message for judge, message in verdicts.items() if message is None or TWICE not in message}
     assert not refused, refused
 
 

@@ -26,7 +26,7 @@ from generator.naming import python_package_name
 from generator.envelope import envelope_schema
 from generator.event_checker import EventChecker
 from generator.commands.lint import lint
-from generator.rules import RULES, severity_of
+from generator.rules import RULES, finding_severity
 
 from .conftest import ROOT, catalog_text, run_evcat
 
@@ -36,7 +36,7 @@ CATALOGS = [ROOT / "catalog", ROOT / "tests" / "catalogs" / "hostile", ROOT / "t
 
 def _errors(problems: list[Any]) -> list[Any]:
     """The problems that are errors, as the catalog sets each rule (catalog-format.md §9)."""
-    return [p for p in problems if severity_of(p.rule, p.setting).name == "ERROR" and not p.rule.endswith("SIZE-ADVISED")]
+    return [p for p in problems if finding_severity(p.rule, p.setting).name == "ERROR" and not p.rule.endswith("SIZE-ADVISED")]
 
 
 @pytest.fixture(scope="module")

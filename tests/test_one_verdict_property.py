@@ -35,7 +35,7 @@ from generator.envelope import envelope_schema
 from generator.commands.generate import render
 from generator.commands.lint import lint
 from generator.naming import python_package_name
-from generator.rules import severity_of
+from generator.rules import finding_severity
 from generator.runtime._reading import MAX_DEPTH
 from generator.commands.validate import FastValidator, loads as validate_loads
 
@@ -210,10 +210,10 @@ def test_every_judge_gives_one_verdict(judges: Judges, data: Any) -> None:
         return
 
     problems = judges.validators[entry.catalog_id].check(value, len(raw))
-    errors = [p for p in problems if severity_of(p.rule, p.setting).name == "ERROR" and "SIZE" not in p.rule]
+    errors = [p for p in problems if finding_severity(p.rule, p.setting).name == "ERROR" and "SIZE" not in p.rule]
     verdicts = {"evcat validate": not errors}
     detailed = judges.validators[entry.catalog_id].checker.check(value, wire_size=len(raw))
-    verdicts["example check"] = not [p for p in detailed if severity_of(p.rule, p.setting).name == "ERROR" and "SIZE" not in p.rule]
+    verdicts["example check"] = not [p for p in detailed if finding_severity(p.rule, p.setting).name == "ERROR" and "SIZE" not in p.rule]
     verdicts["parse_event"] = parsed is not None
     if isinstance(value, dict):
         key = entry.key

@@ -131,6 +131,11 @@ def test_ruff_default_rules_pass_on_every_generated_package(generated: Path) -> 
     assert result.returncode == 0, result.stdout[-5000:]
 
 
+# What every generated package needs: pydantic, and jiter (pydantic's JSON
+# parser, which refuses repeated names). "pydantic-only" below means these.
+BASE = ["jiter>=0.7", "pydantic>=2.6"]
+
+
 def _extras(generated: Path) -> list[str]:
     """Every requirement of every extra of the generated packages' pyproject.toml."""
     import tomllib
@@ -138,7 +143,7 @@ def _extras(generated: Path) -> list[str]:
     found: set[str] = set()
     for package_dir in _packages(generated):
         project = tomllib.loads((package_dir / "pyproject.toml").read_text())["project"]
-        assert project["dependencies"] == ["pydantic>=2.6"]
+        assert project["dependencies"] == BASE
         for requirements in project["optional-dependencies"].values():
             found.update(requirements)
     assert {"rabbitmq", "mqtt", "kafka"} <= {extra for package_dir in _packages(generated) for extra in tomllib.loads(
@@ -153,7 +158,7 @@ def venvs(generated: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str
     extra of the generated packages. Returns their interpreters."""
     root = tmp_path_factory.mktemp("venvs")
     pythons: dict[str, Path] = {}
-    for name, requirements in (("pydantic-only", ["pydantic>=2.6"]), ("all-extras", ["pydantic>=2.6", *_extras(generated)])):
+    for name, requirements in (("pydantic-only", BASE), ("all-extras", [*BASE, *_extras(generated)])):
         subprocess.run([sys.executable, "-m", "venv", str(root / name)], check=True, timeout=300)
         python = root / name / "bin" / "python"
         subprocess.run([str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", *requirements],

@@ -345,7 +345,7 @@ def test_a_service_name_in_two_catalogs_gets_a_document_per_catalog(tmp_path, no
     from generator.render.asyncapi import units
 
     services = "services:\n  indexer:\n    receives: [{type: nl.test.thing-happened}]\n"
-    for catalog_id, type_ in (("first", "nl.test.thing-happened"), ("second", "nl.test.other-happened")):
+    for catalog_id, type_ in (("thing-events-one", "nl.test.thing-happened"), ("thing-events-two", "nl.test.other-happened")):
         events = EVENTS.split("  - type: nl.test.thing-removed")[0].replace("nl.test.thing-happened", type_)
         (tmp_path / f"{catalog_id}.yaml").write_text(catalog_text(
             "cloudevents", catalog_id=catalog_id, events=events,
@@ -354,9 +354,9 @@ def test_a_service_name_in_two_catalogs_gets_a_document_per_catalog(tmp_path, no
     assert not result.has_errors, [str(d) for d in result.diagnostics]
     files = render_all(units(result.catalog_set))
     assert sorted(name for name in files if "/services/" in name) == [
-        "asyncapi/services/first/indexer.yaml", "asyncapi/services/second/indexer.yaml"]
-    second = yaml.safe_load(files["asyncapi/services/second/indexer.yaml"])
-    assert second["id"] == "urn:evcat:second:service:indexer"
+        "asyncapi/services/thing-events-one/indexer.yaml", "asyncapi/services/thing-events-two/indexer.yaml"]
+    second = yaml.safe_load(files["asyncapi/services/thing-events-two/indexer.yaml"])
+    assert second["id"] == "urn:evcat:thing-events-two:service:indexer"
     # without channels, the service's view has its own operations: it receives
     assert [(op["action"], op["channel"]["$ref"]) for op in second["operations"].values()] == [
         ("receive", "#/channels/nl.test.other-happened")] * 2  # one per message (1.0.0, 2.0.0)

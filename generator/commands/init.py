@@ -39,7 +39,7 @@ title: {title}
 description: Events about registrations. Describe what your events are about here.
 version: 0.1.0
 profile: {profile}
-producer:
+{package}producer:
   source: {source}
   organization: Example organization
 defaults:
@@ -49,10 +49,10 @@ defaults:
 schemas:
   Address:
     type: object
-    description: A postal address in the Netherlands.
+    description: {address}
     required: [postalCode, houseNumber]
     properties:
-      postalCode: {{type: string, pattern: '^[1-9][0-9]{{3}}[A-Z]{{2}}$', description: Postal code.}}
+      postalCode: {{type: string, pattern: '{postal_code_pattern}', description: Postal code.}}
       houseNumber: {{type: integer, minimum: 1, description: House number.}}
 events:
   - type: {type}
@@ -201,6 +201,7 @@ def init(directory: str, profile: str = profiles.DEFAULT.name, evcat_requirement
         catalog_file: CATALOG.format(
             catalog_id=catalog_id, title=catalog_id.replace("-", " ").capitalize() + " events", profile=profile,
             type=starter.type, source=starter.source, datacontenttype=starter.datacontenttype, time=starter.time,
+            address=starter.address, postal_code_pattern=starter.postal_code_pattern, package=_package_line(catalog_id),
         ),
         os.path.join("catalog", "catalog.schema.json"): json.dumps(catalog_json_schema(), indent=2) + "\n",
     }
@@ -222,6 +223,16 @@ def init(directory: str, profile: str = profiles.DEFAULT.name, evcat_requirement
     done.append((".gitignore", _ignore_cache(os.path.join(directory, ".gitignore"))))
     done.append(("out", _generate(directory, notes)))
     return done, notes
+
+
+def _package_line(catalog_id: str) -> str:
+    """``package: <free name>`` when the catalog id's own package name is taken
+    (a directory named ``stripe``: CAT-PACKAGE-NAME), else nothing."""
+    from ..naming import python_package_name
+    from ..package_names import free_name, why_taken
+
+    package = python_package_name(catalog_id)
+    return f"package: {free_name(package)}\n" if why_taken(package) else ""
 
 
 def _generate(directory: str, notes: list[str]) -> str:

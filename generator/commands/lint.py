@@ -10,14 +10,14 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from ..diagnostics import Diagnostic, Severity, sort_diagnostics
 from ..engine.cache import Cache
 from ..engine.config import RunConfig
 from ..engine.workers import no_collection, worker_count
-from ..loader import MAX_EVENTS, Document
+from ..loader import MAX_EVENTS, Document, Path
 
 if TYPE_CHECKING:
     from ..model import CatalogSet
@@ -132,7 +132,7 @@ def check(documents: Iterable[Document], cache: Cache | None = None) -> LintResu
         context.memo, context.memo_used = cache.memo, cache.memo_used
     jobs = cache.jobs if cache is not None else None
     diagnostics.extend(run_rules(context, worker_count(len(built.catalog_set.events), jobs)))
-    return LintResult(by_file, built, sort_diagnostics(_apply_overrides(diagnostics, by_file)), notes)
+    return LintResult(by_file, built, sort_diagnostics(_apply_overrides(diagnostics, by_file, built.annotated)), notes)
 
 
 def _event_limit(documents: dict[str, Document]) -> Diagnostic | None:
@@ -154,25 +154,11 @@ def _event_limit(documents: dict[str, Document]) -> Diagnostic | None:
     return None
 
 
-def _apply_overrides(diagnostics: list[Diagnostic], documents: dict[str, Document]) -> list[Diagnostic]:
-    """A catalog's ``rules:`` map changes severities in its own file, or turns rules off."""
-    from ..rules import RULES
+def _apply_overrides(
+    diagnostics: list[Diagnostic], documents: dict[str, Document], annotated: Iterable[tuple[str, Path]] | None = None
+) -> list[Diagnostic]:
+    """Rule overrides where they apply (catalog-format.md §9): ``x-evcat-rules``
+    on a schema node, an event's ``rules``, the file's ``rules``; nearest wins."""
+    from ..rules.overrides import apply
 
-    overrides: dict[str, dict[str, str]] = {}
-    for file, document in documents.items():
-        value = document.value.get("rules") if isinstance(document.value, dict) else None
-        if isinstance(value, dict):
-            overrides[file] = {
-                rule_id: "off" if setting is False else setting
-                for rule_id, setting in value.items()
-                if rule_id in RULES and not RULES[rule_id].fixed and setting in ("error", "warning", "off", False)
-            }
-    result = []
-    for diagnostic in diagnostics:
-        setting = overrides.get(diagnostic.location.file, {}).get(diagnostic.rule)
-        if setting == "off":
-            continue
-        if setting:
-            diagnostic = replace(diagnostic, severity=Severity[setting.upper()])
-        result.append(diagnostic)
-    return result
+    return apply(diagnostics, documents, annotated)

@@ -18,7 +18,7 @@ from typing import Any, TextIO
 
 from ..event_checker import EventChecker, Problem, pointer_text
 from ..model import CatalogSet
-from ..rules import severity_of
+from ..rules import finding_severity
 from ..runtime._cloudevents import structured_from_binary
 from ..runtime._webhook import (
     BATCH,
@@ -134,7 +134,7 @@ class CatalogJudge:
 
 @functools.cache
 def _severity(rule: str, setting: str | None = None) -> str:
-    return str(severity_of(rule, setting))
+    return str(finding_severity(rule, setting))
 
 
 def _finding(problem: Problem) -> Finding:

@@ -29,12 +29,12 @@ from ..diagnostics import Diagnostic, Location, Severity, bounded
 from ..envelope import envelope_schema
 from ..event_checker import EventChecker, Problem, check_source, pointer_text
 from ..model import CatalogSet, EventType
-from ..rules import RULES, severity_of
+from ..rules import RULES, finding_severity
 from ..engine.config import RunConfig
 from ..engine.workers import no_collection
 from ..engine.workers import run_shared as parallel
 from ..runtime._reading import (
-    INT64_MAX, INT64_MIN, deep_pointer, encoding_problem, integer_problem, may_hold_long_integers, nesting_problem,
+    INT64_MAX, INT64_MIN, deep_pointer, duplicate_name_problem, encoding_problem, integer_problem, may_hold_long_integers, nesting_problem,
     too_deep,
 )
 
@@ -123,7 +123,7 @@ class FastValidator:
                     for name in undeclared
                 ] + check_source(event.get("source"), entry)
         problems = self.checker.check(event, wire_size=wire_size)
-        if isinstance(event, dict) and not any(severity_of(p.rule, p.setting) is Severity.ERROR for p in problems):
+        if isinstance(event, dict) and not any(finding_severity(p.rule, p.setting) is Severity.ERROR for p in problems):
             entry, _ = self.checker.find(event)
             if entry is not None:  # the schema is stricter than the named rules: report what it says
                 for error in self._full(entry).iter_errors(event):
@@ -231,9 +231,19 @@ def loads(raw: bytes) -> Any:
     if may_hold_long_integers(raw):  # orjson reads integers beyond 64 bits as floats
         return _careful_loads(raw)
     try:
-        return orjson.loads(raw)  # deeper than MAX_DEPTH is found by the caller (_check_depth)
+        value = orjson.loads(raw)  # deeper than MAX_DEPTH is found by the caller (_check_depth)
     except orjson.JSONDecodeError:
         return _careful_loads(raw)
+    _check_names(raw)
+    return value
+
+
+def _check_names(raw: bytes) -> None:
+    """Names within an object are unique (RFC 8259 §4): orjson and the standard
+    library keep the last value, the runtime's reader refuses (its words)."""
+    problem = duplicate_name_problem(raw)
+    if problem is not None:
+        raise InputProblem(problem)
 
 
 def _careful_loads(raw: bytes) -> Any:
@@ -251,6 +261,7 @@ def _careful_loads(raw: bytes) -> Any:
     except RecursionError:  # within MAX_DEPTH: only under a recursion limit set below it
         raise InputProblem(f"cannot be read within Python's recursion limit ({sys.getrecursionlimit()})") from None
     _check_values(value)
+    _check_names(raw)
     return value
 
 
@@ -692,7 +703,7 @@ def _check_one(validator: FastValidator, source: Source, position: int, result: 
             problems = [Problem("CE-FORMAT", (), deep.msg)]
     if not problems:
         return
-    if any(severity_of(p.rule, p.setting) is Severity.ERROR for p in problems):
+    if any(finding_severity(p.rule, p.setting) is Severity.ERROR for p in problems):
         result.invalid += 1
     event_id = source.value.get("id") if isinstance(source.value, dict) else None
     if isinstance(event_id, str) and len(event_id) > MAX_ID_SHOWN:  # a hostile id is not repeated per problem
@@ -704,7 +715,7 @@ def _check_one(validator: FastValidator, source: Source, position: int, result: 
         if not message.startswith(pointer):
             message = f"{pointer}: {message}"
         diagnostic = Diagnostic(
-            problem.rule, severity_of(problem.rule, problem.setting), bounded(f"{label}: {message}"),
+            problem.rule, finding_severity(problem.rule, problem.setting), bounded(f"{label}: {message}"),
             Location(source.file, source.line, source.column),
             extra=(("index", source.index), ("id", event_id), ("pointer", pointer)),
         )

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import marshal
+import os
 from collections.abc import Callable, Iterator
 from pathlib import Path as FsPath
 from typing import Any
@@ -29,7 +30,30 @@ from .store import Single, Store
 from .workers import run as parallel
 from .workers import worker_count
 
-_CACHE_FORMAT = f"{__version__}-5"
+_CACHE_FORMAT = f"{__version__}-6"  # 6: a diagnostic keeps its YAML path
+
+CACHE_NAME = ".evcat-cache"
+PROJECT_MARKERS = ("pyproject.toml", ".git")
+
+
+def default_cache_dir(catalog: str) -> str:
+    """Where the cache of ``catalog`` (a directory or file) goes when neither
+    ``--cache-dir`` nor ``EVCAT_CACHE_DIR`` says (issue 27): beside the
+    catalog's project, the nearest directory from the catalog directory
+    upward holding ``pyproject.toml`` or ``.git``; else beside the catalog
+    directory (in its parent). Never the working directory as such: one
+    project, one cache, wherever the command runs from."""
+    start = os.path.abspath(catalog)
+    if not os.path.isdir(start):
+        start = os.path.dirname(start)
+    directory = start
+    while True:
+        if any(os.path.exists(os.path.join(directory, marker)) for marker in PROJECT_MARKERS):
+            return os.path.join(directory, CACHE_NAME)
+        parent = os.path.dirname(directory)
+        if parent == directory:
+            return os.path.join(os.path.dirname(start), CACHE_NAME)
+        directory = parent
 
 
 def source_digest(display: str, raw: bytes) -> str:

@@ -24,6 +24,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from ..profiles import CLOUDEVENTS
+
 KINDS = ("asyncapi", "xregistry", "jsonschema", "eventcatalog", "events")
 
 
@@ -33,7 +35,8 @@ class Options:
 
     type_prefix: str | None = None  # --type-prefix: prefix of the CloudEvents types made from names
     catalog_id: str | None = None  # --catalog: id of the written catalog (default: from the source)
-    profile: str = "cloudevents"  # --profile: the rule set the written catalog follows
+    # --profile: the rule set the written catalog follows (default: the generic one)
+    profile: str = CLOUDEVENTS.name
 
 
 @dataclass(frozen=True)

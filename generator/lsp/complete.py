@@ -9,7 +9,8 @@ import os
 from lsprotocol import types
 
 from ..catalog_format import CATALOG, EXTENSION_TYPES, PROFILES, ListOf, MapOf, Obj, Spec
-from ..schemawalk import FORMATS, SCHEMA_TYPES
+from ..overrides import SCHEMA_KEY, SETTINGS
+from ..schemawalk import FORMATS, MAP_OF_SCHEMAS, SCHEMA_TYPES
 from .folder import Folder
 
 
@@ -44,6 +45,8 @@ def _spec_at(path: list[str | int]) -> Spec | None:
 
 
 def key_items(path: list[str | int]) -> list[types.CompletionItem]:
+    if _overrides_at(path):
+        return _rule_items()
     spec = _spec_at(path)
     if not isinstance(spec, Obj):
         return _schema_keyword_items(path)
@@ -65,7 +68,34 @@ def _schema_keyword_items(path: list[str | int]) -> list[types.CompletionItem]:
         return []
     from ..rules.catalog import KEYWORDS
 
-    return [types.CompletionItem(label=word, kind=types.CompletionItemKind.Keyword) for word in sorted(KEYWORDS)]
+    return [types.CompletionItem(label=word, kind=types.CompletionItemKind.Keyword) for word in sorted(KEYWORDS)] + [
+        types.CompletionItem(
+            label=SCHEMA_KEY, kind=types.CompletionItemKind.Keyword, insert_text=f"{SCHEMA_KEY}: ",
+            documentation="Rule id -> error | warning | off, for this schema node and what is under it (catalog-format.md §9).",
+        )
+    ]
+
+
+def _overrides_at(path: list[str | int]) -> bool:
+    """Is ``path`` a map of rule overrides (catalog-format.md §9): the file's or
+    an event's ``rules``, a schema node's ``x-evcat-rules`` (not a property of that name)?"""
+    if path in (["rules"], ["events", 0, "rules"]):
+        return True
+    return bool(path) and path[-1] == SCHEMA_KEY and (len(path) < 2 or path[-2] not in MAP_OF_SCHEMAS)
+
+
+def _rule_items() -> list[types.CompletionItem]:
+    """The rule ids an override may name (fixed rules keep their severity)."""
+    from ..rules import RULES
+
+    return [
+        types.CompletionItem(
+            label=rule.id, kind=types.CompletionItemKind.EnumMember, detail=f"{rule.severity} by default",
+            documentation=rule.summary, insert_text=f"{rule.id}: ",
+        )
+        for rule in sorted(RULES.values(), key=lambda rule: rule.id)
+        if not rule.fixed
+    ]
 
 
 def value_items(path: list[str | int]) -> list[types.CompletionItem]:
@@ -76,8 +106,8 @@ def value_items(path: list[str | int]) -> list[types.CompletionItem]:
         values = EXTENSION_TYPES
     elif path and path[-1] == "type" and ("data" in path or path[0] == "schemas"):
         values = SCHEMA_TYPES
-    elif len(path) == 2 and path[0] == "rules":
-        values = ("error", "warning", "off")
+    elif path and _overrides_at(path[:-1]):
+        values = SETTINGS
     elif path and path[-1] == "format" and ("data" in path or path[0] == "schemas"):
         values = FORMATS
     kind = types.CompletionItemKind.EnumMember

@@ -20,7 +20,7 @@ from typing import Any
 
 from ..commands.lint import CATALOG_SUFFIXES, LintResult, UsageError, check, find_catalog_files
 from ..diagnostics import Diagnostic
-from ..engine.cache import Cache, source_digest
+from ..engine.cache import Cache, default_cache_dir, source_digest
 from ..loader import MAX_FILE_BYTES, Document, load_bytes
 
 _SKIPPED = {".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv", "venv"}
@@ -40,7 +40,7 @@ class Folder:
     @classmethod
     def open(cls, root: str) -> "Folder":
         folder = cls(os.path.abspath(root))
-        cache_dir = os.path.join(folder.root, ".evcat-cache")
+        cache_dir = default_cache_dir(folder.root)  # where `evcat lint <root>` leaves it
         # In-process (jobs=1): the server reads its stream on a thread (engine.workers).
         folder.cache = Cache(cache_dir if os.path.isdir(cache_dir) else None, jobs=1)
         folder.cache.keep = {}

@@ -24,6 +24,7 @@ from pygls.uris import from_fs_path, to_fs_path
 from .. import __version__
 from ..model.build import REF as _REF
 from ..diagnostics import Diagnostic, Severity
+from .allow import allow_here
 from .complete import key_documentation, key_items, ref_items, value_items
 from .folder import Folder, catalog_directory
 from .symbols import file_symbols
@@ -281,24 +282,39 @@ def code_action(ls: CatalogServer, params: types.CodeActionParams) -> list[types
         return []
     folder, display, diagnostics = found
     lines = folder.text(display).split("\n")
-    actions = []
+    document = folder.documents.get(display)
+    actions: list[types.CodeAction] = []
+    allowed: list[types.CodeAction] = []
+    allow_edits: list[types.TextEdit] = []
     for diagnostic in diagnostics:
-        if not diagnostic.suggestion:
-            continue
         published = _lsp_diagnostic(diagnostic, lines, ls, folder)
         if not overlaps(published.range, params.range):
             continue
-        edit = _fix(diagnostic, published.range, lines, ls.encoding)
-        actions.append(
-            types.CodeAction(
-                title=f"{diagnostic.rule}: {edit[1]}",
-                kind=types.CodeActionKind.QuickFix,
-                diagnostics=[published],
-                is_preferred=True,
-                edit=types.WorkspaceEdit(changes={params.text_document.uri: [edit[0]]}),
+        if diagnostic.suggestion:
+            edit = _fix(diagnostic, published.range, lines, ls.encoding)
+            actions.append(
+                types.CodeAction(
+                    title=f"{diagnostic.rule}: {edit[1]}",
+                    kind=types.CodeActionKind.QuickFix,
+                    diagnostics=[published],
+                    is_preferred=True,
+                    edit=types.WorkspaceEdit(changes={params.text_document.uri: [edit[0]]}),
+                )
             )
-        )
-    return actions
+        # Beside the fix: keep the finding and turn its rule off where it stands (catalog-format.md §9).
+        allow = allow_here(diagnostic, document, lines, ls.encoding) if document is not None else None
+        if allow is not None and allow[0] not in allow_edits:  # one per rule and node
+            allow_edits.append(allow[0])
+            allowed.append(
+                types.CodeAction(
+                    title=allow[1],
+                    kind=types.CodeActionKind.QuickFix,
+                    diagnostics=[published],
+                    is_preferred=False,
+                    edit=types.WorkspaceEdit(changes={params.text_document.uri: [allow[0]]}),
+                )
+            )
+    return actions + allowed
 
 
 def _fix(diagnostic: Diagnostic, range_: types.Range, lines: list[str], encoding: str) -> tuple[types.TextEdit, str]:

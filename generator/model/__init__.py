@@ -231,7 +231,7 @@ class EventType:
     examples: tuple[Example, ...] = ()
     # The event's own `rules:` (catalog-format.md §9): rule id -> error | warning | off.
     rules: tuple[tuple[str, str], ...] = ()
-    # The `rules:` of the file it stands in (the same values).
+    # The `rules:` of its file, which its own override (rules.overrides.event_severity).
     file_rules: tuple[tuple[str, str], ...] = ()
     file: str = ""
     # Where it sits in its file, e.g. ("events", 3).

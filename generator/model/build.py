@@ -39,6 +39,7 @@ from . import (
 from .. import profiles
 from ..naming import closest, to_pascal
 from ..profiles import Profile
+from ..overrides import EVCAT_PREFIX, setting_of
 from ..schemawalk import rewrite_refs
 
 DEFAULT_PROFILE = profiles.DEFAULT.name
@@ -51,6 +52,9 @@ _REF = REF
 class Built:
     catalog_set: CatalogSet
     diagnostics: list[Diagnostic] = field(default_factory=list)
+    # The payload schemas, as (file, path), that had x-evcat-* keys the model
+    # left out (the rules check them as written: rules/catalog.py).
+    annotated: frozenset[tuple[str, Path]] = frozenset()
 
 
 def _str(value: Any) -> str | None:
@@ -163,21 +167,29 @@ def build(documents: list[Document], memo: dict[Any, Any] | None = None) -> Buil
         else ""
     )
     used_memo: dict[Any, Any] = {}
+    annotated: set[tuple[str, Path]] = set()
 
     def rewritten(schema: Any, document: Document, base: Path) -> tuple[Any, set[str]]:
         key = (document.digest, document.file, names_key, base) if memo is not None and document.digest else None
         if memo is not None and key is not None and key in memo:
-            new_schema, used, problems = used_memo[key] = memo[key]
+            new_schema, used, problems, had_annotations = used_memo[key] = memo[key]
             diagnostics.extend(problems)
+            if had_annotations:
+                annotated.add((document.file, base))
             return new_schema, set(used)
         found: list[Diagnostic] = []
-        new_schema, used = _rewritten(schema, document, base, found)
+        dropped: list[Path] = []
+        new_schema, used = _rewritten(schema, document, base, found, dropped)
         diagnostics.extend(found)
+        if dropped:
+            annotated.add((document.file, base))
         if key is not None:
-            used_memo[key] = (new_schema, frozenset(used), tuple(found))
+            used_memo[key] = (new_schema, frozenset(used), tuple(found), bool(dropped))
         return new_schema, used
 
-    def _rewritten(schema: Any, document: Document, base: Path, diagnostics: list[Diagnostic]) -> tuple[Any, set[str]]:
+    def _rewritten(
+        schema: Any, document: Document, base: Path, diagnostics: list[Diagnostic], dropped: list[Path]
+    ) -> tuple[Any, set[str]]:
         used: set[str] = set()
 
         def replace(ref: str, path: Path) -> str | None:
@@ -190,7 +202,10 @@ def build(documents: list[Document], memo: dict[Any, Any] | None = None) -> Buil
             used.add(unique)
             return f"#/$defs/{unique}"
 
-        return rewrite_refs(schema, replace), used
+        # evcat's own annotations (x-evcat-rules) are read from the documents
+        # (rules.overrides); the model, which every output is made from, has none
+        # (catalog-format.md §9).
+        return rewrite_refs(schema, replace, drop=EVCAT_PREFIX, dropped=dropped), used
 
     shared: dict[str, SharedSchema] = {}
     direct_uses: dict[str, set[str]] = {}
@@ -265,7 +280,10 @@ def build(documents: list[Document], memo: dict[Any, Any] | None = None) -> Buil
     if memo is not None:
         memo.clear()
         memo.update(used_memo)
-    return Built(CatalogSet(tuple(_mark_several_dataversions(catalogs)), dict(sorted(shared.items()))), diagnostics)
+    return Built(
+        CatalogSet(tuple(_mark_several_dataversions(catalogs)), dict(sorted(shared.items()))), diagnostics,
+        frozenset(annotated),
+    )
 
 
 def _mark_several_dataversions(catalogs: list[Catalog]) -> list[Catalog]:
@@ -339,6 +357,14 @@ def _services(group: list[Document]) -> Iterator[Service]:
             )
 
 
+def _settings(value: Any) -> tuple[tuple[str, str], ...]:
+    """A ``rules`` map as (rule id, error | warning | off) pairs (catalog-format.md §9); bad entries are left out."""
+    return tuple(
+        (rule_id, setting) for rule_id, raw in _dict(value).items()
+        if isinstance(rule_id, str) and (setting := setting_of(raw)) is not None
+    )
+
+
 def _links(value: Any, path: Path) -> Iterator[Link]:
     for index, raw in enumerate(_list(value)):
         if isinstance(raw, dict) and _str(raw.get("type")):
@@ -359,6 +385,7 @@ def _events(document: Document, catalog_id: str, rewritten: Any, closure: Any) -
     profile = file_profile(document)
     producer_source = _str(_dict(head.get("producer")).get("source")) or ""
     defaults = _dict(head.get("defaults"))
+    file_rules = _settings(head.get("rules"))
     for position, raw in enumerate(_list(head.get("events"))):
         if not isinstance(raw, dict):
             continue
@@ -403,21 +430,12 @@ def _events(document: Document, catalog_id: str, rewritten: Any, closure: Any) -
             extensions=extensions,
             payload=payload,
             examples=examples,
-            rules=_rule_settings(raw.get("rules")),
-            file_rules=_rule_settings(document.value.get("rules") if isinstance(document.value, dict) else None),
+            rules=_settings(raw.get("rules")),
+            file_rules=file_rules,
             file=document.file,
             path=path,
         )
         yield event
-
-
-def _rule_settings(value: Any) -> tuple[tuple[str, str], ...]:
-    """A ``rules:`` map (of a file or an event) as (rule id, error | warning | off)."""
-    return tuple(
-        (rule_id, "off" if setting is False else setting)
-        for rule_id, setting in _dict(value).items()
-        if isinstance(rule_id, str) and setting in ("error", "warning", "off", False)
-    )
 
 
 __all__ = ["Built", "build", "file_profile", "Location"]

@@ -351,6 +351,7 @@ def _catalog_channels(
                 "action": action,
                 "channel": {"$ref": f"#/channels/{ids[channel.name]}"},
                 "summary": f"{title} {verb} {event.title}{version} on {channel.name}.",
+                "description": event.description or event.title,
                 "messages": [{"$ref": f"#/channels/{ids[channel.name]}/messages/{message_id(event)}"}],
             }
             if bindings:
@@ -405,9 +406,14 @@ def document(
         info["title"] = f"{service.title} ({catalog.title})"
         if service.description:
             info["description"] = service.description
-        if service.owner is not None:
-            owner = service.owner
-            info["contact"] = {key: value for key, value in (("name", owner.name), ("url", owner.url), ("email", owner.email)) if value}
+        owner = service.owner
+        if owner is not None and owner.name and owner.url and owner.email:
+            info["contact"] = {"name": owner.name, "url": owner.url, "email": owner.email}
+        elif owner is not None and (owner.name or owner.email):
+            # An incomplete Contact Object is a Spectral warning: the catalog's contact stays, the owner is said.
+            said = " ".join(part for part in (owner.name, f"<{owner.email}>" if owner.email else None) if part)
+            info["description"] = f"{info['description']}\n\n" if "description" in info else ""
+            info["description"] += f"Owned by {said}."
         info["tags"].append({"name": f"service:{service.name}"})
     if catalog.servers:
         doc["servers"] = {
@@ -434,6 +440,10 @@ def document(
         channels, operations = _type_channels(catalog, events, service)
     if service is not None:
         channels, messages, traits = _only_used(channels, operations, messages, traits)
+        # and the shared schemas those messages use
+        kept = {name for event in events if message_id(event) in messages and event.payload is not None
+                for name in event.payload.uses}
+        shared = {name: schema for name, schema in shared.items() if name in kept}
     doc["channels"] = channels
     doc["operations"] = operations
     components: dict[str, Any] = {}

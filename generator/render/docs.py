@@ -217,12 +217,30 @@ def _schema_type(schema: Any, shared: Mapping[str, SharedSchema]) -> str:
         text = str(kind) if kind else ("enum" if "enum" in schema else "const" if "const" in schema else "any")
     if kind == "array" and isinstance(schema.get("items"), dict):
         text = f"array of {_schema_type(schema['items'], shared)}"
+    value = _map_value(schema)
+    if value is not None:  # "map of string to X" in the place of "object"
+        shown = f"map of string to {_schema_type(value, shared)}"
+        text = " | ".join(shown if k == "object" else str(k) for k in kind) if isinstance(kind, list) else shown
     if "format" in schema:
         text += f" ({schema['format']})"
     for keyword in ("anyOf", "oneOf"):
         if isinstance(schema.get(keyword), list):
             text = f" {'or' if keyword == 'anyOf' else 'one of'} ".join(_schema_type(option, shared) for option in schema[keyword])
     return text
+
+
+def _map_value(schema: dict[str, Any]) -> Any:
+    """The value schema of a map, or None: an object that lists no properties
+    and takes any other name with ``additionalProperties`` (a schema, or
+    true: any value). Azure's ``claims``, Stripe's ``metadata``."""
+    kind = schema.get("type")
+    kinds = kind if isinstance(kind, list) else [kind]
+    value = schema.get("additionalProperties")
+    if ("object" not in kinds and kind is not None) or schema.get("properties") or schema.get("patternProperties"):
+        return None
+    if value is True or isinstance(value, dict):
+        return value
+    return None
 
 
 CONSTRAINTS = (

@@ -40,7 +40,6 @@ from ..naming import (
     envelope_class_names,
     payload_class_name,
     python_field_name,
-    python_package_name,
     schema_class_name,
 )
 from ..envelope import ATTRIBUTE_NAMES, UNDECLARED_VALUE, envelope_schema, titled
@@ -623,7 +622,7 @@ def _channel_context(catalog: Catalog, events: list[EventType]) -> dict[str, Any
 
 
 def render_catalog(catalog: Catalog, catalog_set: CatalogSet, env: Any, settings: Settings = Settings()) -> dict[str, str]:
-    package = python_package_name(catalog.id)
+    package = catalog.package_name  # `package`, or the catalog id with _ (catalog-format.md §9)
     events = sorted(catalog.events, key=event_order)
     names = envelope_class_names(event.key for event in events)
     data_names = {key: payload_class_name(name) for key, name in names.items()}

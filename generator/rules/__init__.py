@@ -196,14 +196,19 @@ class _Checks:
 CHECKS = _Checks()
 
 
-def severity_of(rule_id: str, setting: str | None = None) -> Severity:
-    """The severity of a finding of ``rule_id``: the catalog's ``setting``
-    where it changes the rule (``error`` | ``warning``; catalog-format.md
-    §9), else the rule's default; an unknown rule is an error."""
-    if setting in ("error", "warning"):
-        return Severity[setting.upper()]
+def finding_severity(rule_id: str, setting: str | None = None) -> Severity:
+    """The severity of an instance finding of ``rule_id`` (``event_checker.Problem``):
+    the catalog's ``setting`` for the event where it changes the rule
+    (``error`` | ``warning``, as ``overrides.event_severity`` gives it;
+    catalog-format.md §9), else the rule's default; an unknown rule is an
+    error. A finding of a rule that is off is never made."""
+    from .overrides import severity_of
+
     rule = RULES.get(rule_id)
-    return rule.severity if rule is not None else Severity.ERROR
+    default = rule.severity if rule is not None else Severity.ERROR
+    if setting is None or (rule is not None and rule.fixed):
+        return default
+    return severity_of(setting, default) or default
 
 
 def declare(rule_id: str, severity: Severity, profiles: frozenset[str], summary: str, *, fixed: bool = False) -> Rule:

@@ -14,7 +14,8 @@ from ..event_checker import EventChecker, Problem, pointer_text
 from ..loader import Document, Path
 from ..model import Catalog, EventType
 from ..naming import closest, did_you_mean
-from ..schemawalk import KEYWORDS, type_problem
+from ..overrides import EVCAT_PREFIX, SCHEMA_KEY, rule_maps, setting_of
+from ..schemawalk import KEYWORDS, subschemas, type_problem
 from . import ALL, RULES, Context, PayloadPart, declare, event_rule, file_rule, part_findings, payload_parts, schema_nodes, set_rule, shared_schemas_of
 
 E, W = Severity.ERROR, Severity.WARNING
@@ -96,24 +97,40 @@ def _semver_fix(value: str) -> str | None:
 
 @file_rule("CAT-UNKNOWN-KEY", E, ALL, "A key the format does not know.", fixed=True)
 def unknown_keys(document: Document, context: Context) -> Iterator[Diagnostic]:
-    """Rule ids under ``rules:`` and keywords in payload schemas must be known."""
-    overrides = document.value.get("rules")
-    if isinstance(overrides, dict):
-        for rule_id, severity in overrides.items():
-            if rule_id not in RULES:
-                yield context.report(
-                    "CAT-UNKNOWN-KEY", f"unknown rule id '{rule_id}'{did_you_mean(rule_id, RULES)}",
-                    document.key_loc(("rules", rule_id)), closest(rule_id, RULES),
-                )
-            elif severity is True:
-                yield context.report(
-                    "CAT-TYPE", f"set {rule_id} to error, warning or off", document.loc(("rules", rule_id)),
-                )
-            elif RULES[rule_id].fixed and severity != "error":
-                yield context.report(
-                    "CAT-TYPE", f"{rule_id} guards what generation relies on and cannot be set to '{'off' if severity is False else severity}'",
-                    document.loc(("rules", rule_id)),
-                )
+    """Rule ids and settings of the file's and the events' ``rules:`` must be
+    known (catalog-format.md §9; ``x-evcat-rules`` of schema nodes: ``unknown_keywords``)."""
+    for path, overrides in rule_maps(document.value):
+        yield from _override_problems(document, context, path, overrides, check_values=False)
+
+
+def _override_problems(
+    document: Document, context: Context, path: Path, overrides: Any, *, check_values: bool
+) -> Iterator[Diagnostic]:
+    """The problems of one override map at ``path``: an unknown rule id, a
+    bad setting (``check_values``: where the structural check does not look,
+    in payload schemas), a fixed rule set below error."""
+    if not isinstance(overrides, dict):
+        if check_values:
+            yield context.report(
+                "CAT-TYPE", f"{path[-1]} is a mapping of rule id to error, warning or off, e.g. {{PAY-CAMELCASE: off}}",
+                document.loc(path),
+            )
+        return
+    for rule_id, severity in overrides.items():
+        if rule_id not in RULES:
+            yield context.report(
+                "CAT-UNKNOWN-KEY", f"unknown rule id '{rule_id}'{did_you_mean(str(rule_id), RULES)}",
+                document.key_loc(path + (rule_id,)), closest(str(rule_id), RULES),
+            )
+        elif severity is True or (check_values and setting_of(severity) is None):
+            yield context.report(
+                "CAT-TYPE", f"set {rule_id} to error, warning or off", document.loc(path + (rule_id,)),
+            )
+        elif RULES[rule_id].fixed and severity != "error":
+            yield context.report(
+                "CAT-TYPE", f"{rule_id} guards what generation relies on and cannot be set to '{'off' if severity is False else severity}'",
+                document.loc(path + (rule_id,)),
+            )
 
 
 @set_rule("CAT-UNKNOWN-KEY", E, "A key the format does not know.", fixed=True)
@@ -124,6 +141,7 @@ def unknown_keywords(context: Context) -> Iterator[Diagnostic]:
 
 
 def _unknown_keywords(context: Context, part: PayloadPart) -> Iterator[Diagnostic]:
+    yield from _evcat_keywords(context, part)
     for path, subschema in schema_nodes(context, part):
         for keyword in subschema:
             if keyword not in KEYWORDS and not keyword.startswith("x-"):
@@ -133,6 +151,37 @@ def _unknown_keywords(context: Context, part: PayloadPart) -> Iterator[Diagnosti
                     + (FLOW_COMMA_HINT if " " in keyword else " (prefix your own annotations with 'x-')"),
                     context.key_loc(part.file, path + (keyword,)),
                     closest(keyword, KEYWORDS),
+                )
+
+
+def _evcat_keywords(context: Context, part: PayloadPart) -> Iterator[Diagnostic]:
+    """evcat's own keywords in a payload schema as written (the model holds
+    them no more: model/build.py drops them): ``x-evcat-rules`` maps
+    of known rule ids and settings (catalog-format.md §9), no other ``x-evcat-`` key."""
+    if (part.file, part.path) not in context.built.annotated:
+        return  # the model's schema is the one written: it had no x-evcat- key to take out
+    document = context.documents[part.file]
+    written: Any = document.value
+    for step in part.path:
+        if isinstance(written, dict):
+            written = written.get(step)
+        else:
+            written = written[step] if isinstance(written, list) and isinstance(step, int) else None
+    if not isinstance(written, dict):
+        return
+    for path, node in subschemas(written, part.path):
+        for keyword in node:
+            if not (isinstance(keyword, str) and keyword.startswith(EVCAT_PREFIX)):
+                continue
+            if keyword == SCHEMA_KEY:
+                yield from _override_problems(document, context, path + (keyword,), node[keyword], check_values=True)
+            else:
+                yield context.report(
+                    "CAT-UNKNOWN-KEY",
+                    f"'{keyword}': keys starting with '{EVCAT_PREFIX}' are evcat's own, and evcat knows only "
+                    f"'{SCHEMA_KEY}' (start your own annotations with another 'x-' prefix)",
+                    context.key_loc(part.file, path + (keyword,)),
+                    SCHEMA_KEY if closest(keyword, (SCHEMA_KEY,)) else None,
                 )
 
 
@@ -326,21 +375,46 @@ def version_bump(context: Context) -> Iterator[Diagnostic]:
             )
 
 
-@set_rule("CAT-PACKAGE-NAME", E, "Each catalog id maps to its own Python package name.", fixed=True)
+@set_rule("CAT-PACKAGE-NAME", E, "Each catalog's Python package name is its own and replaces nothing installed.", fixed=True)
 def package_names(context: Context) -> Iterator[Diagnostic]:
-    """``import`` and ``catalog-import`` both become ``catalog_import``
-    (naming.python_package_name): one package would overwrite the other."""
-    from ..naming import python_package_name
+    """The generated package's name (``package``, or the catalog id with _:
+    ``Catalog.package_name``) is taken (catalog-format.md §9): by another
+    catalog (``import`` and ``catalog-import`` both become ``catalog_import``),
+    or by something installed it would replace (package_names.why_taken: the
+    standard library, the generated packages' and evcat's dependencies, the
+    most-downloaded PyPI distributions). The suggestion is a free name: a new
+    ``package`` where one is written, else a catalog id whose package is free."""
+    from ..package_names import free_name, normalise, why_taken
 
+    catalogs = sorted(context.built.catalog_set.catalogs, key=lambda c: (c.files[:1], c.id))
+    used = frozenset(normalise(catalog.package_name) for catalog in catalogs)
     first: dict[str, Catalog] = {}
-    for catalog in sorted(context.built.catalog_set.catalogs, key=lambda c: (c.files[:1], c.id)):
+    for catalog in catalogs:
         if not catalog.files:
             continue
-        package = python_package_name(catalog.id)
-        if package in first and first[package].id != catalog.id:
-            other = first[package]
-            # locations only now: finding one parses the file's positions (lint reads without them)
-            where, elsewhere = context.loc(catalog.files[0], ("catalog",)), context.loc(other.files[0], ("catalog",))
+        package = catalog.package_name
+        written = next((file for file in catalog.files if "package" in _mapping(context.documents[file].value)), None)
+        # locations only now: finding one parses the file's positions (lint reads without them)
+        where = context.loc(written, ("package",)) if written else context.loc(catalog.files[0], ("catalog",))
+        taken = why_taken(package)
+        if taken is not None:
+            free = free_name(package, used)
+            if written:
+                advice, suggestion = f"use package: {free}", free
+            else:
+                advice, suggestion = f"add package: {free} (or rename the catalog)", free.replace("_", "-")
+            yield context.report(
+                "CAT-PACKAGE-NAME",
+                f"catalog '{catalog.id}' would generate the Python package '{package}', which is taken by {taken}: "
+                f"installing it would replace that; {advice}",
+                where,
+                suggestion,
+            )
+            continue
+        key = normalise(package)
+        if key in first and first[key].id != catalog.id:
+            other = first[key]
+            elsewhere = context.loc(other.files[0], ("catalog",))
             yield context.report(
                 "CAT-PACKAGE-NAME",
                 f"catalog '{catalog.id}' becomes the Python package '{package}', as catalog '{other.id}' at {elsewhere} does; rename one of them",
@@ -348,4 +422,8 @@ def package_names(context: Context) -> Iterator[Diagnostic]:
                 related=(elsewhere,),
             )
         else:
-            first.setdefault(package, catalog)
+            first.setdefault(key, catalog)
+
+
+def _mapping(value: object) -> dict:
+    return value if isinstance(value, dict) else {}

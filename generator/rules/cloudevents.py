@@ -12,6 +12,7 @@ from ..string_formats import is_media_type, is_uri, is_uri_reference
 from ..loader import Document, Path
 from ..model import EventType
 from ..naming import closest, did_you_mean
+from ..profiles import Profile
 from ..runtime import _uritemplate as uritemplate
 from ..vocabulary import ATTRIBUTE_NAME, ATTRIBUTE_NAME_SOFT_MAX, RESERVED, TYPE_NAMES
 from . import ALL, Context, declare, event_rule, file_rule
@@ -47,16 +48,18 @@ def top_level_domains() -> frozenset[str]:
     return frozenset(line.strip() for line in text.splitlines() if line and not line.startswith("#"))
 
 
-def reverse_dns_problem(event_type: str) -> str | None:
-    """Why ``event_type`` is not reverse domain name notation, or None."""
+def reverse_dns_problem(event_type: str, profile: Profile) -> str | None:
+    """Why ``event_type`` is not reverse domain name notation, or None; the
+    examples are the profile's (``Profile.example_domain``)."""
     labels = event_type.split(".")
+    domain = profile.example_domain
     if len(labels) < 2:
-        return "it needs at least two dot-separated labels, e.g. 'nl.<domain>.<event>'"
+        return f"it needs at least two dot-separated labels, e.g. '{domain}.<organization>.<event>'"
     bad = [label for label in labels if not _LABEL.match(label)]
     if bad:
         return f"label '{bad[0]}' must be lowercase letters, digits and inner hyphens"
     if labels[0] not in top_level_domains():
-        return f"'{labels[0]}' is not a top-level domain; start with one such as 'nl'"
+        return f"'{labels[0]}' is not a top-level domain; start with one such as '{domain}'"
     return None
 
 
@@ -139,7 +142,7 @@ def type_empty(event: EventType, context: Context) -> Iterator[Diagnostic]:
 # Under nlgov the MUST of NLGOV-TYPE-RDNS replaces this SHOULD; under normo ID04 does.
 @event_rule("CE-TYPE-RDNS", W, frozenset({"cloudevents"}), "type is prefixed with a reverse-DNS name.")
 def type_reverse_dns(event: EventType, context: Context) -> Iterator[Diagnostic]:
-    problem = event.type and reverse_dns_problem(event.type)
+    problem = event.type and reverse_dns_problem(event.type, event.profile)
     if problem:
         yield context.report(
             "CE-TYPE-RDNS", f"type '{event.type}' SHOULD start with a reverse-DNS name: {problem}",
@@ -192,9 +195,10 @@ def source_absolute(document: Document, context: Context) -> Iterator[Diagnostic
     for source, path in sources(document):
         expanded = sample_source(source)
         if source and template_problem(source) is None and is_uri_reference(expanded) and not is_uri(expanded):
+            example = context.profile(document.file).example_source
             yield context.report(
                 "CE-SOURCE-ABSOLUTE",
-                f"source '{source}' SHOULD be an absolute URI, e.g. 'urn:nld:oin:<oin>:<system>'",
+                f"source '{source}' SHOULD be an absolute URI, e.g. '{example}'",
                 document.loc(path),
             )
 

@@ -26,7 +26,7 @@ declare("NLGOV-SPECVERSION", E, NLGOV, "(instances) specversion MUST be 1.0 (§3
 
 @event_rule("NLGOV-TYPE-RDNS", E, NLGOV_ONLY, "type MUST be reverse domain name notation (§3.3.4).")
 def type_reverse_dns(event: EventType, context: Context) -> Iterator[Diagnostic]:
-    problem = event.type and reverse_dns_problem(event.type)
+    problem = event.type and reverse_dns_problem(event.type, event.profile)
     if problem:
         yield context.report(
             "NLGOV-TYPE-RDNS",

@@ -27,7 +27,9 @@ EXTRAS: dict[str, tuple[str, ...]] = {
 }
 
 # What every generated package needs at run time.
-REQUIRES: tuple[str, ...] = ("pydantic>=2.6",)
+# jiter: pydantic's own JSON parser, which refuses objects that repeat a name
+# (catch_duplicate_keys, since 0.7; _reading.py).
+REQUIRES: tuple[str, ...] = ("jiter>=0.7", "pydantic>=2.6")
 
 
 def runtime_files() -> dict[str, str]:

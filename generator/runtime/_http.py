@@ -13,9 +13,16 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, Literal, cast
 from urllib.parse import unquote
 
+from ._fastpath import parse_fast
 from ._models import CloudEvent, Events, event_class
 from ._parsing import parse_batch, parse_event, validated
-from ._reading import SURROGATE, EventError, charset_problem, read_json
+from ._reading import (
+    SURROGATE,
+    EventError,
+    charset_problem,
+    one_json_value,
+    read_json,
+)
 from ._values import INTEGER
 
 __all__ = [
@@ -211,21 +218,75 @@ def from_http(headers: Headers, body: bytes | str, events: Events) -> CloudEvent
     """The event in an HTTP message, structured or binary mode."""
     lowered = _lower(headers)
     content_type = lowered.get("content-type", "")
+    essence = _essence(content_type)
     raw = body.encode("utf-8") if isinstance(body, str) else body
-    if _essence(content_type) == STRUCTURED_CONTENT_TYPE:
+    if essence == STRUCTURED_CONTENT_TYPE:
         _check_charset(content_type)
         return parse_event(raw, events)
-    if _essence(content_type) == BATCH_CONTENT_TYPE:
+    if essence == BATCH_CONTENT_TYPE:
         raise EventError("this is a batch: use from_http_batch")
     attributes = {
         key[3:]: value for key, value in lowered.items() if key.startswith("ce-")
     }
+    fast = _binary_fast(attributes, content_type, essence, raw, events)
+    if fast is not None:
+        return fast
     event = structured_from_binary(
         attributes, content_type or None, raw, events, percent_encoded=True
     )
     # parse_event less its check_value: structured_from_binary checked the
     # attributes' text, and read_json the data.
     return validated(event_class(event, events), event)
+
+
+# Classes whose attributes include an Integer or Boolean one (its header text
+# becomes a JSON number or boolean: structured_from_binary's step).
+_CONVERTED: dict[type[CloudEvent], frozenset[str]] = {}
+
+
+def _binary_fast(
+    attributes: dict[str, str],
+    content_type: str,
+    media: str,
+    payload: bytes,
+    events: Events,
+) -> CloudEvent | None:
+    """A binary-mode message with a JSON payload through the structured fast
+    path (one pydantic-core call, ``parse_fast``): the JSON text of the same
+    mapping ``structured_from_binary`` makes, the payload's bytes as ``data``.
+    None where that mapping is not simply the headers' text (percent-encoded
+    or Integer and Boolean values) or the fast path leaves the verdict to the
+    careful path; the payload must be one JSON value whose names are unique
+    (else its bytes could add members beside ``data``). ``media``: the
+    essence of ``content_type``."""
+    subtype = media.partition("/")[2]
+    if not payload or not (subtype == "json" or subtype.endswith("+json")):
+        return None
+    if ";" in content_type and charset_problem(content_type):
+        return None
+    if "data" in attributes or any("%" in value for value in attributes.values()):
+        return None
+    try:
+        cls = event_class(attributes, events)
+    except EventError:
+        return None
+    converted = _CONVERTED.get(cls)
+    if converted is None:
+        converted = _CONVERTED[cls] = frozenset(
+            name
+            for name, kind in cls.attribute_types.items()
+            if kind in ("Integer", "Boolean")
+        )
+    if converted and not converted.isdisjoint(attributes):
+        return None
+    if not one_json_value(payload):
+        return None
+    head = json.dumps({**attributes, "datacontenttype": content_type})
+    try:
+        text = head[:-1].encode("ascii") + b', "data": ' + payload + b"}"
+    except UnicodeEncodeError:  # json.dumps escapes all but lone surrogates
+        return None
+    return parse_fast(text, events, names_checked=True)
 
 
 def _check_charset(content_type: str) -> None:

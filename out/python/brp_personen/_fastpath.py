@@ -17,7 +17,7 @@ from pydantic import BaseModel, ValidationError
 from pydantic_core import CoreConfig, SchemaValidator
 
 from ._models import CloudEvent, Events, Payload, by_type, not_null
-from ._reading import MAX_DEPTH, may_hold_long_integers
+from ._reading import MAX_DEPTH, duplicate_name_problem, may_hold_long_integers
 from ._values import (
     ATTRIBUTE_NAME,
     EMAIL,
@@ -501,8 +501,11 @@ def _compile(events: Events) -> _FastPath:
     )
 
 
-def parse_fast(data: bytes | bytearray, events: Events) -> CloudEvent | None:
-    """``parse_event`` in one pydantic-core call; None: left to the careful path."""
+def parse_fast(
+    data: bytes | bytearray, events: Events, *, names_checked: bool = False
+) -> CloudEvent | None:
+    """``parse_event`` in one pydantic-core call; None: left to the careful path.
+    ``names_checked``: the caller knows no object of ``data`` repeats a name."""
     known = _FAST.get(id(events))
     fast = known[1] if known and known[0] is events else _fast_validator(events)
     validator, bounded, shadows, underscored = fast
@@ -518,6 +521,9 @@ def parse_fast(data: bytes | bytearray, events: Events) -> CloudEvent | None:
     if shadows and any(name in data for name in shadows):
         return None
     if underscored and data.find(b"_") >= 0 and _names_one(data, underscored):
+        return None
+    if not names_checked and duplicate_name_problem(data) is not None:
+        # pydantic-core keeps the last one
         return None
     try:
         event: CloudEvent = validator.validate_json(data)

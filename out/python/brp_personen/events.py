@@ -36,6 +36,7 @@ from ._cloudevents import (
     UriReference,
     new_id,
     now,
+    source_check,
 )
 
 __all__ = [
@@ -292,6 +293,11 @@ class PersoonOverleden(CloudEvent):
                 "minLength": 1,
                 "pattern": _URI_REFERENCE,
                 "not": {"pattern": _BAD_CHARS},
+                "allOf": [
+                    {
+                        "pattern": "^urn:nld:oin:00000001823288444000:systeem:BRP-component(?![\\s\\S])"
+                    }
+                ],
             },
             "time": {
                 "type": ["string", "null"],
@@ -332,6 +338,11 @@ class PersoonOverleden(CloudEvent):
         "propertyNames": _ATTRIBUTE_NAMES,
         "additionalProperties": _UNDECLARED_VALUE,
     }
+    catalog_source: ClassVar[str | None] = (
+        "urn:nld:oin:00000001823288444000:systeem:BRP-component"
+    )
+    source_match: ClassVar[str] = "error"
+    _source = source_check()
 
     type: Literal["nl.brp.persoon-overleden"] = "nl.brp.persoon-overleden"
     """The CloudEvents type."""

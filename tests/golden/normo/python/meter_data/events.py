@@ -38,6 +38,7 @@ from ._cloudevents import (
     UriReference,
     new_id,
     now,
+    source_check,
 )
 
 __all__ = [
@@ -201,6 +202,7 @@ class MdmMeterRemoved(CloudEvent):
                 "minLength": 1,
                 "pattern": _URI_REFERENCE,
                 "not": {"pattern": _BAD_CHARS},
+                "allOf": [{"pattern": "^urn:ean13:8716859000003:cmr(?![\\s\\S])"}],
             },
             "time": {
                 "type": "string",
@@ -240,6 +242,9 @@ class MdmMeterRemoved(CloudEvent):
         "propertyNames": _ATTRIBUTE_NAMES,
         "additionalProperties": _UNDECLARED_VALUE,
     }
+    catalog_source: ClassVar[str | None] = "urn:ean13:8716859000003:cmr"
+    source_match: ClassVar[str] = "error"
+    _source = source_check()
 
     type: Literal["mdm.meter.removed"] = "mdm.meter.removed"
     """The CloudEvents type."""
