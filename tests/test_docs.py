@@ -21,7 +21,7 @@ from generator.render.docs import catalog_path, schema_path
 
 from .conftest import ROOT
 
-SOURCES = [ROOT / "catalog", ROOT / "tests" / "catalogs" / "hostile"]
+SOURCES = [ROOT / "catalog", ROOT / "tests" / "catalogs" / "hostile", ROOT / "tests" / "catalogs" / "services"]
 ARTIFACTS = ROOT / "tests" / "artifacts"
 
 
@@ -218,8 +218,8 @@ def test_all_internal_links_resolve(site: dict[Path, Any]) -> None:
                 assert not urlsplit(source).scheme, f"{path}: loads {source}"  # offline: nothing remote is loaded
             for link in page.links:
                 parts = urlsplit(link)
-                if parts.scheme:  # only a producer's contact links out
-                    assert parts.scheme in ("mailto", "https", "http") and "/catalogs/" in str(path), link
+                if parts.scheme:  # only a producer's or a service owner's contact links out
+                    assert parts.scheme in ("mailto", "https", "http") and ("/catalogs/" in str(path) or "/services/" in str(path)), link
                     continue
                 target = (path.parent / unquote(parts.path)).resolve() if parts.path else path
                 assert target.exists(), f"{path.relative_to(out)}: {link} does not resolve"

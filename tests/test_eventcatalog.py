@@ -23,13 +23,17 @@ from generator.render.eventcatalog import (
     NO_DATAVERSION,
     NODE_VERSION,
     OVERRIDES,
+    channel_id,
     event_id,
+    service_id,
     viewer_schema,
 )
 
 from .conftest import EVENTCATALOG_PROJECTS, NPM_CACHE, ROOT, run_evcat
 
-SOURCES = [ROOT / "catalog", ROOT / "tests" / "catalogs" / "hostile", ROOT / "tests" / "catalogs" / "conformance"]
+SOURCES = [ROOT / "catalog", ROOT / "tests" / "catalogs" / "hostile", ROOT / "tests" / "catalogs" / "conformance",
+           ROOT / "tests" / "catalogs" / "services"]
+BUILT = [SOURCES[0], SOURCES[1], SOURCES[3]]  # the sources the EventCatalog build test builds (one project)
 
 
 def _front_matter(content: bytes) -> tuple[dict[str, Any], str]:
@@ -93,7 +97,8 @@ def test_content_tree(source: Path) -> None:
 
 def test_changelog_between_dataversions() -> None:
     _, files = _export(ROOT / "catalog")
-    base = "eventcatalog/domains/meter-data/services/meter-data-producer/events/mdm.meter.updated"
+    (base,) = [path.removesuffix("/changelog.md") for path in files
+               if path.startswith("eventcatalog/domains/meter-data/") and path.endswith("/events/mdm.meter.updated/changelog.md")]
     data, body = _front_matter(files[f"{base}/changelog.md"])
     assert data["version"] == "2.0.0" and "Changes since dataversion 1.2.0" in body
     assert "`/data/meterId`: property removed (was required) **breaks consumers**" in body
@@ -113,6 +118,52 @@ def test_recursive_schema_is_cut_not_crashing() -> None:
         "type": "object", "properties": {f"p{j}": {"$ref": f"#/$defs/S{(i + j) % 12}"} for j in range(4)}}) for i in range(12)}
     wide = viewer_schema({"$ref": "#/$defs/S0"}, shared)
     assert len(json.dumps(wide)) < 5_000_000
+
+
+def test_services_and_channels_with_their_sends_and_receives() -> None:
+    """Catalog-format.md §9 in EventCatalog's own front matter (content.config.ts
+    of @eventcatalog/core 3.48.4): services with sends (to channels) and
+    receives (from channels, the dataversion range kept), channels with
+    address, protocols and parameters (the event versions on it in its body);
+    the catalog's services replace the producer service."""
+    catalog_set, files = _export(ROOT / "tests" / "catalogs" / "services")
+    (catalog,) = catalog_set.catalogs
+    pages = {path: _front_matter(content)[0] for path, content in files.items() if path.endswith(".md")}
+    domain = pages["eventcatalog/domains/acme-storage/index.md"]
+    assert domain["services"] == [{"id": f"acme-storage.{s.name}"} for s in catalog.services]
+    assert not [path for path in pages if "-producer/index.md" in path]  # no invented producer service
+    base = "eventcatalog/domains/acme-storage"
+    store = pages[f"{base}/services/acme-storage.blob-store/index.md"]
+    assert store["name"] == "Blob store" and store["owners"] == ["acme-storage.storage_team"]
+    assert pages["eventcatalog/teams/acme-storage.storage_team.md"] == {
+        "id": "acme-storage.storage_team", "name": "Storage team", "email": "storage@example.org"}
+    assert store["sends"] == [
+        {"id": "org.example.storage.blob-created", "version": "*", "to": [{"id": "acme-storage.blob-events", "version": "1.0.0"}]},
+        {"id": "org.example.storage.blob-created", "version": "2.0.0",
+         "to": [{"id": "acme-storage.storage-hook", "version": "1.0.0"}]},
+        {"id": "org.example.storage.blob-deleted", "version": "*", "to": [{"id": "acme-storage.blob-events", "version": "1.0.0"}]},
+    ]
+    indexer = pages[f"{base}/services/acme-storage.indexer/index.md"]
+    assert indexer["receives"] == [{"id": "org.example.storage.blob-created", "version": ">=1.0.0 <2.0.0",
+                                    "from": [{"id": "acme-storage.blob-events", "version": "1.0.0"}]}]
+    assert "sends" not in indexer
+    channel = pages[f"{base}/channels/acme-storage.blob-events/index.md"]
+    assert channel["address"] == "storage.{region}.blobs" and channel["protocols"] == ["kafka"]
+    assert list(channel["parameters"]) == ["region"] and channel["summary"] == "All blob events of one region."
+    audit = files[f"{base}/channels/acme-storage.audit/index.md"].decode()
+    assert "| `routingKey` | `\"storage.#\"` |" in audit
+    events = {(data["id"], data["version"]): data for path, data in pages.items() if "/events/" in path and path.endswith("index.md")}
+    # No `channels` on an event: EventCatalog 3's build "migrates" that old API into
+    # the services, overwriting their to/from (and rewriting evcat's files).
+    assert len(events) == 3 and not [key for key, data in events.items() if "channels" in data]
+    body = files[f"{base}/channels/acme-storage.blob-events/index.md"].decode()
+    assert "| `org.example.storage.blob-created` | `2.0.0`, `1.0.0` |" in body
+    assert all(path.startswith(f"{base}/events/") for path in pages if "/events/" in path)
+    # A catalog without services keeps its producer service, and its events name no channel.
+    hostile_set, hostile = _export(ROOT / "tests" / "catalogs" / "hostile")
+    for other in hostile_set.catalogs:
+        assert not other.services
+        assert f"eventcatalog/domains/{safe_file_name(other.id)}/services/{safe_file_name(other.id)}-producer/index.md" in hostile
 
 
 def test_colons_are_no_directives() -> None:
@@ -245,10 +296,11 @@ def test_eventcatalog_builds_every_event_and_version(eventcatalog: Path) -> None
     example."""
     project = EVENTCATALOG_PROJECTS / "catalogs"
     shutil.rmtree(project, ignore_errors=True)
-    sets = []
-    for source in SOURCES[:2]:
+    sets, exports = [], []
+    for source in BUILT:
         catalog_set, files = _export(source)
         sets.append(catalog_set)
+        exports.append(files)
         for relative, content in files.items():
             path = project / relative.removeprefix("eventcatalog/")
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -273,6 +325,40 @@ def test_eventcatalog_builds_every_event_and_version(eventcatalog: Path) -> None
                 assert f'"type":"{event.type}"' in "".join(text.split())  # the example event
             if event.deprecated:
                 assert "deprecated" in text.lower()
+        for catalog in catalog_set.catalogs:  # catalog-format.md §9: the services and channels are pages too
+            for service in catalog.services:
+                page = dist / "docs" / "services" / service_id(catalog, service.name) / catalog.version / "index.html"
+                assert page.exists(), sorted(built)[:50]
+                assert service.title in _text(page)
+            for channel in catalog.channels:
+                page = dist / "docs" / "channels" / channel_id(catalog, channel.name) / catalog.version / "index.html"
+                assert page.exists(), sorted(built)[:50]
+                assert channel.address in _text(page)
+    storage = sets[2].catalogs[0]
+    # EventCatalog read the relations: its own diagram of a service (the
+    # visualiser's Mermaid export) has the channels and the event versions.
+    def mermaid(service: str) -> tuple[str, list[str]]:
+        text = (dist / "visualiser" / "services" / service_id(storage, service) / f"{storage.version}.mermaid").read_text()
+        return text, [line.strip() for line in text.splitlines() if "-->" in line]
+
+    def node(resource_id: str) -> str:  # EventCatalog's Mermaid node id: the id and version, [^A-Za-z0-9] -> _
+        return re.sub(r"[^A-Za-z0-9]", "_", f"{resource_id}_{storage.version}")
+
+    indexer, edges = mermaid("indexer")
+    # The range >=1.0.0 <2.0.0 took dataversion 1.0.0 only, from the channel blob-events.
+    assert '"Blob created (1.0.0)"' in indexer and "Blob created (2.0.0)" not in indexer
+    assert any(edge.startswith(node(channel_id(storage, "blob-events"))) and edge.endswith(node(service_id(storage, "indexer")))
+               for edge in edges), edges
+    store, edges = mermaid("blob-store")
+    assert "Blob created" in store and "Blob deleted" in store
+    assert any(edge.startswith(node(service_id(storage, "blob-store"))) and "blob_deleted" in edge for edge in edges), edges
+    _, edges = mermaid("archive")  # sends blob-deleted to the audit channel only
+    assert any(node(channel_id(storage, "audit")) in edge for edge in edges), edges
+    # The build rewrote none of the export (EventCatalog migrates an event's `channels`
+    # into the services' to/from, overwriting them: the export writes none).
+    rewritten = [relative for files in exports for relative, content in files.items()
+                 if relative.endswith(".md") and (project / relative.removeprefix("eventcatalog/")).read_bytes() != content]
+    assert rewritten == []
     hostile = _text(dist / "docs" / "events" / "io.example.class-import.from" / "1.0.0" / "index.html")
     assert "<script>x</script>" not in (dist / "docs" / "events" / "io.example.class-import.from" / "1.0.0" / "index.html").read_text()
     assert "Keyword \"import\" as an Integer." in hostile

@@ -20,13 +20,15 @@ from markupsafe import Markup
 
 from .. import __version__
 from ..commands.diff import Change, diff_events
-from ..string_formats import semver_key
-from ..model import Catalog, CatalogSet, EventType, SharedSchema
+from ..model import Catalog, CatalogSet, Channel, EventType, Link, Service, SharedSchema
 from ..naming import safe_file_name
 from ..profiles import PROFILES, Profile
+from ..string_formats import semver_key
 from ..vocabulary import header_value
 from . import Unit, catalog_inputs, compact_json, dump_json, event_dir, partial_set, render_all
 from .asyncapi import message_id
+from .servicemap import ServiceMap
+from .servicemap import layout as service_map_layout
 from .templates import environment, template_set
 from .timeline import TypeVersions, layout
 
@@ -100,6 +102,56 @@ class Attribute:
 
 
 @dataclass
+class Travel:
+    """One channel an event (type, dataversion) travels on, and who sends and
+    receives it there (``channel`` None: the services of links that name no channel)."""
+
+    channel: Channel | None
+    senders: list[Service]
+    receivers: list[Service]
+
+
+def _unique(services: Iterable[Service]) -> list[Service]:
+    return list({service.name: service for service in services}.values())
+
+
+def sending(catalog: Catalog, event: EventType) -> list[tuple[Service, Link]]:
+    """The services whose ``sends`` cover the event, each with that link."""
+    return [(service, link) for service in catalog.services for link in service.sends if link.sends(event)]
+
+
+def receiving(catalog: Catalog, event: EventType) -> list[tuple[Service, Link]]:
+    """The services whose ``receives`` cover the event (its dataversion in their range), each with that link."""
+    return [(service, link) for service in catalog.services for link in service.receives
+            if link.receives(event.type, event.dataversion)]
+
+
+def travel(catalog: Catalog, event: EventType) -> list[Travel]:
+    """Where an event travels: each channel it is published on (``Catalog.channels_of``)
+    with its sending and receiving services, then the channels only its receivers
+    name, then the links that name no channel."""
+    if not catalog.channels and not catalog.services:
+        return []
+    senders, receivers = sending(catalog, event), receiving(catalog, event)
+    named = [channel.name for channel in catalog.channels_of(event)]
+    named += [link.channel for _, link in receivers if link.channel and link.channel not in named]
+    channels = {channel.name: channel for channel in catalog.channels}
+    rows = [
+        Travel(channels[name],
+               _unique(service for service, link in senders if link.channel == name),
+               _unique(service for service, link in receivers if link.channel in (name, None)))
+        for name in named if name in channels
+    ]
+    loose = Travel(None, _unique(service for service, link in senders if not link.channel),
+                   _unique(service for service, link in receivers if not link.channel))
+    if (loose.senders or loose.receivers) and not rows:
+        rows.append(loose)
+    elif loose.senders:
+        rows.append(Travel(None, loose.senders, []))
+    return rows
+
+
+@dataclass
 class VersionView:
     event: EventType
     anchor: str
@@ -109,6 +161,7 @@ class VersionView:
     example_http: str | None
     previous: str | None = None  # the dataversion the changelog compares with
     changes: list[Change] = field(default_factory=list)
+    travel: list[Travel] = field(default_factory=list)  # where it travels (catalog-format.md §9)
 
     # The contracts of the version, relative to OUT (asked by its page only:
     # the index and the catalog pages list thousands of versions).
@@ -488,6 +541,7 @@ def _views(catalog_set: CatalogSet, events: Iterable[EventType], full: bool) -> 
                 rows=payload_rows(event.payload.schema, shared) if event.payload is not None and full else [],
                 example_json=example_json,
                 example_http=example_http,
+                travel=travel(catalog, event) if full else [],
             )
         )
     for view in views.values():
@@ -551,6 +605,110 @@ def schema_views(catalog_set: CatalogSet) -> list[SchemaView]:
     return views
 
 
+def service_path(catalog_id: str, name: str) -> str:
+    """The page of a service, relative to docs/."""
+    return f"services/{safe_file_name(catalog_id)}/{safe_file_name(name)}.html"
+
+
+def channel_path(catalog_id: str, name: str) -> str:
+    """The page of a channel, relative to docs/."""
+    return f"channels/{safe_file_name(catalog_id)}/{safe_file_name(name)}.html"
+
+
+@dataclass
+class EventLink:
+    """One ``sends`` or ``receives`` entry of a service, with the event
+    versions it names (a range: those in it) and its channel."""
+
+    link: Link
+    title: str | None  # the event type's title; None: not in the catalog
+    versions: list[tuple[str, str]]  # (dataversion or "no data", page#anchor relative to docs/)
+    channel: Channel | None
+
+
+@dataclass
+class ServiceView:
+    service: Service
+    path: str
+    sends: list[EventLink]
+    receives: list[EventLink]
+
+    @property
+    def search_text(self) -> str:
+        service = self.service
+        owner = service.owner.name if service.owner and service.owner.name else ""
+        types = [entry.link.type for entry in self.sends + self.receives]
+        return " ".join(filter(None, [service.name, service.title, service.description or "", owner, *types])).lower()
+
+
+@dataclass
+class ChannelView:
+    channel: Channel
+    path: str
+    events: list[tuple[TypeView, list[VersionView]]]  # the (type, dataversions) published on it
+    senders: list[Service]
+    receivers: list[Service]
+
+    @property
+    def bindings(self) -> list[tuple[str, str]]:
+        return [(str(key), _json_text(value)) for key, value in self.channel.bindings]
+
+    @property
+    def search_text(self) -> str:
+        channel = self.channel
+        return " ".join(filter(None, [channel.name, channel.protocol, channel.address, channel.description or "",
+                                      *(view.type for view, _ in self.events)])).lower()
+
+
+def _event_link(link: Link, sends: bool, views: Mapping[str, TypeView], channels: Mapping[str, Channel]) -> EventLink:
+    view = views.get(link.type)
+    versions = []
+    if view is not None:
+        versions = [(version.event.dataversion or "no data", f"{view.path}#{version.anchor}")
+                    for version in view.versions
+                    if (link.sends(version.event) if sends else link.receives(view.type, version.event.dataversion))]
+    return EventLink(link, view.latest.event.title if view else None, versions,
+                     channels.get(link.channel) if link.channel else None)
+
+
+def service_views(catalog: Catalog, types: list[TypeView]) -> list[ServiceView]:
+    """A page per service of the catalog: what it sends and receives, where."""
+    views = {view.type: view for view in types}
+    channels = {channel.name: channel for channel in catalog.channels}
+    return [
+        ServiceView(service, service_path(catalog.id, service.name),
+                    [_event_link(link, True, views, channels) for link in service.sends],
+                    [_event_link(link, False, views, channels) for link in service.receives])
+        for service in catalog.services
+    ]
+
+
+def channel_views(catalog: Catalog, types: list[TypeView]) -> list[ChannelView]:
+    """A page per channel of the catalog: the events on it, who sends and receives there."""
+    result = []
+    # Each event's channels, asked once (not once per channel: a catalog of hundreds of services and channels).
+    travels = {id(version): {c.name for c in catalog.channels_of(version.event)} for view in types for version in view.versions}
+    for channel in catalog.channels:
+        events = []
+        for view in types:
+            on = [version for version in view.versions if channel.name in travels[id(version)]]
+            if on:
+                events.append((view, on))
+        senders = _unique(service for service in catalog.services for link in service.sends if link.channel == channel.name)
+        receivers = _unique(service for service in catalog.services for link in service.receives
+                            if link.channel == channel.name)
+        result.append(ChannelView(channel, channel_path(catalog.id, channel.name), events, senders, receivers))
+    return result
+
+
+def service_map(catalog: Catalog) -> ServiceMap | None:
+    """The catalog's service diagram (none without services)."""
+    if not catalog.services:
+        return None
+    return service_map_layout(catalog, lambda name: service_path(catalog.id, name),
+                              lambda name: channel_path(catalog.id, name))
+
+
 def timeline(catalog: Catalog, types: list[TypeView], root: str) -> Any:
     producer = catalog.producer
     return layout(
@@ -599,6 +757,23 @@ def search_index(catalog_set: CatalogSet, types: list[TypeView], schemas: list[S
             "deprecated": view.latest.event.deprecated, "fields": list(fields),
             "text": " ".join([view.type.lower(), view.catalog.id, *map(str.lower, fields), *words]),
         })
+    for catalog in catalog_set.catalogs:
+        if not catalog.services and not catalog.channels:
+            continue
+        own = [view for view in types if view.catalog.id == catalog.id]
+        for service in service_views(catalog, own):
+            entries.append({
+                "kind": "service", "title": service.service.title, "name": service.service.name,
+                "catalog": f"{titles[catalog.id]} · service", "url": service.path, "versions": [], "deprecated": False,
+                "fields": [], "text": service.search_text,
+            })
+        for channel in channel_views(catalog, own):
+            entries.append({
+                "kind": "channel", "title": channel.channel.name, "name": channel.channel.name,
+                "catalog": f"{titles[catalog.id]} · {channel.channel.protocol} channel {channel.channel.address}",
+                "url": channel.path,
+                "versions": [], "deprecated": False, "fields": [], "text": channel.search_text,
+            })
     for schema in schemas:
         fields = dict.fromkeys(row.name for row in schema.rows)
         description = schema.schema.description or ""
@@ -624,7 +799,7 @@ def _environment(env: Any) -> Any:
     """``env`` with the docs' filters and globals."""
     env.filters["markdown"] = markdown
     env.globals.update(catalog_path=catalog_path, schema_path=schema_path, link_url=link_url, profiles=ProfileTitles(),
-                       version=__version__)
+                       version=__version__, service_path=service_path, channel_path=channel_path)
     return env
 
 
@@ -689,10 +864,19 @@ def _render_catalog(inputs: tuple[Any, ...], env: Any) -> dict[str, bytes]:
     types = type_views(catalog_set, catalog, full=False)
     files: dict[str, str] = {}
     page_path = catalog_path(catalog.id)
+    services, channels = service_views(catalog, types), channel_views(catalog, types)
     files[f"docs/{page_path}"] = env.get_template("docs/catalog.html.jinja").render(
         catalog=catalog, types=types, domains=_by_domain(types), timeline=timeline(catalog, types, "../"),
-        root="../", nav_catalog=catalog,
+        root="../", nav_catalog=catalog, services=services, channels=channels, map=service_map(catalog),
     )
+    service_template = env.get_template("docs/service.html.jinja")
+    for service in services:
+        files[f"docs/{service.path}"] = service_template.render(page=service, catalog=catalog, root="../../",
+                                                                nav_catalog=catalog)
+    channel_template = env.get_template("docs/channel.html.jinja")
+    for channel in channels:
+        files[f"docs/{channel.path}"] = channel_template.render(page=channel, catalog=catalog, root="../../",
+                                                                nav_catalog=catalog)
     event_template = env.get_template("docs/event.html.jinja")
     markdown_template = env.get_template("docs/event.md.jinja")
     for view in full_views(catalog_set, types):

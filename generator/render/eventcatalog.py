@@ -17,6 +17,18 @@ matter from a project directory. Under ``OUT/eventcatalog/`` we write:
 - ``domains/<catalog>/index.md``: a domain per catalog;
 - ``domains/<catalog>/services/<catalog>-producer/index.md``: the producer as
   the service that sends the catalog's events;
+- when the catalog has services (catalog-format.md §9), instead of the
+  producer: ``domains/<catalog>/services/<catalog>.<service>/index.md`` per
+  service, with its ``sends`` (``to`` its channels) and ``receives`` (``from``
+  them; a dataversion range is kept: EventCatalog matches versions with npm's
+  semver, as evcat does), its owner a team ``teams/<catalog>.<owner>.md``, and
+  the events in ``domains/<catalog>/events/``;
+- ``domains/<catalog>/channels/<catalog>.<channel>/index.md`` per channel:
+  ``address``, ``protocols`` and the address's ``parameters``, its bindings
+  and the event versions on it in the body. Events name no ``channels``
+  (EventCatalog 3's old API, which its build migrates into the services,
+  overwriting their ``to`` and ``from``). Service and channel ids carry the
+  catalog id: EventCatalog's ids are global, evcat's names are per catalog;
 - ``.../events/<type>/index.md`` for the latest dataversion of each type and
   ``.../events/<type>/versioned/<dataversion>/index.md`` for the older ones,
   each with ``schema.json`` (shown by EventCatalog's schema viewer),
@@ -44,10 +56,10 @@ from typing import Any
 import yaml
 
 from .. import __version__
-from ..model import Catalog, CatalogSet, SharedSchema
+from ..model import Catalog, CatalogSet, Contact, Link, SharedSchema
 from ..naming import safe_file_name
 from . import Unit, catalog_inputs, dump_json, partial_set, render_all
-from .docs import TypeView, VersionView, full_views, type_views
+from .docs import TypeView, VersionView, channel_views, full_views, service_views, type_views
 from .templates import md_cell, md_text
 
 EVENTCATALOG_VERSION = "3.48.4"  # the version the tests build with (and the lock file pins)
@@ -116,6 +128,42 @@ def team_id(catalog: Catalog) -> str:
     return f"{safe_file_name(catalog.id)}-producer"
 
 
+def service_id(catalog: Catalog, name: str) -> str:
+    """The EventCatalog id (and folder name) of a service of a catalog."""
+    return f"{safe_file_name(catalog.id)}.{safe_file_name(name)}"
+
+
+def channel_id(catalog: Catalog, name: str) -> str:
+    """The EventCatalog id (and folder name) of a channel of a catalog."""
+    return f"{safe_file_name(catalog.id)}.{safe_file_name(name)}"
+
+
+def owner_team_id(catalog: Catalog, owner: Contact) -> str:
+    return f"{safe_file_name(catalog.id)}.{safe_file_name(owner.name or owner.email or 'owner').lower()}"
+
+
+ANY_VERSION = "*"  # a link without dataversion: every version (npm semver, as EventCatalog reads it)
+
+
+def _pointers(catalog: Catalog, links: tuple[Link, ...], known: set[str], direction: str) -> list[dict[str, Any]]:
+    """A service's ``sends`` or ``receives`` in EventCatalog's form: one entry per
+    (type, dataversion) with every channel it names (``to`` or ``from``). A link
+    to a type the catalog does not have is left out (lint reports it)."""
+    entries: dict[tuple[str, str], dict[str, Any]] = {}
+    channels = {channel.name for channel in catalog.channels}
+    for link in links:
+        if link.type not in known:
+            continue
+        key = (event_id(link.type), link.dataversion or ANY_VERSION)
+        entry = entries.setdefault(key, {"id": key[0], "version": key[1]})
+        if link.channel and link.channel in channels:
+            targets = entry.setdefault(direction, [])
+            pointer = {"id": channel_id(catalog, link.channel), "version": catalog.version}
+            if pointer not in targets:
+                targets.append(pointer)
+    return list(entries.values())
+
+
 def viewer_schema(schema: Any, shared: Mapping[str, SharedSchema]) -> Any:
     """The payload schema with shared schemas inlined, recursion and depth bounded."""
     budget = [MAX_NODES]
@@ -175,6 +223,11 @@ def _event_files(view: TypeView, folder: str, team: str, shared: Mapping[str, Sh
             "summary": _summary(event.description, event.title),
             "owners": [team],
         }
+        # No ``channels`` on an event: EventCatalog 3 reads that as its old API and
+        # "migrates" it at build time (src/migrations/message-channels-to-service-channels.ts),
+        # overwriting every sending and receiving service's ``to``/``from`` with
+        # the event's channels and rewriting the event's file. The services' ``to``
+        # and ``from`` say where each event travels, link by link.
         badges = [{"content": "CloudEvent", "backgroundColor": "blue", "textColor": "blue"}]
         if event.payload is None:
             badges.append({"content": "no data", "backgroundColor": "gray", "textColor": "gray"})
@@ -232,7 +285,6 @@ def _render_catalog(inputs: tuple[Any, ...], env: Any) -> dict[str, bytes]:
     env = _environment(env)
     domain = f"{ROOT}/domains/{safe_file_name(catalog.id)}"
     team = team_id(catalog)
-    service = f"{domain}/services/{team}"
     views = type_views(catalog_set, catalog, full=False)
     contact = catalog.producer.contact
     files: dict[str, bytes] = {}
@@ -241,20 +293,79 @@ def _render_catalog(inputs: tuple[Any, ...], env: Any) -> dict[str, bytes]:
     if contact and contact.email:
         team_data["email"] = contact.email
     files[f"{ROOT}/teams/{team}.md"] = _front_matter(team_data, env.get_template("eventcatalog/team.md.jinja").render(catalog=catalog))
+    if catalog.services:  # the catalog's own services send and receive (catalog-format.md §9)
+        services = [{"id": service_id(catalog, service.name)} for service in catalog.services]
+        events = f"{domain}/events"
+        files.update(_services(catalog, views, domain, team, env))
+    else:  # the producer is the one service: it sends every event
+        services = [{"id": team}]
+        service = f"{domain}/services/{team}"
+        events = f"{service}/events"
+        files[f"{service}/index.md"] = _front_matter(
+            {"id": team, "name": catalog.producer.organization or catalog.producer.source, "version": catalog.version,
+             "summary": _summary(f"Produces the events of {catalog.title}.", catalog.title), "owners": [team],
+             "sends": [{"id": event_id(view.type), "version": _version(view.latest)} for view in views]},
+            env.get_template("eventcatalog/service.md.jinja").render(catalog=catalog),
+        )
+    files.update(_channels(catalog, views, domain, team, env))
     files[f"{domain}/index.md"] = _front_matter(
         {"id": safe_file_name(catalog.id), "name": catalog.title, "version": catalog.version,
          "summary": _summary(catalog.description, catalog.title), "owners": [team],
-         "services": [{"id": team}]},
+         "services": services},
         env.get_template("eventcatalog/domain.md.jinja").render(catalog=catalog, views=views),
     )
-    files[f"{service}/index.md"] = _front_matter(
-        {"id": team, "name": catalog.producer.organization or catalog.producer.source, "version": catalog.version,
-         "summary": _summary(f"Produces the events of {catalog.title}.", catalog.title), "owners": [team],
-         "sends": [{"id": event_id(view.type), "version": _version(view.latest)} for view in views]},
-        env.get_template("eventcatalog/service.md.jinja").render(catalog=catalog),
-    )
     for view in full_views(catalog_set, views):
-        files.update(_event_files(view, f"{service}/events/{event_id(view.type)}", team, catalog_set.schemas, env))
+        files.update(_event_files(view, f"{events}/{event_id(view.type)}", team, catalog_set.schemas, env))
+    return files
+
+
+def _services(catalog: Catalog, views: list[TypeView], domain: str, team: str, env: Any) -> dict[str, bytes]:
+    """A page per service of the catalog, and a team per owner."""
+    files: dict[str, bytes] = {}
+    known = {view.type for view in views}
+    template = env.get_template("eventcatalog/catalog-service.md.jinja")
+    for view in service_views(catalog, views):
+        service = view.service
+        owners = [team]
+        if service.owner is not None and (service.owner.name or service.owner.email):
+            owner = owner_team_id(catalog, service.owner)
+            owners = [owner]
+            owner_data: dict[str, Any] = {"id": owner, "name": service.owner.name or service.owner.email}
+            if service.owner.email:
+                owner_data["email"] = service.owner.email
+            files[f"{ROOT}/teams/{owner}.md"] = _front_matter(
+                owner_data, f"Owns services of **{ec_text(catalog.title)}**.\n")
+        data: dict[str, Any] = {
+            "id": service_id(catalog, service.name), "name": service.title, "version": catalog.version,
+            "summary": _summary(service.description, service.title), "owners": owners,
+        }
+        sends = _pointers(catalog, service.sends, known, "to")
+        receives = _pointers(catalog, service.receives, known, "from")
+        if sends:
+            data["sends"] = sends
+        if receives:
+            data["receives"] = receives
+        body = template.render(catalog=catalog, page=view)
+        files[f"{domain}/services/{service_id(catalog, service.name)}/index.md"] = _front_matter(data, body)
+    return files
+
+
+def _channels(catalog: Catalog, views: list[TypeView], domain: str, team: str, env: Any) -> dict[str, bytes]:
+    """A page per channel of the catalog: address, protocol, parameters, bindings."""
+    files: dict[str, bytes] = {}
+    template = env.get_template("eventcatalog/channel.md.jinja")
+    for view in channel_views(catalog, views):
+        channel = view.channel
+        data: dict[str, Any] = {
+            "id": channel_id(catalog, channel.name), "name": channel.name, "version": catalog.version,
+            "summary": _summary(channel.description, f"{channel.protocol} {channel.address}"), "owners": [team],
+            "address": channel.address, "protocols": [channel.protocol],
+        }
+        if channel.parameters:
+            data["parameters"] = {name: {"description": f"The {name} part of the address, filled in when an event is published."}
+                                  for name in channel.parameters}
+        files[f"{domain}/channels/{channel_id(catalog, channel.name)}/index.md"] = _front_matter(
+            data, template.render(catalog=catalog, page=view))
     return files
 
 
