@@ -236,9 +236,22 @@ def from_http(headers: Headers, body: bytes | str, events: Events) -> CloudEvent
         # parse_event less its check_value: structured_from_binary checked the
         # attributes' text, and read_json the data.
         parsed = validated(event_class(event, events), event)
-    if type(parsed).max_size is not None:  # the size of the same event in JSON
+    limit = type(parsed).max_size
+    if limit is not None and _size_bound(attributes, content_type, raw) > limit[0]:
+        # the size of the same event in JSON (compact_size), when it may be over
         check_size(type(parsed), compact_size(parsed.to_dict()))
     return parsed
+
+
+def _size_bound(
+    attributes: Mapping[str, str], content_type: str, payload: bytes
+) -> int:
+    """More than the compact JSON of a binary-mode event can take: a JSON token
+    grows at most 4.5 times when written again (``1e15`` is
+    ``1000000000000000.0``; strings only lose escapes), a header value at most
+    6 times (a control character as ``\\u0000``), plus the names and quotes."""
+    head = sum(len(name) + 6 * len(value) + 6 for name, value in attributes.items())
+    return 5 * len(payload) + head + 6 * len(content_type) + 64
 
 
 # Classes whose attributes include an Integer or Boolean one (its header text
