@@ -54,7 +54,7 @@ def _js(node_tools: Path, tmp_path: Path, *arguments: Any) -> dict[str, Any]:
     return json.loads(result.stdout)
 
 
-METER_REMOVED = {"specversion": "1.0", "id": "js-1", "source": "urn:ean:8716871000002", "type": "mdm.meter.removed",
+METER_REMOVED = {"specversion": "1.0", "id": "js-1", "source": "urn:ean13:8716859000003:cmr", "type": "mdm.meter.removed",
                  "time": "2024-05-01T10:00:00.123456Z", "subject": "E00000000035671400", "datacontenttype": "application/json"}
 
 
