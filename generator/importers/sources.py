@@ -25,7 +25,8 @@ from referencing import Registry, Resource
 from referencing.exceptions import NoSuchResource, Unresolvable
 from referencing.jsonschema import DRAFT202012
 
-from ..loader import MAX_FILE_BYTES, Document, load_bytes, read_catalog_bytes
+from ..loader import MAX_DEPTH, MAX_FILE_BYTES, Document, load_bytes, read_catalog_bytes
+from ..runtime._reading import _STRUCTURE
 from . import Note, SourceError
 
 MAX_FILES = 1000  # documents one import reads (the source and the files its $refs reach)
@@ -77,6 +78,12 @@ def read_source(path: Path, root: Path, display: str | None = None) -> Source:
         raise SourceError(Note(display, "", f"larger than the limit of {MAX_FILE_BYTES // 2**20} MiB", kind="error"))
     document = load_bytes(raw, display)
     fatal = [d for d in document.diagnostics if d.rule == "CAT-YAML"]
+    if fatal and raw.lstrip()[:1] in (b"{", b"[") and _deeper_than(raw, MAX_DEPTH):
+        # Too deep for the loader is too deep as JSON too: the one depth rule on
+        # every Python version (the standard library's JSON reader recurses, and
+        # how deep it gets differs between 3.11 and 3.13; so do libyaml's words).
+        raise SourceError(Note(display, "", f"nesting is deeper than the limit of {MAX_DEPTH} levels", 1, 1,
+                               kind="error"))
     if fatal and raw.lstrip()[:1] in (b"{", b"["):
         # JSON that YAML 1.1 does not read (a surrogate pair escape such as
         # "\ud83c\udf03"): the JSON reader's value, positions where YAML had them
@@ -95,6 +102,21 @@ def read_source(path: Path, root: Path, display: str | None = None) -> Source:
         raise SourceError(Note(display, "", f"not a readable YAML or JSON document: {first.message}",
                                first.location.line, first.location.column, kind="error"))
     return Source(real, display, document.value, document)
+
+
+def _deeper_than(raw: bytes, limit: int) -> bool:
+    """Whether JSON text nests more than ``limit`` levels: its brackets outside
+    strings counted by the runtime's scanner, without parsing or recursion."""
+    depth = 0
+    for token in _STRUCTURE.finditer(raw):
+        bracket = token.group()
+        if bracket in (b"[", b"{"):
+            depth += 1
+            if depth > limit:
+                return True
+        elif bracket in (b"]", b"}"):
+            depth -= 1
+    return False
 
 
 # A JSON surrogate pair escape (not itself escaped): YAML reads it as two
