@@ -25,7 +25,7 @@ from ._http import (
     STRUCTURED_CONTENT_TYPE,
     structured_from_binary,
 )
-from ._reading import charset_problem
+from ._reading import charset_problem, essence
 
 __all__ = [
     "AMQP_PREFIX",
@@ -56,10 +56,6 @@ _REQUIRED = frozenset(("specversion", "id", "source", "type"))
 def _check_mode(mode: str) -> None:
     if mode not in ("structured", "binary"):
         raise ValueError(f"mode must be 'structured' or 'binary', not {mode!r}")
-
-
-def _essence(content_type: str) -> str:
-    return content_type.split(";", 1)[0].strip().lower()
 
 
 def _is_structured(content_type: str | None) -> bool:
@@ -153,7 +149,7 @@ def _payload(value: bytes | bytearray | memoryview | str | None) -> bytes:
 
 
 def _structured(payload: bytes, content_type: str | None, events: Events) -> CloudEvent:
-    if content_type and _essence(content_type) != STRUCTURED_CONTENT_TYPE:
+    if content_type and essence(content_type) != STRUCTURED_CONTENT_TYPE:
         raise EventError(
             f"event format {content_type!r} is not supported; "
             f"structured mode here is {STRUCTURED_CONTENT_TYPE}"

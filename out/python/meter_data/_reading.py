@@ -38,7 +38,9 @@ __all__ = [
     "deep_pointer",
     "duplicate_name_problem",
     "encoding_problem",
+    "essence",
     "integer_problem",
+    "is_json",
     "may_hold_long_integers",
     "nesting_problem",
     "one_json_value",
@@ -230,6 +232,17 @@ def encoding_problem(data: bytes | bytearray) -> str | None:
     if head[:2] in (b"\xfe\xff", b"\xff\xfe") or b"\x00" in head:
         return "the text is UTF-16 or UTF-32, not UTF-8 (RFC 8259 section 8.1)"
     return None
+
+
+def essence(content_type: str) -> str:
+    """The media type without parameters, lower case (RFC 9110 §8.3.1)."""
+    return content_type.split(";", 1)[0].strip().lower()
+
+
+def is_json(content_type: str) -> bool:
+    """JSON format §3.1.1: a media type of the form ``*/json`` or ``*/*+json``."""
+    subtype = essence(content_type).partition("/")[2]
+    return subtype == "json" or subtype.endswith("+json")
 
 
 def charset_problem(content_type: str | None) -> str | None:

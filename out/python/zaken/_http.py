@@ -20,6 +20,8 @@ from ._reading import (
     SURROGATE,
     EventError,
     charset_problem,
+    essence,
+    is_json,
     one_json_value,
     read_json,
 )
@@ -96,10 +98,6 @@ def _lower(headers: Headers) -> dict[str, str]:
         raise EventError(
             f"headers are a mapping or (name, value) pairs: {error}"
         ) from error
-
-
-def _essence(content_type: str) -> str:
-    return content_type.split(";", 1)[0].strip().lower()
 
 
 # CloudEvents 1.0.2 §3.1: the types of the core attributes (§3.2 type system).
@@ -202,9 +200,8 @@ def structured_from_binary(
     if content_type:
         event["datacontenttype"] = content_type
     if payload:
-        media = _essence(str(content_type or event.get("datacontenttype") or ""))
-        subtype = media.partition("/")[2]
-        if not media or subtype == "json" or subtype.endswith("+json"):
+        media = str(content_type or event.get("datacontenttype") or "")
+        if not essence(media) or is_json(media):
             problem = charset_problem(content_type)
             if problem:
                 raise EventError(problem)
@@ -218,17 +215,17 @@ def from_http(headers: Headers, body: bytes | str, events: Events) -> CloudEvent
     """The event in an HTTP message, structured or binary mode."""
     lowered = _lower(headers)
     content_type = lowered.get("content-type", "")
-    essence = _essence(content_type)
+    kind = essence(content_type)
     raw = body.encode("utf-8") if isinstance(body, str) else body
-    if essence == STRUCTURED_CONTENT_TYPE:
+    if kind == STRUCTURED_CONTENT_TYPE:
         _check_charset(content_type)
         return parse_event(raw, events)
-    if essence == BATCH_CONTENT_TYPE:
+    if kind == BATCH_CONTENT_TYPE:
         raise EventError("this is a batch: use from_http_batch")
     attributes = {
         key[3:]: value for key, value in lowered.items() if key.startswith("ce-")
     }
-    parsed = _binary_fast(attributes, content_type, essence, raw, events)
+    parsed = _binary_fast(attributes, content_type, raw, events)
     if parsed is None:
         event = structured_from_binary(
             attributes, content_type or None, raw, events, percent_encoded=True
@@ -260,11 +257,7 @@ _CONVERTED: dict[type[CloudEvent], frozenset[str]] = {}
 
 
 def _binary_fast(
-    attributes: dict[str, str],
-    content_type: str,
-    media: str,
-    payload: bytes,
-    events: Events,
+    attributes: dict[str, str], content_type: str, payload: bytes, events: Events
 ) -> CloudEvent | None:
     """A binary-mode message with a JSON payload through the structured fast
     path (one pydantic-core call, ``parse_fast``): the JSON text of the same
@@ -272,10 +265,8 @@ def _binary_fast(
     None where that mapping is not simply the headers' text (percent-encoded
     or Integer and Boolean values) or the fast path leaves the verdict to the
     careful path; the payload must be one JSON value whose names are unique
-    (else its bytes could add members beside ``data``). ``media``: the
-    essence of ``content_type``."""
-    subtype = media.partition("/")[2]
-    if not payload or not (subtype == "json" or subtype.endswith("+json")):
+    (else its bytes could add members beside ``data``)."""
+    if not payload or not is_json(content_type):
         return None
     if ";" in content_type and charset_problem(content_type):
         return None
@@ -320,7 +311,7 @@ def from_http_batch(
     headers: Headers, body: bytes | str, events: Events
 ) -> list[CloudEvent]:
     content_type = _lower(headers).get("content-type", "")
-    if _essence(content_type) != BATCH_CONTENT_TYPE:
+    if essence(content_type) != BATCH_CONTENT_TYPE:
         raise EventError(
             f"a batch has content type {BATCH_CONTENT_TYPE}, not {content_type!r}"
         )

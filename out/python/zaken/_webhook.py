@@ -36,7 +36,7 @@ from collections.abc import Awaitable, Callable, Coroutine, Iterable, Mapping, S
 from dataclasses import dataclass, field
 from typing import Any
 
-from ._reading import charset_problem
+from ._reading import charset_problem, essence, is_json
 
 __all__ = [
     "ALLOW",
@@ -198,17 +198,6 @@ Dispatch = Callable[[list[Judged]], Awaitable[None]]
 # Called with every judged delivery, valid or not (``evcat serve`` prints it).
 Report = Callable[[list[Judged]], None]
 Confirm = Callable[[str, str], Coroutine[Any, Any, None]]
-
-
-def essence(content_type: str) -> str:
-    """The media type without parameters, lower case (RFC 9110 §8.3.1)."""
-    return content_type.split(";", 1)[0].strip().lower()
-
-
-def is_json(content_type: str) -> bool:
-    """JSON format §3.1.1: a media type of the form ``*/json`` or ``*/*+json``."""
-    subtype = essence(content_type).partition("/")[2]
-    return subtype == "json" or subtype.endswith("+json")
 
 
 def mode_of(headers: Mapping[str, str]) -> str:
