@@ -49,7 +49,13 @@ _FORMAT_GRAMMARS = {
     "uri-reference": vocabulary.URI_REFERENCE_SCHEMA_PATTERN,
     "uuid": vocabulary.UUID_SCHEMA_PATTERN,
     "email": vocabulary.EMAIL_SCHEMA_PATTERN,
+    "time": vocabulary.TIME_SCHEMA_PATTERN,
+    "ipv4": vocabulary.IPV4_SCHEMA_PATTERN,
+    "hostname": vocabulary.HOSTNAME_SCHEMA_PATTERN,
+    "duration": vocabulary.DURATION_SCHEMA_PATTERN,
 }
+# What a grammar says beside its pattern (a length needs no lookahead).
+_FORMAT_BOUNDS = {"hostname": {"maxLength": vocabulary.HOSTNAME_MAX_LENGTH}}
 
 
 
@@ -66,7 +72,7 @@ def _format_grammar(schema: dict[str, Any]) -> dict[str, Any] | None:
     """The pattern ``pinned`` adds to a schema of a payload format, if any."""
     format_ = schema.get("format")
     grammar = _FORMAT_GRAMMARS.get(format_) if isinstance(format_, str) else None
-    return None if grammar is None else {"pattern": schema_pattern(grammar)}
+    return None if grammar is None else {"pattern": schema_pattern(grammar), **_FORMAT_BOUNDS.get(format_, {})}
 
 
 def _beside_a_ref(schema: dict[str, Any]) -> bool:

@@ -23,10 +23,11 @@ from typing import Any
 import jsonschema_rs
 
 from . import profiles, vocabulary
-from .string_formats import is_uri, is_uri_reference
+from .envelope import pinned
 from .model import CatalogSet, ContextAttribute, EventType
 from .profiles import Profile
 from .runtime import _uritemplate as uritemplate
+from .string_formats import is_uri, is_uri_reference
 from .vocabulary import INT32_MAX, INT32_MIN
 
 Pointer = tuple[str | int, ...]
@@ -97,7 +98,9 @@ class EventChecker:
         key = entry.key
         if key not in self._validators:
             assert entry.payload is not None
-            schema = entry.payload.bundled(self.catalog_set.schemas)
+            # Pinned as event.schema.json's data is: each format checked by the
+            # vocabulary's grammar beside the checker's own (contract §4.1).
+            schema = pinned(entry.payload.bundled(self.catalog_set.schemas))
             self._validators[key] = jsonschema_rs.Draft202012Validator(schema, validate_formats=True)
         return self._validators[key]
 

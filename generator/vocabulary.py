@@ -113,6 +113,37 @@ _ATEXT = r"[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]"
 _LABEL = r"[A-Za-z0-9]{1,63}(?:-[A-Za-z0-9]{1,63})*"  # no "--": no A-label (IDNA) to check
 EMAIL_SCHEMA_PATTERN = rf"^{_ATEXT}+(?:\.{_ATEXT}+)*@{_LABEL}(?:\.{_LABEL})+$"
 
+# JSON Schema "time", "ipv4", "hostname" and "duration" (2020-12 §7.3.1-7.3.5),
+# again the forms that every format checker accepts (jsonschema's and
+# jsonschema-rs's, tests/test_formats.py), so the pattern beside the format
+# decides alike everywhere (contract §4.1). Patterns without lookaround: the
+# generated runtime's fast path reads them with Rust's regex crate too.
+# RFC 3339 §5.6 full-time: no leap second (jsonschema refuses 23:59:60Z, and
+# whether :60 is one depends on the offset), offset hours 00-23.
+TIME_SCHEMA_PATTERN = (
+    r"^(?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](?:\.[0-9]+)?(?:[Zz]|[+-](?:[01][0-9]|2[0-3]):[0-5][0-9])$"
+)
+# RFC 2673 §3.2 dotted-quad: decimal octets 0-255 without leading zeros.
+_OCTET = r"(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])"
+IPV4_SCHEMA_PATTERN = rf"^(?:{_OCTET}\.){{3}}{_OCTET}$"
+# RFC 1123 §2.1 host names: labels of letters, digits and inner hyphens, 1-63
+# long, no "--" in the third and fourth place (RFC 5891 §4.2.3.1, which
+# jsonschema-rs holds), no final dot; at most 253 characters in all
+# (HOSTNAME_MAX_LENGTH, beside the pattern: a length needs no lookahead).
+_ALNUM, _LDH = "[A-Za-z0-9]", "[A-Za-z0-9-]"
+_HOST_LABEL = (
+    rf"(?:{_ALNUM}(?:{_LDH}?{_ALNUM})?"
+    rf"|{_ALNUM}{_LDH}(?:{_ALNUM}(?:{_LDH}{{0,59}}{_ALNUM})?|-{_ALNUM}(?:{_LDH}{{0,58}}{_ALNUM})?))"
+)
+HOSTNAME_SCHEMA_PATTERN = rf"^{_HOST_LABEL}(?:\.{_HOST_LABEL})*$"
+HOSTNAME_MAX_LENGTH = 253
+# RFC 3339 appendix A duration, as its ABNF says: P, then a date part
+# (Y[M[D]], M[D] or D) with an optional time part, or a time part, or weeks;
+# a time part is T with H[M[S]], M[S] or S. Whole numbers only.
+_DUR_TIME = r"T(?:[0-9]+H(?:[0-9]+M(?:[0-9]+S)?)?|[0-9]+M(?:[0-9]+S)?|[0-9]+S)"
+_DUR_DATE = r"(?:[0-9]+Y(?:[0-9]+M(?:[0-9]+D)?)?|[0-9]+M(?:[0-9]+D)?|[0-9]+D)"
+DURATION_SCHEMA_PATTERN = rf"^P(?:{_DUR_DATE}(?:{_DUR_TIME})?|{_DUR_TIME}|[0-9]+W)$"
+
 # The sequence extension: with sequencetype Integer, a string-encoded int32.
 INTEGER_STRING = re.compile(r"^[+-]?[0-9]+\Z")
 # The same with the int32 range spelled out (for JSON Schema, which cannot compare text as numbers).

@@ -129,7 +129,8 @@ class EventView:
 
 # Payload formats whose values keep their text (contract §4.1): the runtime's types.
 _FORMAT_TYPES = {"date-time": "DateTime", "date": "Date", "uri": "Uri", "uri-reference": "UriReference",
-                 "uuid": "Uuid", "email": "Email"}
+                 "uuid": "Uuid", "email": "Email", "time": "Time", "ipv4": "Ipv4", "hostname": "Hostname",
+                 "duration": "Duration"}
 _RUNTIME_PATH = "evcat_runtime._cloudevents"  # datamodel-code-generator wants an absolute path; made relative after
 
 
@@ -208,6 +209,8 @@ def _titled(schema: Any, title: str, facts: PayloadFacts) -> Any:
         elif _typed(node.get("type"), "number"):
             custom = f"{_RUNTIME_PATH}.Number"
         if custom is not None:
+            if node.get("format") == "hostname":
+                result.pop("format")  # datamodel-code-generator would add its own pattern: the type checks
             types = node.get("type")
             if isinstance(types, list) and "null" in types:
                 # datamodel-code-generator drops the null of a custom type's

@@ -20,12 +20,17 @@ from ._models import CloudEvent, Events, Payload, by_type, not_null
 from ._reading import MAX_DEPTH, duplicate_name_problem, may_hold_long_integers
 from ._values import (
     ATTRIBUTE_NAME,
+    DURATION,
     EMAIL,
+    HOSTNAME,
+    HOSTNAME_MAX_LENGTH,
     INT32_MAX,
     INT32_MIN,
+    IPV4,
     MEDIA_TYPE,
     RUST_NORMO_TIME,
     RUST_TIMESTAMP,
+    TIME,
     URI,
     URI_REFERENCE,
     UUID,
@@ -67,10 +72,14 @@ def _rust(pattern: re.Pattern[str]) -> str:
     return pattern.pattern.removesuffix(r"\Z") + "$"
 
 
-def _str(pattern: str, min_length: int | None = None) -> dict[str, Any]:
+def _str(
+    pattern: str, min_length: int | None = None, max_length: int | None = None
+) -> dict[str, Any]:
     schema: dict[str, Any] = {"type": "str", "strict": True, "pattern": pattern}
     if min_length is not None:
         schema["min_length"] = min_length
+    if max_length is not None:
+        schema["max_length"] = max_length
     return schema
 
 
@@ -90,6 +99,10 @@ _PLAIN: dict[str, dict[str, Any]] = {
     "_media_type": _str(_rust(MEDIA_TYPE)),
     "_uuid": _str(_rust(UUID)),
     "_email": _str(_rust(EMAIL)),
+    "_time": _str(_rust(TIME)),
+    "_ipv4": _str(_rust(IPV4)),
+    "_hostname": _str(_rust(HOSTNAME), max_length=HOSTNAME_MAX_LENGTH),
+    "_duration": _str(_rust(DURATION)),
     "_normo_timestamp": _then(RUST_NORMO_TIME, "datetime"),
     "_full_date": _then(_RUST_FULL_DATE, "date"),
 }

@@ -33,13 +33,18 @@ from pydantic_core import SchemaValidator
 __all__ = [
     "ATTRIBUTE_NAME",
     "CONSTRUCT",
+    "DURATION",
     "EMAIL",
+    "HOSTNAME",
+    "HOSTNAME_MAX_LENGTH",
     "INT32_MAX",
     "INT32_MIN",
     "INTEGER",
+    "IPV4",
     "MEDIA_TYPE",
     "RUST_NORMO_TIME",
     "RUST_TIMESTAMP",
+    "TIME",
     "URI",
     "URI_REFERENCE",
     "UUID",
@@ -47,9 +52,12 @@ __all__ = [
     "Base64Binary",
     "Date",
     "DateTime",
+    "Duration",
     "Email",
+    "Hostname",
     "Int32",
     "IntegerSequence",
+    "Ipv4",
     "JsonInt",
     "MediaType",
     "NonEmptyString",
@@ -59,6 +67,7 @@ __all__ = [
     "Number",
     "SequenceString",
     "String",
+    "Time",
     "Timestamp",
     "Uri",
     "UriReference",
@@ -121,6 +130,25 @@ _ATEXT = r"[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]"
 _LABEL = r"[A-Za-z0-9]{1,63}(?:-[A-Za-z0-9]{1,63})*"
 EMAIL = re.compile(rf"^{_ATEXT}+(?:\.{_ATEXT}+)*@{_LABEL}(?:\.{_LABEL})+\Z")
 _FULL_DATE = re.compile(rf"^{YEAR}-[0-9]{{2}}-[0-9]{{2}}\Z")
+# JSON Schema "time", "ipv4", "hostname" and "duration" as evcat reads them
+# (vocabulary.py, copied; no lookaround: the fast path reads them in Rust).
+TIME = re.compile(
+    r"^(?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](?:\.[0-9]+)?"
+    r"(?:[Zz]|[+-](?:[01][0-9]|2[0-3]):[0-5][0-9])\Z"
+)
+_OCTET = r"(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])"
+IPV4 = re.compile(rf"^(?:{_OCTET}\.){{3}}{_OCTET}\Z")
+_ALNUM, _LDH = "[A-Za-z0-9]", "[A-Za-z0-9-]"
+_HOST_LABEL = (
+    rf"(?:{_ALNUM}(?:{_LDH}?{_ALNUM})?"
+    rf"|{_ALNUM}{_LDH}(?:{_ALNUM}(?:{_LDH}{{0,59}}{_ALNUM})?"
+    rf"|-{_ALNUM}(?:{_LDH}{{0,58}}{_ALNUM})?))"
+)
+HOSTNAME = re.compile(rf"^{_HOST_LABEL}(?:\.{_HOST_LABEL})*\Z")
+HOSTNAME_MAX_LENGTH = 253
+_DUR_TIME = r"T(?:[0-9]+H(?:[0-9]+M(?:[0-9]+S)?)?|[0-9]+M(?:[0-9]+S)?|[0-9]+S)"
+_DUR_DATE = r"(?:[0-9]+Y(?:[0-9]+M(?:[0-9]+D)?)?|[0-9]+M(?:[0-9]+D)?|[0-9]+D)"
+DURATION = re.compile(rf"^P(?:{_DUR_DATE}(?:{_DUR_TIME})?|{_DUR_TIME}|[0-9]+W)\Z")
 _TOKEN = r"[!#$%&'*+.^_`|~0-9A-Za-z-]+"
 MEDIA_TYPE = re.compile(
     rf'^{_TOKEN}/{_TOKEN}(?:[ \t]*;[ \t]*{_TOKEN}=(?:{_TOKEN}|"(?:[^"\\]|\\.)*"))*\Z'
@@ -141,6 +169,10 @@ URI_PATTERN = URI.pattern.removesuffix(r"\Z") + _END
 URI_REFERENCE_PATTERN = URI_REFERENCE.pattern.removesuffix(r"\Z") + _END
 UUID_PATTERN = UUID.pattern.removesuffix(r"\Z") + _END
 EMAIL_PATTERN = EMAIL.pattern.removesuffix(r"\Z") + _END
+TIME_PATTERN = TIME.pattern.removesuffix(r"\Z") + _END
+IPV4_PATTERN = IPV4.pattern.removesuffix(r"\Z") + _END
+HOSTNAME_PATTERN = HOSTNAME.pattern.removesuffix(r"\Z") + _END
+DURATION_PATTERN = DURATION.pattern.removesuffix(r"\Z") + _END
 _BASE64 = re.compile(
     r"^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?\Z"
 )
@@ -226,6 +258,34 @@ def _uuid(value: Any) -> str:
 def _email(value: Any) -> str:
     if not isinstance(value, str) or not EMAIL.match(value):
         raise ValueError(f"{value!r} is not an e-mail address (RFC 5321 mailbox)")
+    return value
+
+
+def _time(value: Any) -> str:
+    if not isinstance(value, str) or not TIME.match(value):
+        raise ValueError(f"{value!r} is not a time with an offset (RFC 3339 full-time)")
+    return value
+
+
+def _ipv4(value: Any) -> str:
+    if not isinstance(value, str) or not IPV4.match(value):
+        raise ValueError(f"{value!r} is not an IPv4 address (RFC 2673 dotted-quad)")
+    return value
+
+
+def _hostname(value: Any) -> str:
+    if (
+        not isinstance(value, str)
+        or len(value) > HOSTNAME_MAX_LENGTH
+        or not HOSTNAME.match(value)
+    ):
+        raise ValueError(f"{value!r} is not a host name (RFC 1123)")
+    return value
+
+
+def _duration(value: Any) -> str:
+    if not isinstance(value, str) or not DURATION.match(value):
+        raise ValueError(f"{value!r} is not a duration (RFC 3339 appendix A)")
     return value
 
 
@@ -398,6 +458,35 @@ Email = Annotated[
     str,
     PlainValidator(_email),
     WithJsonSchema({"type": "string", "format": "email", "pattern": EMAIL_PATTERN}),
+]
+Time = Annotated[
+    str,
+    PlainValidator(_time),
+    WithJsonSchema({"type": "string", "format": "time", "pattern": TIME_PATTERN}),
+]
+Ipv4 = Annotated[
+    str,
+    PlainValidator(_ipv4),
+    WithJsonSchema({"type": "string", "format": "ipv4", "pattern": IPV4_PATTERN}),
+]
+Hostname = Annotated[
+    str,
+    PlainValidator(_hostname),
+    WithJsonSchema(
+        {
+            "type": "string",
+            "format": "hostname",
+            "pattern": HOSTNAME_PATTERN,
+            "maxLength": HOSTNAME_MAX_LENGTH,
+        }
+    ),
+]
+Duration = Annotated[
+    str,
+    PlainValidator(_duration),
+    WithJsonSchema(
+        {"type": "string", "format": "duration", "pattern": DURATION_PATTERN}
+    ),
 ]
 NonEmptyUriReference = Annotated[
     str,

@@ -1,0 +1,166 @@
+"""Payload formats time, ipv4, hostname and duration keep their text and get
+one verdict (issue 26; contract §4.1).
+
+Before, datamodel-code-generator's types read them: ``time`` became
+``datetime.time`` (``12:00:00.5+01:00`` came back as ``12:00:00.500000+01:00``),
+``ipv4`` an ``IPv4Address``, ``duration`` a ``timedelta`` (``P1Y`` refused,
+``P1DT2H`` written back as ``P1DT2H`` only by chance), ``hostname`` a
+pattern of its own. Now each is the runtime's text type, checked by the
+vocabulary's grammar, which event.schema.json pins beside the format.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import jsonschema
+import jsonschema_rs
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from generator import vocabulary
+from generator.runtime import _values
+
+from .test_schema_property import ENVELOPE, Judges
+
+GRAMMARS = {
+    "time": vocabulary.TIME_SCHEMA_PATTERN,
+    "ipv4": vocabulary.IPV4_SCHEMA_PATTERN,
+    "hostname": vocabulary.HOSTNAME_SCHEMA_PATTERN,
+    "duration": vocabulary.DURATION_SCHEMA_PATTERN,
+}
+RUNTIME = {"time": _values.TIME, "ipv4": _values.IPV4, "hostname": _values.HOSTNAME, "duration": _values.DURATION}
+
+# Values each format checker reads alike, and values where they differ (the
+# grammar then refuses: a pattern beside the format can only narrow).
+VALUES: dict[str, tuple[list[str], list[str]]] = {
+    "time": (
+        ["12:00:00Z", "12:00:00z", "12:00:00.5+01:00", "00:00:00-00:00", "23:59:59.123456789-23:59"],
+        ["23:59:60Z", "22:59:60-01:00", "12:00:00", "24:00:00Z", "12:60:00Z", "12:00:00+24:00", "1:00:00Z",
+         "12:00:00.Z", "12:00:00Z\n", "12:00:00 Z"],
+    ),
+    "ipv4": (
+        ["1.2.3.4", "0.0.0.0", "255.255.255.255", "192.168.10.100"],
+        ["01.2.3.4", "256.1.1.1", "1.2.3", "1.2.3.4.5", " 1.2.3.4", "1.2.3.4\n", "\u0661.2.3.4", ""],
+    ),
+    "hostname": (
+        ["example.com", "a", "a-b", "a--b", "abc--d", "1.2.3.4", "123", "EXAMPLE.COM", "a" * 63,
+         ".".join(["a" * 63] * 3 + ["a" * 61])],
+        ["ab--cd", "xn--abc", "example.com.", "-a", "a-", "_a", "a_b", ".a", "a..b", "a" * 64,
+         ".".join(["a" * 63] * 3 + ["a" * 62]), "ex ample", ""],
+    ),
+    "duration": (
+        ["P1D", "PT1H", "P1Y2M3DT4H5M6S", "P1W", "P0D", "PT36H", "P1M1D", "P01D", "P1YT1H", "PT1H1M1S",
+         "P99999999999999999999999Y"],
+        ["PT1H1S", "P1Y1D", "P1.5D", "PT0.5S", "-P1D", "P1WT1H", "P1Y2W", "PT", "P", "P1DT", "p1d", ""],
+    ),
+}
+
+
+def _format_judges(format_: str, value: str) -> tuple[bool, bool]:
+    schema = {"format": format_}
+    python = jsonschema.Draft202012Validator(schema, format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER)
+    return python.is_valid(value), jsonschema_rs.Draft202012Validator(schema, validate_formats=True).is_valid(value)
+
+
+def _grammar(format_: str, value: str) -> bool:
+    matched = re.fullmatch(GRAMMARS[format_].removeprefix("^").removesuffix("$"), value) is not None
+    return matched and (format_ != "hostname" or len(value) <= vocabulary.HOSTNAME_MAX_LENGTH)
+
+
+def test_the_runtime_reads_each_format_by_the_vocabularys_grammar() -> None:
+    for format_, grammar in GRAMMARS.items():
+        assert RUNTIME[format_].pattern.removesuffix(r"\Z") + "$" == grammar, format_
+    assert _values.HOSTNAME_MAX_LENGTH == vocabulary.HOSTNAME_MAX_LENGTH
+
+
+@pytest.mark.parametrize("format_", sorted(VALUES))
+def test_the_grammar_accepts_only_what_every_format_checker_accepts(format_: str) -> None:
+    accepted, refused = VALUES[format_]
+    for value in accepted:
+        assert _grammar(format_, value), value
+        assert _format_judges(format_, value) == (True, True), value
+    for value in refused:
+        assert not _grammar(format_, value), value
+
+
+@pytest.mark.parametrize("format_", sorted(GRAMMARS))
+@settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
+@given(data=st.data())
+def test_every_text_the_grammar_draws_is_accepted_by_both_format_checkers(format_: str, data: Any) -> None:
+    value = data.draw(st.from_regex(GRAMMARS[format_].removesuffix("$") + r"\Z", fullmatch=True))
+    if format_ == "hostname" and len(value) > vocabulary.HOSTNAME_MAX_LENGTH:
+        return
+    assert _format_judges(format_, value) == (True, True), value
+
+
+CATALOG = {
+    "catalog": "drawn",
+    "title": "Formats",
+    "version": "1.0.0",
+    "profile": "cloudevents",
+    "producer": {"source": ENVELOPE["source"]},
+    "defaults": {"datacontenttype": "application/json"},
+    "events": [{
+        "type": "org.example.formats",
+        "dataversion": "1.0.0",
+        "title": "Formats",
+        "description": "Every format evcat keeps as text.",
+        "data": {
+            "type": "object",
+            "properties": {
+                **{name: {"type": "string", "format": name, "description": "Plain."} for name in GRAMMARS},
+                **{f"{name}OrNull": {"type": ["string", "null"], "format": name, "description": "Nullable."}
+                   for name in GRAMMARS},
+                **{f"{name}List": {"type": "array", "items": {"type": "string", "format": name}, "description": "Items."}
+                   for name in GRAMMARS},
+            },
+        },
+    }],
+}
+
+
+@pytest.fixture(scope="module")
+def judges(tmp_path_factory: pytest.TempPathFactory) -> Judges:
+    found = Judges(CATALOG, tmp_path_factory.mktemp("formats"))
+    assert found.errors == []
+    found.generate()
+    return found
+
+
+@pytest.mark.parametrize("format_", sorted(VALUES))
+def test_every_judge_gives_one_verdict_and_an_accepted_value_keeps_its_text(judges: Judges, format_: str) -> None:
+    accepted, refused = VALUES[format_]
+    seen = 0
+    for value in accepted + refused:
+        for name, data in ((format_, value), (f"{format_}OrNull", value), (f"{format_}List", [value, value])):
+            event = {**ENVELOPE, "type": "org.example.formats", "data": {name: data}}
+            verdicts = judges.verdicts(event)
+            assert set(verdicts.values()) == {value in accepted}, (name, value, verdicts, judges.why)
+            if value in accepted:
+                judges.round_trip(event)
+            seen += 1
+    assert seen == 3 * (len(accepted) + len(refused))
+    null = {**ENVELOPE, "type": "org.example.formats", "data": {f"{format_}OrNull": None}}
+    assert set(judges.verdicts(null).values()) == {True}
+    judges.round_trip(null)
+
+
+def test_the_fast_path_reads_the_formats_itself(judges: Judges) -> None:
+    """The formats' checks are written for the fast path in Rust: no Python
+    function in its schema (it stays bounded), and it accepts a valid event
+    itself rather than leaving it to the careful path."""
+    import json
+    from importlib import import_module
+
+    fastpath = import_module(f"{judges.module.__name__}._fastpath")
+    registry = judges.module.EVENTS
+    path = fastpath._fast_validator(registry)
+    assert path.validator is not None and path.bounded
+    data = {name: VALUES[name][0][0] for name in GRAMMARS}
+    event = {**ENVELOPE, "type": "org.example.formats", "data": data}
+    parsed = fastpath.parse_fast(json.dumps(event).encode(), registry)
+    assert parsed is not None
+    assert json.loads(parsed.to_json())["data"] == data
