@@ -30,6 +30,8 @@ from keyword import iskeyword
 from types import SimpleNamespace
 from typing import Any
 
+import jsonschema_rs
+
 from .. import __version__
 from .. import vocabulary
 from ..diagnostics import Severity
@@ -43,7 +45,7 @@ from ..naming import (
     python_field_name,
     schema_class_name,
 )
-from ..envelope import ATTRIBUTE_NAMES, UNDECLARED_VALUE, envelope_schema, titled
+from ..envelope import ATTRIBUTE_NAMES, UNDECLARED_VALUE, envelope_schema, pinned, titled
 from ..runtime import EXTRAS, REQUIRES, runtime_files
 from . import Unit, catalog_inputs, event_order, partial_set, render_all
 
@@ -171,6 +173,48 @@ def _nullable(schema: Any, facts: PayloadFacts, seen: frozenset[str] = frozenset
     return True
 
 
+def _branch(schema: Any, facts: PayloadFacts) -> Any:
+    """An ``allOf`` branch as it reads: a reference to a shared schema resolved."""
+    ref = schema.get("$ref") if isinstance(schema, dict) else None
+    if isinstance(ref, str) and ref.startswith("#/$defs/") and ref[len("#/$defs/"):] in facts.shared:
+        return facts.shared[ref[len("#/$defs/"):]]
+    return schema
+
+
+def _narrow_redefined_enums(node: dict[str, Any], result: dict[str, Any], facts: PayloadFacts) -> None:
+    """A property that an ``allOf`` defines in more than one place must hold
+    for each definition (JSON Schema 2020-12 §10.2.1.1); datamodel-code-generator
+    makes the last one a subclass's field, which replaces the others. Where
+    one definition is an ``enum`` or ``const`` (a ``Literal``), the field's
+    values become those that every definition accepts (judged by jsonschema-rs
+    on the pinned schemas, as evcat validate judges), written into each
+    definition the subclass holds (issue 26: ``enum: [ab, ef]`` over
+    ``pattern: ^[a-d]+$`` accepted "ef")."""
+    branches = [_branch(branch, facts) for branch in node["allOf"]]
+    definitions: dict[str, list[Any]] = {}
+    for schema in [*branches, node]:
+        properties = schema.get("properties") if isinstance(schema, dict) else None
+        for name, child in (properties.items() if isinstance(properties, dict) else ()):
+            definitions.setdefault(name, []).append(child)
+    own = [branch for original, branch in zip(node["allOf"], result["allOf"])
+           if isinstance(original, dict) and "$ref" not in original and isinstance(branch, dict)]
+    for name, schemas in definitions.items():
+        listed = next((s["enum"] if "enum" in s else [s["const"]] for s in schemas
+                       if isinstance(s, dict) and (isinstance(s.get("enum"), list) or "const" in s)), None)
+        if len(schemas) < 2 or listed is None:
+            continue
+        judges = [jsonschema_rs.Draft202012Validator({"$defs": dict(facts.shared), **pinned(s)}, validate_formats=True)
+                  if isinstance(s, dict) else None for s in schemas]
+        kept = [value for value in listed if all(judge is None or judge.is_valid(value) for judge in judges)]
+        if not kept:
+            continue  # only an absent property passes: left as written (README, Not yet)
+        for holder in [*own, result]:
+            properties = holder.get("properties")
+            if isinstance(properties, dict) and isinstance(properties.get(name), dict):
+                narrowed = {key: value for key, value in properties[name].items() if key != "const"}
+                properties[name] = {**narrowed, "enum": kept}
+
+
 def _text_typed(types: Any) -> bool:
     """Whether a node of JSON Schema ``type`` ``types`` holds text (or null)
     only: a format there keeps its text in the runtime's type, the nullable
@@ -191,18 +235,28 @@ def _titled(schema: Any, title: str, facts: PayloadFacts) -> Any:
     properties that may not be null; payload formats map to the runtime's
     text-keeping types."""
 
+    def wire_facts(object_schema: dict[str, Any], node_title: str) -> None:
+        properties = object_schema.get("properties") if isinstance(object_schema.get("properties"), dict) else {}
+        required = object_schema.get("required")
+        required = set(required) if isinstance(required, list) else set()
+        for name, child in properties.items():
+            if name not in required and not _nullable(child, facts):
+                facts.not_null.setdefault(node_title, set()).add(name)
+            if isinstance(child, dict) and "default" in child:
+                facts.defaults.setdefault(node_title, {})[name] = child["default"]
+
     def each(node: dict[str, Any], result: dict[str, Any], node_title: str) -> None:
         result.pop("default", None)
         if not (node.get("type") == "object" or "properties" in node):
             result.pop("title", None)
         else:
-            properties = node.get("properties") if isinstance(node.get("properties"), dict) else {}
-            required = set(node.get("required") or []) if isinstance(node.get("required"), list) else set()
-            for name, child in properties.items():
-                if name not in required and not _nullable(child, facts):
-                    facts.not_null.setdefault(node_title, set()).add(name)
-                if isinstance(child, dict) and "default" in child:
-                    facts.defaults.setdefault(node_title, {})[name] = child["default"]
+            wire_facts(node, node_title)
+        if isinstance(node.get("allOf"), list) and isinstance(result.get("allOf"), list):
+            # The allOf's own branches are fields of the class named after it.
+            for branch in node["allOf"]:
+                if isinstance(branch, dict) and "$ref" not in branch:
+                    wire_facts(branch, node_title)
+            _narrow_redefined_enums(node, result, facts)
         custom = None
         if isinstance(node.get("format"), str) and node["format"] in _FORMAT_TYPES and _text_typed(node.get("type")):
             custom = f"{_RUNTIME_PATH}.{_FORMAT_TYPES[node['format']]}"
