@@ -233,3 +233,58 @@ def test_a_json_body_in_a_charset_other_than_utf_8_is_refused_by_every_judge(
     else:
         wrong = {judge: message for judge, message in verdicts.items() if message is None or refusal not in message}
         assert not wrong, wrong
+
+
+def test_binary_mode_without_a_content_type_or_with_integer_values_gets_one_verdict(packages: Path,
+                                                                                    tmp_path: Path) -> None:
+    """Issue 26: "the MQTT and Kafka readers accept a missing content type and
+    integer header values that the HTTP reader refuses". Each binding maps a
+    missing content type to an absent ``datacontenttype`` and an attribute's
+    value to its text, so every reader gives the verdict the same event gets
+    in structured mode: a zaken event without ``datacontenttype`` is read (NL
+    GOV leaves it optional; JSON data is implied, JSON format §3.1), a
+    Het Normo one is refused (NORMO requires it), and an integer where a
+    String attribute is expected is read as its text alike by the readers of
+    text headers (AMQP's typed properties refuse it)."""
+    import importlib
+    import sys
+
+    from generator.commands.generate import render
+
+    zaken = _generated(packages)
+    catalog_set = lint(str(CATALOG.parent / "normo" / "meter-data.yaml")).catalog_set
+    for relative, content in render(catalog_set, ["python"])["python"].items():
+        (tmp_path / relative).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / relative).write_bytes(content)
+    sys.path.insert(0, str(tmp_path / "python"))
+    try:
+        meter_data = importlib.import_module("meter_data")
+    finally:
+        sys.path.remove(str(tmp_path / "python"))
+    (normo,) = [e for e in catalog_set.events if e.type == "mdm.meter.updated" and e.dataversion == "2.0.0"]
+    for module, event, expected in ((zaken, _event(), None), (meter_data, normo.complete_example(normo.examples[0].values),
+                                                               "'datacontenttype' is missing")):
+        attributes, body = _binary(event)
+        for integer in (False, True):
+            values: dict[str, Any] = dict(attributes)
+            if integer:
+                values["id"] = 42  # a client library's int header value
+            verdicts = {
+                "structured": _verdict(lambda: module.parse_event(json.dumps(
+                    {**{k: v for k, v in event.items() if k != "datacontenttype"}, **({"id": "42"} if integer else {})}))),
+                "from_http": _verdict(lambda: module.from_http({f"ce-{k}": v for k, v in values.items()}, body)),
+                "from_kafka": _verdict(lambda: module.from_kafka({f"ce_{k}": v for k, v in values.items()}, body)),
+                "from_amqp": _verdict(lambda: module.from_amqp(None, {f"cloudEvents_{k}": v for k, v in values.items()}, body)),
+                "from_mqtt": _verdict(lambda: module.from_mqtt(None, list(values.items()), body)),
+            }
+            if integer:
+                # AMQP's application properties are typed: a String attribute is
+                # an AMQP string (AMQP binding §3.1.3.2), so a long is refused;
+                # headers of HTTP, Kafka and MQTT are text, an int given for one is its text.
+                amqp = verdicts.pop("from_amqp")
+                assert amqp is not None and ("valid string" in amqp or expected is not None and expected in amqp), amqp
+            if expected is None:
+                assert verdicts == dict.fromkeys(verdicts), (module.__name__, integer, verdicts)
+            else:
+                wrong = {judge: message for judge, message in verdicts.items() if message is None or expected not in message}
+                assert not wrong, (module.__name__, integer, wrong)
