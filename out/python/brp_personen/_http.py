@@ -225,7 +225,7 @@ def from_http(headers: Headers, body: bytes | str, events: Events) -> CloudEvent
     attributes = {
         key[3:]: value for key, value in lowered.items() if key.startswith("ce-")
     }
-    parsed = _binary_fast(attributes, content_type, raw, events)
+    parsed = binary_fast(attributes, content_type, raw, events)
     if parsed is None:
         event = structured_from_binary(
             attributes, content_type or None, raw, events, percent_encoded=True
@@ -233,9 +233,17 @@ def from_http(headers: Headers, body: bytes | str, events: Events) -> CloudEvent
         # parse_event less its check_value: structured_from_binary checked the
         # attributes' text, and read_json the data.
         parsed = validated(event_class(event, events), event)
+    return binary_sized(parsed, attributes, content_type, raw)
+
+
+def binary_sized(
+    parsed: CloudEvent, attributes: Mapping[str, str], content_type: str, payload: bytes
+) -> CloudEvent:
+    """``parsed``, read from a binary-mode message, unless the same event in
+    JSON (``compact_size``) is over its profile's limit; measured only when
+    it may be (``_size_bound``)."""
     limit = type(parsed).max_size
-    if limit is not None and _size_bound(attributes, content_type, raw) > limit[0]:
-        # the size of the same event in JSON (compact_size), when it may be over
+    if limit is not None and _size_bound(attributes, content_type, payload) > limit[0]:
         check_size(type(parsed), compact_size(parsed.to_dict()))
     return parsed
 
@@ -256,8 +264,8 @@ def _size_bound(
 _CONVERTED: dict[type[CloudEvent], frozenset[str]] = {}
 
 
-def _binary_fast(
-    attributes: dict[str, str], content_type: str, payload: bytes, events: Events
+def binary_fast(
+    attributes: Mapping[str, str], content_type: str, payload: bytes, events: Events
 ) -> CloudEvent | None:
     """A binary-mode message with a JSON payload through the structured fast
     path (one pydantic-core call, ``parse_fast``): the JSON text of the same

@@ -23,6 +23,8 @@ from ._cloudevents import CloudEvent, EventError, parse_event
 from ._http import (
     _CORE_TYPES,  # pyright: ignore[reportPrivateUsage]  # a sibling module's table
     STRUCTURED_CONTENT_TYPE,
+    binary_fast,
+    binary_sized,
     structured_from_binary,
 )
 from ._reading import charset_problem, essence
@@ -148,6 +150,23 @@ def _payload(value: bytes | bytearray | memoryview | str | None) -> bytes:
     raise EventError(f"a message body is bytes, not {type(value).__name__}")
 
 
+def _binary(
+    attributes: dict[str, Any], content_type: str | None, payload: bytes, events: Events
+) -> CloudEvent:
+    """A binary-mode message: through the structured fast path where
+    ``from_http`` takes it (a JSON payload, attributes as text; a header's
+    text here is as sent, never percent-encoded, so a ``%`` in it goes the
+    careful way), else the structured-mode event of the same mapping."""
+    if content_type and all(isinstance(value, str) for value in attributes.values()):
+        texts = cast("dict[str, str]", attributes)
+        parsed = binary_fast(texts, content_type, payload, events)
+        if parsed is not None:
+            return binary_sized(parsed, texts, content_type, payload)
+    return parse_event(
+        structured_from_binary(attributes, content_type, payload, events), events
+    )
+
+
 def _structured(payload: bytes, content_type: str | None, events: Events) -> CloudEvent:
     if content_type and essence(content_type) != STRUCTURED_CONTENT_TYPE:
         raise EventError(
@@ -216,9 +235,7 @@ def from_kafka(
     payload = _payload(value)
     if _is_structured(content_type):
         return _structured(payload, content_type, events)
-    return parse_event(
-        structured_from_binary(attributes, content_type, payload, events), events
-    )
+    return _binary(attributes, content_type, payload, events)
 
 
 # --- AMQP (amqp-protocol-binding.md) ---------------------------------------
@@ -286,9 +303,7 @@ def from_amqp(
     content = None if content_type is None else _text(content_type, "content-type")
     if _is_structured(content):
         return _structured(payload, content, events)
-    return parse_event(
-        structured_from_binary(attributes, content or None, payload, events), events
-    )
+    return _binary(attributes, content or None, payload, events)
 
 
 # --- MQTT (mqtt-protocol-binding.md) ---------------------------------------
@@ -349,6 +364,4 @@ def from_mqtt(
             content = content or value
         else:
             attributes[name] = value
-    return parse_event(
-        structured_from_binary(attributes, content, data, events), events
-    )
+    return _binary(attributes, content, data, events)
