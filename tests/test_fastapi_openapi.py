@@ -133,6 +133,8 @@ def test_the_payload_format_types_carry_the_patterns_event_schema_json_pins() ->
     for format_, annotation in (("date-time", _values.DateTime), ("date", _values.Date), ("uri", _values.Uri),
                                 ("uri-reference", _values.UriReference), ("uuid", _values.Uuid),
                                 ("email", _values.Email), ("time", _values.Time), ("ipv4", _values.Ipv4),
-                                ("hostname", _values.Hostname), ("duration", _values.Duration)):
+                                ("hostname", _values.Hostname), ("duration", _values.Duration),
+                                ("ipv6", _values.Ipv6), ("json-pointer", _values.JsonPointer),
+                                ("idn-email", _values.IdnEmail)):
         schema = TypeAdapter(annotation).json_schema()
         assert schema == {"type": "string", "format": format_, **(_format_grammar({"format": format_}) or {})}, format_

@@ -12,6 +12,7 @@ vocabulary's grammar, which event.schema.json pins beside the format.
 from __future__ import annotations
 
 import re
+from functools import cache
 from typing import Any
 
 import jsonschema
@@ -30,8 +31,17 @@ GRAMMARS = {
     "ipv4": vocabulary.IPV4_SCHEMA_PATTERN,
     "hostname": vocabulary.HOSTNAME_SCHEMA_PATTERN,
     "duration": vocabulary.DURATION_SCHEMA_PATTERN,
+    "ipv6": vocabulary.IPV6_SCHEMA_PATTERN,
+    "json-pointer": vocabulary.JSON_POINTER_SCHEMA_PATTERN,
+    "idn-email": vocabulary.IDN_EMAIL_SCHEMA_PATTERN,
 }
-RUNTIME = {"time": _values.TIME, "ipv4": _values.IPV4, "hostname": _values.HOSTNAME, "duration": _values.DURATION}
+RUNTIME = {"time": _values.TIME, "ipv4": _values.IPV4, "hostname": _values.HOSTNAME, "duration": _values.DURATION,
+           "ipv6": _values.IPV6, "json-pointer": _values.JSON_POINTER}
+# E-mail addresses: the shape without lookaround (the fast path's Rust patterns
+# have none), the sizes checked beside it (RFC 5321 §4.5.3.1).
+EMAIL_SHAPE = _values.EMAIL.pattern.removesuffix(r"\Z") + "$"
+GRAMMARS["email"] = vocabulary.EMAIL_SCHEMA_PATTERN
+PROPERTY = {name: name.replace("-", "") for name in [*GRAMMARS, "email"]}  # camelCase names (PAY-CAMELCASE)
 
 # Values each format checker reads alike, and values where they differ (the
 # grammar then refuses: a pattern beside the format can only narrow).
@@ -56,23 +66,58 @@ VALUES: dict[str, tuple[list[str], list[str]]] = {
          "P99999999999999999999999Y"],
         ["PT1H1S", "P1Y1D", "P1.5D", "PT0.5S", "-P1D", "P1WT1H", "P1Y2W", "PT", "P", "P1DT", "p1d", ""],
     ),
+    # the text kept: IPv6Address wrote 2001:DB8::1 as 2001:db8::1 and ::ffff:1.2.3.4 as ::ffff:102:304
+    "ipv6": (
+        ["::", "::1", "2001:DB8::1", "::ffff:1.2.3.4", "1:2:3:4:5:6:7:8", "1:2:3:4:5:6:7::", "1::8", "0000:0000::"],
+        ["2001:db8::1%eth0", "1::2::3", "gg::1", "1:2:3:4:5:6:7:8:9", "12345::", "::01.2.3.4", "1:2:3:4:5:6:7:1.2.3.4",
+         ""],
+    ),
+    "json-pointer": (["", "/", "/a/b", "/a~0", "/a~1b", "//", "/\u00e4"], ["a", "/a~2", "/~", "#/a"]),
+    # datamodel-code-generator's EmailStr needed email-validator: the package did not import
+    "idn-email": (["a@example.nl", "first.last+tag@sub.example.org"],
+                  ["a@", "@a", "a b@c.d", "a@-b.c", "a@b..c", "\u00e4@b\u00fccher.de"]),
+    # jsonschema-rs holds RFC 5321's sizes: the pattern accepted a 65-character
+    # local part and 64-character labels, which it refuses
+    "email": (["a@example.nl", "a" * 64 + "@b.c", "a@" + "b" * 63 + ".c", "a@" + ".".join(["b" * 63] * 3 + ["c" * 61])],
+              ["a" * 65 + "@b.c", "a@" + "b" * 64 + ".c", "a@" + ".".join(["b" * 63] * 3 + ["c" * 62]), "a@xn--abc.de",
+               "a@b", "a@1", "a.@b.c"]),
 }
 
 
-def _format_judges(format_: str, value: str) -> tuple[bool, bool]:
+@cache
+def _checkers(format_: str) -> tuple[Any, Any]:
     schema = {"format": format_}
     python = jsonschema.Draft202012Validator(schema, format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER)
-    return python.is_valid(value), jsonschema_rs.Draft202012Validator(schema, validate_formats=True).is_valid(value)
+    return python, jsonschema_rs.Draft202012Validator(schema, validate_formats=True)
+
+
+def _format_judges(format_: str, value: str) -> tuple[bool, bool]:
+    python, rust = _checkers(format_)
+    return python.is_valid(value), rust.is_valid(value)
 
 
 def _grammar(format_: str, value: str) -> bool:
-    matched = re.fullmatch(GRAMMARS[format_].removeprefix("^").removesuffix("$"), value) is not None
+    # Python's "$" also holds before a final newline (ECMA-262's does not)
+    matched = re.match(GRAMMARS[format_], value) is not None and not value.endswith("\n")
     return matched and (format_ != "hostname" or len(value) <= vocabulary.HOSTNAME_MAX_LENGTH)
 
 
+def _sized(format_: str, value: str) -> bool:
+    """Within the sizes a format's grammar sets beside its shape."""
+    if format_ == "hostname":
+        return len(value) <= vocabulary.HOSTNAME_MAX_LENGTH
+    if format_ in ("email", "idn-email"):
+        local, _, domain = value.rpartition("@")
+        return len(local) <= vocabulary.EMAIL_LOCAL_MAX_LENGTH and len(domain) <= vocabulary.HOSTNAME_MAX_LENGTH
+    return True
+
+
 def test_the_runtime_reads_each_format_by_the_vocabularys_grammar() -> None:
-    for format_, grammar in GRAMMARS.items():
-        assert RUNTIME[format_].pattern.removesuffix(r"\Z") + "$" == grammar, format_
+    for format_, runtime in RUNTIME.items():
+        assert runtime.pattern.removesuffix(r"\Z") + "$" == GRAMMARS[format_], format_
+    assert vocabulary.IDN_EMAIL_SCHEMA_PATTERN == vocabulary.EMAIL_SCHEMA_PATTERN
+    assert vocabulary.EMAIL_SCHEMA_PATTERN.endswith(EMAIL_SHAPE.removeprefix("^"))
+    assert _values.EMAIL_LOCAL_MAX_LENGTH == vocabulary.EMAIL_LOCAL_MAX_LENGTH
     assert _values.HOSTNAME_MAX_LENGTH == vocabulary.HOSTNAME_MAX_LENGTH
 
 
@@ -90,9 +135,11 @@ def test_the_grammar_accepts_only_what_every_format_checker_accepts(format_: str
 @settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
 @given(data=st.data())
 def test_every_text_the_grammar_draws_is_accepted_by_both_format_checkers(format_: str, data: Any) -> None:
-    value = data.draw(st.from_regex(GRAMMARS[format_].removesuffix("$") + r"\Z", fullmatch=True))
-    if format_ == "hostname" and len(value) > vocabulary.HOSTNAME_MAX_LENGTH:
+    shape = EMAIL_SHAPE if format_ in ("email", "idn-email") else GRAMMARS[format_]
+    value = data.draw(st.from_regex(shape.removesuffix("$") + r"\Z", fullmatch=True))
+    if not _sized(format_, value):
         return
+    assert _grammar(format_, value), value
     assert _format_judges(format_, value) == (True, True), value
 
 
@@ -111,11 +158,11 @@ CATALOG = {
         "data": {
             "type": "object",
             "properties": {
-                **{name: {"type": "string", "format": name, "description": "Plain."} for name in GRAMMARS},
-                **{f"{name}OrNull": {"type": ["string", "null"], "format": name, "description": "Nullable."}
+                **{PROPERTY[name]: {"type": "string", "format": name, "description": "Plain."} for name in GRAMMARS},
+                **{f"{PROPERTY[name]}OrNull": {"type": ["string", "null"], "format": name, "description": "Nullable."}
                    for name in GRAMMARS},
-                **{f"{name}List": {"type": "array", "items": {"type": "string", "format": name}, "description": "Items."}
-                   for name in GRAMMARS},
+                **{f"{PROPERTY[name]}List": {"type": "array", "items": {"type": "string", "format": name},
+                                             "description": "Items."} for name in GRAMMARS},
             },
         },
     }],
@@ -135,7 +182,8 @@ def test_every_judge_gives_one_verdict_and_an_accepted_value_keeps_its_text(judg
     accepted, refused = VALUES[format_]
     seen = 0
     for value in accepted + refused:
-        for name, data in ((format_, value), (f"{format_}OrNull", value), (f"{format_}List", [value, value])):
+        plain = PROPERTY[format_]
+        for name, data in ((plain, value), (f"{plain}OrNull", value), (f"{plain}List", [value, value])):
             event = {**ENVELOPE, "type": "org.example.formats", "data": {name: data}}
             verdicts = judges.verdicts(event)
             assert set(verdicts.values()) == {value in accepted}, (name, value, verdicts, judges.why)
@@ -143,7 +191,7 @@ def test_every_judge_gives_one_verdict_and_an_accepted_value_keeps_its_text(judg
                 judges.round_trip(event)
             seen += 1
     assert seen == 3 * (len(accepted) + len(refused))
-    null = {**ENVELOPE, "type": "org.example.formats", "data": {f"{format_}OrNull": None}}
+    null = {**ENVELOPE, "type": "org.example.formats", "data": {f"{PROPERTY[format_]}OrNull": None}}
     assert set(judges.verdicts(null).values()) == {True}
     judges.round_trip(null)
 
@@ -159,7 +207,7 @@ def test_the_fast_path_reads_the_formats_itself(judges: Judges) -> None:
     registry = judges.module.EVENTS
     path = fastpath._fast_validator(registry)
     assert path.validator is not None and path.bounded
-    data = {name: VALUES[name][0][0] for name in GRAMMARS}
+    data = {PROPERTY[name]: VALUES[name][0][0] for name in GRAMMARS}
     event = {**ENVELOPE, "type": "org.example.formats", "data": data}
     parsed = fastpath.parse_fast(json.dumps(event).encode(), registry)
     assert parsed is not None

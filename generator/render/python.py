@@ -132,7 +132,7 @@ class EventView:
 # Payload formats whose values keep their text (contract §4.1): the runtime's types.
 _FORMAT_TYPES = {"date-time": "DateTime", "date": "Date", "uri": "Uri", "uri-reference": "UriReference",
                  "uuid": "Uuid", "email": "Email", "time": "Time", "ipv4": "Ipv4", "hostname": "Hostname",
-                 "duration": "Duration"}
+                 "duration": "Duration", "ipv6": "Ipv6", "json-pointer": "JsonPointer", "idn-email": "IdnEmail"}
 _RUNTIME_PATH = "evcat_runtime._cloudevents"  # datamodel-code-generator wants an absolute path; made relative after
 
 

@@ -35,12 +35,15 @@ __all__ = [
     "CONSTRUCT",
     "DURATION",
     "EMAIL",
+    "EMAIL_LOCAL_MAX_LENGTH",
     "HOSTNAME",
     "HOSTNAME_MAX_LENGTH",
     "INT32_MAX",
     "INT32_MIN",
     "INTEGER",
     "IPV4",
+    "IPV6",
+    "JSON_POINTER",
     "MEDIA_TYPE",
     "RUST_NORMO_TIME",
     "RUST_TIMESTAMP",
@@ -55,10 +58,13 @@ __all__ = [
     "Duration",
     "Email",
     "Hostname",
+    "IdnEmail",
     "Int32",
     "IntegerSequence",
     "Ipv4",
+    "Ipv6",
     "JsonInt",
+    "JsonPointer",
     "MediaType",
     "NonEmptyString",
     "NonEmptyUriReference",
@@ -126,9 +132,6 @@ _NORMO_TIME = re.compile(
 UUID = re.compile(
     r"^[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}\Z"
 )
-_ATEXT = r"[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]"
-_LABEL = r"[A-Za-z0-9]{1,63}(?:-[A-Za-z0-9]{1,63})*"
-EMAIL = re.compile(rf"^{_ATEXT}+(?:\.{_ATEXT}+)*@{_LABEL}(?:\.{_LABEL})+\Z")
 _FULL_DATE = re.compile(rf"^{YEAR}-[0-9]{{2}}-[0-9]{{2}}\Z")
 # JSON Schema "time", "ipv4", "hostname" and "duration" as evcat reads them
 # (vocabulary.py, copied; no lookaround: the fast path reads them in Rust).
@@ -146,9 +149,25 @@ _HOST_LABEL = (
 )
 HOSTNAME = re.compile(rf"^{_HOST_LABEL}(?:\.{_HOST_LABEL})*\Z")
 HOSTNAME_MAX_LENGTH = 253
+# The shape of an e-mail address; _email checks the sizes (64 and 253).
+_ATEXT = r"[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]"
+EMAIL = re.compile(rf"^{_ATEXT}+(?:\.{_ATEXT}+)*@{_HOST_LABEL}(?:\.{_HOST_LABEL})+\Z")
+EMAIL_LOCAL_MAX_LENGTH = 64
 _DUR_TIME = r"T(?:[0-9]+H(?:[0-9]+M(?:[0-9]+S)?)?|[0-9]+M(?:[0-9]+S)?|[0-9]+S)"
 _DUR_DATE = r"(?:[0-9]+Y(?:[0-9]+M(?:[0-9]+D)?)?|[0-9]+M(?:[0-9]+D)?|[0-9]+D)"
 DURATION = re.compile(rf"^P(?:{_DUR_DATE}(?:{_DUR_TIME})?|{_DUR_TIME}|[0-9]+W)\Z")
+_H16 = "[0-9A-Fa-f]{1,4}"
+_LS32 = rf"(?:{_H16}:{_H16}|{_OCTET}(?:\.{_OCTET}){{3}})"
+IPV6 = re.compile(
+    rf"^(?:(?:{_H16}:){{6}}{_LS32}|::(?:{_H16}:){{5}}{_LS32}"
+    rf"|(?:{_H16})?::(?:{_H16}:){{4}}{_LS32}"
+    rf"|(?:(?:{_H16}:)?{_H16})?::(?:{_H16}:){{3}}{_LS32}"
+    rf"|(?:(?:{_H16}:){{0,2}}{_H16})?::(?:{_H16}:){{2}}{_LS32}"
+    rf"|(?:(?:{_H16}:){{0,3}}{_H16})?::{_H16}:{_LS32}"
+    rf"|(?:(?:{_H16}:){{0,4}}{_H16})?::{_LS32}"
+    rf"|(?:(?:{_H16}:){{0,5}}{_H16})?::{_H16}|(?:(?:{_H16}:){{0,6}}{_H16})?::)\Z"
+)
+JSON_POINTER = re.compile(r"^(?:/(?:[^~/]|~[01])*)*\Z")
 _TOKEN = r"[!#$%&'*+.^_`|~0-9A-Za-z-]+"
 MEDIA_TYPE = re.compile(
     rf'^{_TOKEN}/{_TOKEN}(?:[ \t]*;[ \t]*{_TOKEN}=(?:{_TOKEN}|"(?:[^"\\]|\\.)*"))*\Z'
@@ -168,11 +187,17 @@ FULL_DATE_PATTERN = rf"^{_DATE}{_END}"
 URI_PATTERN = URI.pattern.removesuffix(r"\Z") + _END
 URI_REFERENCE_PATTERN = URI_REFERENCE.pattern.removesuffix(r"\Z") + _END
 UUID_PATTERN = UUID.pattern.removesuffix(r"\Z") + _END
-EMAIL_PATTERN = EMAIL.pattern.removesuffix(r"\Z") + _END
+EMAIL_PATTERN = (
+    rf"^(?=[^@]{{1,{EMAIL_LOCAL_MAX_LENGTH}}}@[^@]{{1,{HOSTNAME_MAX_LENGTH}}}{_END})"
+    + EMAIL.pattern.removeprefix("^").removesuffix(r"\Z")
+    + _END
+)
 TIME_PATTERN = TIME.pattern.removesuffix(r"\Z") + _END
 IPV4_PATTERN = IPV4.pattern.removesuffix(r"\Z") + _END
 HOSTNAME_PATTERN = HOSTNAME.pattern.removesuffix(r"\Z") + _END
 DURATION_PATTERN = DURATION.pattern.removesuffix(r"\Z") + _END
+IPV6_PATTERN = IPV6.pattern.removesuffix(r"\Z") + _END
+JSON_POINTER_PATTERN = JSON_POINTER.pattern.removesuffix(r"\Z") + _END
 _BASE64 = re.compile(
     r"^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?\Z"
 )
@@ -255,8 +280,15 @@ def _uuid(value: Any) -> str:
     return value
 
 
+def _is_email(value: str) -> bool:
+    if not EMAIL.match(value):
+        return False
+    local, _, domain = value.rpartition("@")
+    return len(local) <= EMAIL_LOCAL_MAX_LENGTH and len(domain) <= HOSTNAME_MAX_LENGTH
+
+
 def _email(value: Any) -> str:
-    if not isinstance(value, str) or not EMAIL.match(value):
+    if not isinstance(value, str) or not _is_email(value):
         raise ValueError(f"{value!r} is not an e-mail address (RFC 5321 mailbox)")
     return value
 
@@ -286,6 +318,26 @@ def _hostname(value: Any) -> str:
 def _duration(value: Any) -> str:
     if not isinstance(value, str) or not DURATION.match(value):
         raise ValueError(f"{value!r} is not a duration (RFC 3339 appendix A)")
+    return value
+
+
+def _ipv6(value: Any) -> str:
+    if not isinstance(value, str) or not IPV6.match(value):
+        raise ValueError(f"{value!r} is not an IPv6 address (RFC 4291 section 2.2)")
+    return value
+
+
+def _json_pointer(value: Any) -> str:
+    if not isinstance(value, str) or not JSON_POINTER.match(value):
+        raise ValueError(f"{value!r} is not a JSON pointer (RFC 6901)")
+    return value
+
+
+def _idn_email(value: Any) -> str:
+    if not isinstance(value, str) or not _is_email(value):
+        raise ValueError(
+            f"{value!r} is not an e-mail address (RFC 5321 mailbox, ASCII)"
+        )
     return value
 
 
@@ -487,6 +539,23 @@ Duration = Annotated[
     WithJsonSchema(
         {"type": "string", "format": "duration", "pattern": DURATION_PATTERN}
     ),
+]
+Ipv6 = Annotated[
+    str,
+    PlainValidator(_ipv6),
+    WithJsonSchema({"type": "string", "format": "ipv6", "pattern": IPV6_PATTERN}),
+]
+JsonPointer = Annotated[
+    str,
+    PlainValidator(_json_pointer),
+    WithJsonSchema(
+        {"type": "string", "format": "json-pointer", "pattern": JSON_POINTER_PATTERN}
+    ),
+]
+IdnEmail = Annotated[
+    str,
+    PlainValidator(_idn_email),
+    WithJsonSchema({"type": "string", "format": "idn-email", "pattern": EMAIL_PATTERN}),
 ]
 NonEmptyUriReference = Annotated[
     str,
