@@ -157,7 +157,11 @@ def test_ctrl_c_while_generating_a_large_catalog_leaves_out_unchanged(tmp_path: 
         [sys.executable, "-m", "generator", "generate", str(big), "-o", str(out), "--no-cache"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True, cwd=ROOT,
     )
-    time.sleep(2.0)  # linted, rendering in worker processes (a cold run takes 6 s or more)
+    # Well inside the run (started, its Ctrl-C handling in place; linting or
+    # rendering), well before its end: a cold run of 1,000 types takes 4 s or
+    # more, and at 2 s a faster run on a loaded machine was already swapping
+    # OUT in (an interrupt held there lets it finish: exit 0, found 3 times).
+    time.sleep(1.0)
     assert process.poll() is None, "the run finished before Ctrl-C: the test needs a bigger catalog"
     os.killpg(process.pid, signal.SIGINT)  # what a terminal's Ctrl-C does: the whole process group
     stdout, stderr = process.communicate(timeout=60)
