@@ -53,12 +53,14 @@ _FORMAT_GRAMMARS = {
     "ipv4": vocabulary.IPV4_SCHEMA_PATTERN,
     "hostname": vocabulary.HOSTNAME_SCHEMA_PATTERN,
     "duration": vocabulary.DURATION_SCHEMA_PATTERN,
-    "ipv6": vocabulary.IPV6_SCHEMA_PATTERN,
     "json-pointer": vocabulary.JSON_POINTER_SCHEMA_PATTERN,
     "idn-email": vocabulary.IDN_EMAIL_SCHEMA_PATTERN,
 }
 # What a grammar says beside its pattern (a length needs no lookahead).
-_FORMAT_BOUNDS = {"hostname": {"maxLength": vocabulary.HOSTNAME_MAX_LENGTH}}
+_EMAIL_SIZES = {"not": {"anyOf": [{"type": "string", "pattern": pattern} for pattern in vocabulary.EMAIL_TOO_LONG_PATTERNS]}}
+_FORMAT_BOUNDS: dict[str, dict[str, Any]] = {
+    "hostname": {"maxLength": vocabulary.HOSTNAME_MAX_LENGTH}, "email": _EMAIL_SIZES, "idn-email": _EMAIL_SIZES,
+}
 
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import ipaddress
 import re
 import uuid
 from datetime import UTC, date, datetime
@@ -42,7 +43,6 @@ __all__ = [
     "INT32_MIN",
     "INTEGER",
     "IPV4",
-    "IPV6",
     "JSON_POINTER",
     "MEDIA_TYPE",
     "RUST_NORMO_TIME",
@@ -143,9 +143,8 @@ _OCTET = r"(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])"
 IPV4 = re.compile(rf"^(?:{_OCTET}\.){{3}}{_OCTET}\Z")
 _ALNUM, _LDH = "[A-Za-z0-9]", "[A-Za-z0-9-]"
 _HOST_LABEL = (
-    rf"(?:{_ALNUM}(?:{_LDH}?{_ALNUM})?"
-    rf"|{_ALNUM}{_LDH}(?:{_ALNUM}(?:{_LDH}{{0,59}}{_ALNUM})?"
-    rf"|-{_ALNUM}(?:{_LDH}{{0,58}}{_ALNUM})?))"
+    rf"{_ALNUM}(?:{_ALNUM}|{_LDH}(?:{_ALNUM}(?:{_LDH}{{0,59}}{_ALNUM})?"
+    rf"|-{_ALNUM}(?:{_LDH}{{0,58}}{_ALNUM})?))?"
 )
 HOSTNAME = re.compile(rf"^{_HOST_LABEL}(?:\.{_HOST_LABEL})*\Z")
 HOSTNAME_MAX_LENGTH = 253
@@ -156,17 +155,6 @@ EMAIL_LOCAL_MAX_LENGTH = 64
 _DUR_TIME = r"T(?:[0-9]+H(?:[0-9]+M(?:[0-9]+S)?)?|[0-9]+M(?:[0-9]+S)?|[0-9]+S)"
 _DUR_DATE = r"(?:[0-9]+Y(?:[0-9]+M(?:[0-9]+D)?)?|[0-9]+M(?:[0-9]+D)?|[0-9]+D)"
 DURATION = re.compile(rf"^P(?:{_DUR_DATE}(?:{_DUR_TIME})?|{_DUR_TIME}|[0-9]+W)\Z")
-_H16 = "[0-9A-Fa-f]{1,4}"
-_LS32 = rf"(?:{_H16}:{_H16}|{_OCTET}(?:\.{_OCTET}){{3}})"
-IPV6 = re.compile(
-    rf"^(?:(?:{_H16}:){{6}}{_LS32}|::(?:{_H16}:){{5}}{_LS32}"
-    rf"|(?:{_H16})?::(?:{_H16}:){{4}}{_LS32}"
-    rf"|(?:(?:{_H16}:)?{_H16})?::(?:{_H16}:){{3}}{_LS32}"
-    rf"|(?:(?:{_H16}:){{0,2}}{_H16})?::(?:{_H16}:){{2}}{_LS32}"
-    rf"|(?:(?:{_H16}:){{0,3}}{_H16})?::{_H16}:{_LS32}"
-    rf"|(?:(?:{_H16}:){{0,4}}{_H16})?::{_LS32}"
-    rf"|(?:(?:{_H16}:){{0,5}}{_H16})?::{_H16}|(?:(?:{_H16}:){{0,6}}{_H16})?::)\Z"
-)
 JSON_POINTER = re.compile(r"^(?:/(?:[^~/]|~[01])*)*\Z")
 _TOKEN = r"[!#$%&'*+.^_`|~0-9A-Za-z-]+"
 MEDIA_TYPE = re.compile(
@@ -187,16 +175,20 @@ FULL_DATE_PATTERN = rf"^{_DATE}{_END}"
 URI_PATTERN = URI.pattern.removesuffix(r"\Z") + _END
 URI_REFERENCE_PATTERN = URI_REFERENCE.pattern.removesuffix(r"\Z") + _END
 UUID_PATTERN = UUID.pattern.removesuffix(r"\Z") + _END
-EMAIL_PATTERN = (
-    rf"^(?=[^@]{{1,{EMAIL_LOCAL_MAX_LENGTH}}}@[^@]{{1,{HOSTNAME_MAX_LENGTH}}}{_END})"
-    + EMAIL.pattern.removeprefix("^").removesuffix(r"\Z")
-    + _END
-)
+EMAIL_PATTERN = EMAIL.pattern.removesuffix(r"\Z") + _END
+# The sizes: patterns a too long local part or domain matches (vocabulary.py).
+_EMAIL_SIZES = {
+    "not": {
+        "anyOf": [
+            {"type": "string", "pattern": f"^[^@]{{{EMAIL_LOCAL_MAX_LENGTH + 1}}}"},
+            {"type": "string", "pattern": f"@[^@]{{{HOSTNAME_MAX_LENGTH + 1}}}"},
+        ]
+    }
+}
 TIME_PATTERN = TIME.pattern.removesuffix(r"\Z") + _END
 IPV4_PATTERN = IPV4.pattern.removesuffix(r"\Z") + _END
 HOSTNAME_PATTERN = HOSTNAME.pattern.removesuffix(r"\Z") + _END
 DURATION_PATTERN = DURATION.pattern.removesuffix(r"\Z") + _END
-IPV6_PATTERN = IPV6.pattern.removesuffix(r"\Z") + _END
 JSON_POINTER_PATTERN = JSON_POINTER.pattern.removesuffix(r"\Z") + _END
 _BASE64 = re.compile(
     r"^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?\Z"
@@ -321,8 +313,18 @@ def _duration(value: Any) -> str:
     return value
 
 
+def _is_ipv6(value: str) -> bool:
+    if "%" in value:  # a zone index (RFC 6874) belongs to a URI, not to the address
+        return False
+    try:
+        ipaddress.IPv6Address(value)
+    except ValueError:
+        return False
+    return True
+
+
 def _ipv6(value: Any) -> str:
-    if not isinstance(value, str) or not IPV6.match(value):
+    if not isinstance(value, str) or not _is_ipv6(value):
         raise ValueError(f"{value!r} is not an IPv6 address (RFC 4291 section 2.2)")
     return value
 
@@ -509,7 +511,9 @@ Uuid = Annotated[
 Email = Annotated[
     str,
     PlainValidator(_email),
-    WithJsonSchema({"type": "string", "format": "email", "pattern": EMAIL_PATTERN}),
+    WithJsonSchema(
+        {"type": "string", "format": "email", "pattern": EMAIL_PATTERN, **_EMAIL_SIZES}
+    ),
 ]
 Time = Annotated[
     str,
@@ -543,7 +547,7 @@ Duration = Annotated[
 Ipv6 = Annotated[
     str,
     PlainValidator(_ipv6),
-    WithJsonSchema({"type": "string", "format": "ipv6", "pattern": IPV6_PATTERN}),
+    WithJsonSchema({"type": "string", "format": "ipv6"}),
 ]
 JsonPointer = Annotated[
     str,
@@ -555,7 +559,14 @@ JsonPointer = Annotated[
 IdnEmail = Annotated[
     str,
     PlainValidator(_idn_email),
-    WithJsonSchema({"type": "string", "format": "idn-email", "pattern": EMAIL_PATTERN}),
+    WithJsonSchema(
+        {
+            "type": "string",
+            "format": "idn-email",
+            "pattern": EMAIL_PATTERN,
+            **_EMAIL_SIZES,
+        }
+    ),
 ]
 NonEmptyUriReference = Annotated[
     str,
