@@ -256,11 +256,19 @@ def test_binary_mode_without_a_content_type_or_with_integer_values_gets_one_verd
     for relative, content in render(catalog_set, ["python"])["python"].items():
         (tmp_path / relative).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / relative).write_bytes(content)
+    # This package holds one file of the meter-data catalog: imported here
+    # and forgotten after (other tests import the whole catalog's).
+    kept = {name: module for name, module in sys.modules.items() if name.split(".")[0] == "meter_data"}
+    for name in kept:
+        del sys.modules[name]
     sys.path.insert(0, str(tmp_path / "python"))
     try:
         meter_data = importlib.import_module("meter_data")
     finally:
         sys.path.remove(str(tmp_path / "python"))
+        for name in [name for name in sys.modules if name.split(".")[0] == "meter_data"]:
+            del sys.modules[name]
+        sys.modules.update(kept)
     (normo,) = [e for e in catalog_set.events if e.type == "mdm.meter.updated" and e.dataversion == "2.0.0"]
     for module, event, expected in ((zaken, _event(), None), (meter_data, normo.complete_example(normo.examples[0].values),
                                                                "'datacontenttype' is missing")):
