@@ -394,9 +394,13 @@ def package_names(context: Context) -> Iterator[Diagnostic]:
             continue
         package = catalog.package_name
         written = next((file for file in catalog.files if "package" in _mapping(context.documents[file].value)), None)
-        # locations only now: finding one parses the file's positions (lint reads without them)
-        where = context.loc(written, ("package",)) if written else context.loc(catalog.files[0], ("catalog",))
         taken = why_taken(package)
+        key = normalise(package)
+        if taken is None and not (key in first and first[key].id != catalog.id):
+            first.setdefault(key, catalog)
+            continue
+        # located only for a finding: a location parses the file's positions (lint reads without them)
+        where = context.loc(written, ("package",)) if written else context.loc(catalog.files[0], ("catalog",))
         if taken is not None:
             free = free_name(package, used)
             if written:
@@ -411,18 +415,14 @@ def package_names(context: Context) -> Iterator[Diagnostic]:
                 suggestion,
             )
             continue
-        key = normalise(package)
-        if key in first and first[key].id != catalog.id:
-            other = first[key]
-            elsewhere = context.loc(other.files[0], ("catalog",))
-            yield context.report(
-                "CAT-PACKAGE-NAME",
-                f"catalog '{catalog.id}' becomes the Python package '{package}', as catalog '{other.id}' at {elsewhere} does; rename one of them",
-                where,
-                related=(elsewhere,),
-            )
-        else:
-            first.setdefault(key, catalog)
+        other = first[key]
+        elsewhere = context.loc(other.files[0], ("catalog",))
+        yield context.report(
+            "CAT-PACKAGE-NAME",
+            f"catalog '{catalog.id}' becomes the Python package '{package}', as catalog '{other.id}' at {elsewhere} does; rename one of them",
+            where,
+            related=(elsewhere,),
+        )
 
 
 def _mapping(value: object) -> dict:
