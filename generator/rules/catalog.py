@@ -290,9 +290,14 @@ def _refs_resolved(context: Context, part: PayloadPart) -> bool:
     return resolved
 
 
+_VALIDATORS_KEPT = 4
+
+
 def _checker(context: Context) -> EventChecker:
     if "checker" not in context.cache:
-        context.cache["checker"] = EventChecker(context.built.catalog_set)
+        # The costly checks of an event run one after the other (compile, then
+        # examples): only its validator is needed, not every one compiled so far.
+        context.cache["checker"] = EventChecker(context.built.catalog_set, keep=_VALIDATORS_KEPT)
     checker: EventChecker = context.cache["checker"]
     return checker
 
