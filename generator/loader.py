@@ -22,6 +22,7 @@ import codecs
 import re
 import os
 import stat
+import sys
 import threading
 from dataclasses import dataclass, field
 from typing import Any
@@ -74,6 +75,13 @@ _THREAD_COMPOSE_BOUND = 100_000
 _THREAD_STACK = 64 * 1024 * 1024
 
 Path = tuple[str | int, ...]
+
+# Keys and short strings are interned: a catalog repeats a few thousand
+# ("type", "string", "description", enum values) a hundred thousand times, and
+# libyaml makes a new object for each. marshal keeps them interned (the parse
+# cache, the workers' results), so one copy serves every file of the process.
+_intern = sys.intern
+_INTERNED_LENGTH = 40
 
 _TAG = "tag:yaml.org,2002:"
 _SCALAR_TAGS = {_TAG + name for name in ("str", "int", "float", "bool", "null", "timestamp")}
@@ -264,7 +272,8 @@ class _Walker:
             if self.in_alias:
                 self._count_alias_node(node)
             if node.tag == _STR_TAG:
-                return node.value
+                text = node.value
+                return _intern(text) if len(text) <= _INTERNED_LENGTH else text
             return self.scalar(node, path)
         if not self.aliases:
             if depth >= MAX_DEPTH:
@@ -316,7 +325,7 @@ class _Walker:
                 continue
             # Keys keep their text: `on:` or `1:` name a property "on" or "1"
             # (the JSON reading), never True or 1.
-            key = key_node.value
+            key = _intern(key_node.value)
             child = path + (key,)
             if key in (result if explicit is None else explicit):
                 self._duplicate(node, key_node, key)
