@@ -76,8 +76,10 @@ def _start_costly(context: Context, workers: int) -> Iterator[dict[str, Any]]:
     ]
     if len(pending) < COSTLY_MIN_EVENTS:
         return iter(())
-    slices = [pending[start::workers * 4] for start in range(workers * 4)]
-    return parallel(_costly_slice, context, slices, workers, ordered=False)
+    # This process runs the other rules meanwhile: it is one of the ``workers`` cores.
+    forked = workers - 1
+    slices = [pending[start::forked * 4] for start in range(forked * 4)]
+    return parallel(_costly_slice, context, slices, forked, ordered=False, beside=True)
 
 
 def _costly_slice(context: Context, positions: list[int]) -> dict[str, Any]:
