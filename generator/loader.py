@@ -41,6 +41,13 @@ except ImportError:  # pragma: no cover - depends on the PyYAML build
 # First characters with which a plain scalar may resolve to something other
 # than a string (bool, int, float, null, timestamp, merge, value) in YAML 1.1.
 _MAY_BE_TYPED = frozenset("yYnNtTfFoO-+0123456789.<~=")
+# Plain scalars starting with one of these letters resolve to something other
+# than a string only when they are one of YAML 1.1's bool or null words
+# (PyYAML's implicit resolvers for these first characters: bool, null).
+_WORD_START = frozenset("yYnNtTfFoO")
+_WORDS = frozenset(
+    "yes Yes YES no No NO true True TRUE false False FALSE on On ON off Off OFF null Null NULL".split()
+)
 _STR_TAG = "tag:yaml.org,2002:str"
 _SEQ_TAG = "tag:yaml.org,2002:seq"
 _MAP_TAG = "tag:yaml.org,2002:map"
@@ -54,6 +61,10 @@ class _Loader(_BaseLoader):  # type: ignore[misc,valid-type]
         if kind is ScalarNode:
             if not implicit[0] or (value and value[0] not in _MAY_BE_TYPED):
                 return _STR_TAG  # quoted, or plain text that no resolver matches
+            if value[:1] in _WORD_START and value not in _WORDS and value[:-1] not in _WORDS:
+                # `type`, `format`, `name`: neither a bool nor null (nor one followed
+                # by one character: the resolvers' `$` also matches before a final newline)
+                return _STR_TAG
             return super().resolve(kind, value, implicit)  # type: ignore[no-any-return]
         return _SEQ_TAG if kind is SequenceNode else _MAP_TAG
 
