@@ -260,6 +260,15 @@ def _compile(event: EventType, context: Context) -> tuple[list[Diagnostic], bool
     return [], False
 
 
+def prepare_costly(event: EventType, context: Context) -> None:
+    """Work the costly checks of ``event`` read and other rules share (its
+    context attributes, whether its payload's references resolve), done
+    before workers are forked for them: otherwise each would do it again."""
+    event.attributes
+    if event.payload is not None:
+        _unresolved(event, context)
+
+
 def _event_parts(event: EventType, context: Context) -> list[PayloadPart]:
     assert event.payload is not None
     shared = context.built.catalog_set.schemas
