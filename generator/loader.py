@@ -22,6 +22,7 @@ import codecs
 import re
 import os
 import stat
+import sys
 import threading
 from dataclasses import dataclass, field
 from typing import Any
@@ -40,6 +41,13 @@ except ImportError:  # pragma: no cover - depends on the PyYAML build
 # First characters with which a plain scalar may resolve to something other
 # than a string (bool, int, float, null, timestamp, merge, value) in YAML 1.1.
 _MAY_BE_TYPED = frozenset("yYnNtTfFoO-+0123456789.<~=")
+# Plain scalars starting with one of these letters resolve to something other
+# than a string only when they are one of YAML 1.1's bool or null words
+# (PyYAML's implicit resolvers for these first characters: bool, null).
+_WORD_START = frozenset("yYnNtTfFoO")
+_WORDS = frozenset(
+    "yes Yes YES no No NO true True TRUE false False FALSE on On ON off Off OFF null Null NULL".split()
+)
 _STR_TAG = "tag:yaml.org,2002:str"
 _SEQ_TAG = "tag:yaml.org,2002:seq"
 _MAP_TAG = "tag:yaml.org,2002:map"
@@ -53,6 +61,10 @@ class _Loader(_BaseLoader):  # type: ignore[misc,valid-type]
         if kind is ScalarNode:
             if not implicit[0] or (value and value[0] not in _MAY_BE_TYPED):
                 return _STR_TAG  # quoted, or plain text that no resolver matches
+            if value[:1] in _WORD_START and value not in _WORDS and value[:-1] not in _WORDS:
+                # `type`, `format`, `name`: neither a bool nor null (nor one followed
+                # by one character: the resolvers' `$` also matches before a final newline)
+                return _STR_TAG
             return super().resolve(kind, value, implicit)  # type: ignore[no-any-return]
         return _SEQ_TAG if kind is SequenceNode else _MAP_TAG
 
@@ -74,6 +86,13 @@ _THREAD_COMPOSE_BOUND = 100_000
 _THREAD_STACK = 64 * 1024 * 1024
 
 Path = tuple[str | int, ...]
+
+# Keys and short strings are interned: a catalog repeats a few thousand
+# ("type", "string", "description", enum values) a hundred thousand times, and
+# libyaml makes a new object for each. marshal keeps them interned (the parse
+# cache, the workers' results), so one copy serves every file of the process.
+_intern = sys.intern
+_INTERNED_LENGTH = 40
 
 _TAG = "tag:yaml.org,2002:"
 _SCALAR_TAGS = {_TAG + name for name in ("str", "int", "float", "bool", "null", "timestamp")}
@@ -264,7 +283,8 @@ class _Walker:
             if self.in_alias:
                 self._count_alias_node(node)
             if node.tag == _STR_TAG:
-                return node.value
+                text = node.value
+                return _intern(text) if len(text) <= _INTERNED_LENGTH else text
             return self.scalar(node, path)
         if not self.aliases:
             if depth >= MAX_DEPTH:
@@ -316,7 +336,7 @@ class _Walker:
                 continue
             # Keys keep their text: `on:` or `1:` name a property "on" or "1"
             # (the JSON reading), never True or 1.
-            key = key_node.value
+            key = _intern(key_node.value)
             child = path + (key,)
             if key in (result if explicit is None else explicit):
                 self._duplicate(node, key_node, key)

@@ -133,3 +133,24 @@ def test_too_many_events_is_one_clear_error(tmp_path: Path, capsys: pytest.Captu
     first = out.splitlines()[0]
     line = MAX_EVENTS - per_file + head.count("\n") + 1  # the first event over the limit, in b.yaml
     assert first.startswith(f"{tmp_path / 'b.yaml'}:{line}:5: error CAT-YAML more than {MAX_EVENTS:,} event types"), first
+
+
+def test_loader_resolves_plain_scalars_as_pyyaml_does() -> None:
+    """The loader's shortcuts in tag resolution (first character, YAML 1.1's
+    bool and null words) give PyYAML's own verdict on every plain scalar."""
+    import random
+
+    import yaml
+    from yaml.nodes import ScalarNode
+
+    from generator import loader
+
+    ours, theirs = loader._Loader(""), yaml.SafeLoader("")
+    words = "yes Yes YES no No NO true True TRUE false False FALSE on On ON off Off OFF null Null NULL ~ << = .inf .NaN".split()
+    values = {"", "type", "format", "name", "n", "Y", "nulL", "tRue", "onx", "0x1f", "1_000", "2001-12-14", "+.5", *words}
+    values |= {word + end for word in words for end in ("x", " ", "\n", "\n\n")}
+    rng = random.Random(29)
+    values |= {"".join(rng.choice("yYnNtTfFoOeEsSuUlLrRaA~01.+-<=: \n") for _ in range(rng.randint(0, 6))) for _ in range(20_000)}
+    for value in values:
+        for implicit in ((True, False), (False, True), (True, True)):
+            assert ours.resolve(ScalarNode, value, implicit) == theirs.resolve(ScalarNode, value, implicit), repr(value)

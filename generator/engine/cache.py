@@ -156,10 +156,9 @@ def _parse(item: tuple[str, bytes, str, str | None]) -> tuple[str, bytes, str]:
     """Parse one file (positions are found later, if ever asked for); write
     its cache entry; hand back marshal bytes (cheap to move)."""
     display, raw, digest, store = item
-    data = load_bytes(raw, display, positions=False).to_data()
-    packed = marshal.dumps(data)
-    if store is not None:
-        Store(FsPath(store).parent, FsPath(store).name).put(digest, data)
+    packed = marshal.dumps(load_bytes(raw, display, positions=False).to_data())
+    if store is not None:  # the entry is the same marshal bytes
+        Store(FsPath(store).parent, FsPath(store).name).put_marshalled(digest, packed)
     return display, packed, digest
 
 

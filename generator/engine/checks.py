@@ -20,6 +20,7 @@ from typing import Any
 
 from ..diagnostics import Diagnostic
 from ..rules import CHECKS, Context
+from ..rules.catalog import prepare_costly
 from .workers import run_shared as parallel
 
 # Below this many events to check, starting workers costs more than it saves.
@@ -76,8 +77,12 @@ def _start_costly(context: Context, workers: int) -> Iterator[dict[str, Any]]:
     ]
     if len(pending) < COSTLY_MIN_EVENTS:
         return iter(())
-    slices = [pending[start::workers * 4] for start in range(workers * 4)]
-    return parallel(_costly_slice, context, slices, workers, ordered=False)
+    for position in pending:  # inherited by the workers, not worked out in each
+        prepare_costly(events[position], context)
+    # This process runs the other rules meanwhile: it is one of the ``workers`` cores.
+    forked = workers - 1
+    slices = [pending[start::forked * 4] for start in range(forked * 4)]
+    return parallel(_costly_slice, context, slices, forked, ordered=False, beside=True)
 
 
 def _costly_slice(context: Context, positions: list[int]) -> dict[str, Any]:

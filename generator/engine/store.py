@@ -205,7 +205,11 @@ def read_entry(root: Path, path: Path, key: str) -> Any:
 
 def write_entry(root: Path, path: Path, key: str, value: Any) -> None:
     """Store ``value`` (plain data: marshal) at ``path`` under ``key``, sealed."""
-    payload = marshal.dumps(value)
+    write_marshalled(root, path, key, marshal.dumps(value))
+
+
+def write_marshalled(root: Path, path: Path, key: str, payload: bytes) -> None:
+    """``write_entry`` of a value already marshalled (``payload``)."""
     write_atomic(root, path, _MAGIC + _seal(key, payload), payload)
 
 
@@ -358,6 +362,10 @@ class Store:
 
     def put(self, key: str, value: Any) -> None:
         write_entry(self.root, self.path(key), key, value)
+
+    def put_marshalled(self, key: str, payload: bytes) -> None:
+        """``put`` of a value already marshalled: ``payload`` is ``marshal.dumps(value)``."""
+        write_marshalled(self.root, self.path(key), key, payload)
 
     def get_files(self, key: str, *, contents: bool = True) -> dict[str, Any] | None:
         """Files stored by ``put_files``: {name: bytes}, or with ``contents=False``

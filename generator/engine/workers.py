@@ -25,6 +25,7 @@ multiprocessing's own forked children end).
 from __future__ import annotations
 
 import contextlib
+import functools
 import gc
 import math
 import os
@@ -83,6 +84,7 @@ def pool(workers: int) -> Any:
     or None when fewer than two are wanted or fork is not available."""
     if workers < 2 or worker_count(workers, workers) < 2:
         return None
+    _prctl()
     return get_context("fork").Pool(workers, initializer=_ignore_interrupts, initargs=(os.getpid(),))
 
 
@@ -96,6 +98,7 @@ def helper(warm_up: Callable[[], object]) -> Any:
     library while the parent works) and then takes work; None without fork."""
     if worker_count(2, 2) < 2:
         return None
+    _prctl()
     return get_context("fork").Pool(1, initializer=_warm, initargs=(warm_up, os.getpid()))
 
 
@@ -164,37 +167,40 @@ def _call_shared(item: Any) -> Any:
 
 
 def run_shared(function: Callable[[Any, Item], Result], shared: Any, items: Iterable[Item], workers: int, *,
-               ordered: bool = True) -> Iterator[Result]:
+               ordered: bool = True, beside: bool = False) -> Iterator[Result]:
     """``function(shared, item)`` for every item, in ``workers`` forked processes.
 
     ``function`` and ``shared`` (a catalog model, a validator) reach the
     workers by fork and are never pickled; only the items and the results
-    are. Like ``run``, the workers start now.
+    are. Like ``run``, the workers start now (``beside``: see ``run``).
     """
     global _shared
     work = list(items)
-    if workers < 2 or len(work) < 2:
+    if workers < (1 if beside else 2) or len(work) < 2:
         return (function(shared, item) for item in work)
     previous, _shared = _shared, (function, shared)
     try:
-        return run(_call_shared, work, workers, ordered=ordered)
+        return run(_call_shared, work, workers, ordered=ordered, beside=beside)
     finally:
         _shared = previous  # the workers have their copy
 
 
 def run(function: Callable[[Item], Result], items: Iterable[Item], workers: int, *, ordered: bool = True,
-        chunksize: int = 1) -> Iterator[Result]:
+        chunksize: int = 1, beside: bool = False) -> Iterator[Result]:
     """``map(function, items)`` in ``workers`` forked processes (lazily in this
     one when ``workers`` < 2). The workers start now, so this process can do
     other work before it takes the results; ``ordered=False`` yields them as
-    they finish. Closing the iterator stops the workers."""
+    they finish. Closing the iterator stops the workers. ``beside``: this
+    process has other work meanwhile, so even one worker is worth forking
+    (the caller counts this process as one of the cores)."""
     work = list(items)
-    if workers < 2 or len(work) < 2 or worker_count(workers, workers) < 2:
+    if workers < (1 if beside else 2) or len(work) < 2 or worker_count(2, 2) < 2:
         return (function(item) for item in work)
     # Objects that exist now move to the permanent generation: the workers'
     # garbage collector then leaves them alone instead of writing to every
     # page they sit on, so those pages stay shared with this process (the
     # memory of a large run, counted once instead of once per worker).
+    _prctl()
     gc.freeze()
     try:
         pool = get_context("fork").Pool(workers, initializer=_ignore_interrupts, initargs=(os.getpid(),))
@@ -320,6 +326,19 @@ def _limit(limits: Limits, parent: int | None = None) -> None:
     signal.setitimer(signal.ITIMER_REAL, max(left, 0.001))
 
 
+@functools.cache
+def _prctl() -> Callable[..., int] | None:
+    """libc's ``prctl``, or None where there is none. Looked up in the parent
+    before it forks (``pool``, ``helper``, ``run``, ``bounded``): each worker importing ctypes itself cost
+    it about 10 ms, at the start of its work."""
+    try:
+        import ctypes
+
+        return ctypes.CDLL(None, use_errno=True).prctl  # type: ignore[no-any-return]
+    except (OSError, AttributeError):
+        return None
+
+
 def _end_with_parent(parent: int | None = None) -> None:
     """The child of ``bounded`` is killed when the process that started it
     ends (Linux's ``PR_SET_PDEATHSIG``): a run stopped by an error in another
@@ -330,13 +349,10 @@ def _end_with_parent(parent: int | None = None) -> None:
     run's output pipes)."""
     if parent is None:
         parent = os.getppid()
-    try:
-        import ctypes
-
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):
+    prctl = _prctl()
+    if prctl is None:
         return  # not Linux: the deadline and the CPU limit still end it
+    prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
     if os.getppid() != parent:  # the parent ended before the request took effect
         raise SystemExit(1)
 
@@ -359,6 +375,7 @@ def _outcome(function: Callable[[Item], Any], item: Item) -> bytes:
 def _forked(function: Callable[[Item], Result], item: Item, limits: Limits) -> Result:
     reading, writing = os.pipe()
     parent = os.getpid()
+    _prctl()
     pid = os.fork()
     if pid == 0:  # the child: the work, its outcome into the pipe, and out
         code = 0

@@ -260,6 +260,15 @@ def _compile(event: EventType, context: Context) -> tuple[list[Diagnostic], bool
     return [], False
 
 
+def prepare_costly(event: EventType, context: Context) -> None:
+    """Work the costly checks of ``event`` read and other rules share (its
+    context attributes, whether its payload's references resolve), done
+    before workers are forked for them: otherwise each would do it again."""
+    event.attributes
+    if event.payload is not None:
+        _unresolved(event, context)
+
+
 def _event_parts(event: EventType, context: Context) -> list[PayloadPart]:
     assert event.payload is not None
     shared = context.built.catalog_set.schemas
@@ -290,9 +299,14 @@ def _refs_resolved(context: Context, part: PayloadPart) -> bool:
     return resolved
 
 
+_VALIDATORS_KEPT = 4
+
+
 def _checker(context: Context) -> EventChecker:
     if "checker" not in context.cache:
-        context.cache["checker"] = EventChecker(context.built.catalog_set)
+        # The costly checks of an event run one after the other (compile, then
+        # examples): only its validator is needed, not every one compiled so far.
+        context.cache["checker"] = EventChecker(context.built.catalog_set, keep=_VALIDATORS_KEPT)
     checker: EventChecker = context.cache["checker"]
     return checker
 
@@ -394,9 +408,13 @@ def package_names(context: Context) -> Iterator[Diagnostic]:
             continue
         package = catalog.package_name
         written = next((file for file in catalog.files if "package" in _mapping(context.documents[file].value)), None)
-        # locations only now: finding one parses the file's positions (lint reads without them)
-        where = context.loc(written, ("package",)) if written else context.loc(catalog.files[0], ("catalog",))
         taken = why_taken(package)
+        key = normalise(package)
+        if taken is None and not (key in first and first[key].id != catalog.id):
+            first.setdefault(key, catalog)
+            continue
+        # located only for a finding: a location parses the file's positions (lint reads without them)
+        where = context.loc(written, ("package",)) if written else context.loc(catalog.files[0], ("catalog",))
         if taken is not None:
             free = free_name(package, used)
             if written:
@@ -411,18 +429,14 @@ def package_names(context: Context) -> Iterator[Diagnostic]:
                 suggestion,
             )
             continue
-        key = normalise(package)
-        if key in first and first[key].id != catalog.id:
-            other = first[key]
-            elsewhere = context.loc(other.files[0], ("catalog",))
-            yield context.report(
-                "CAT-PACKAGE-NAME",
-                f"catalog '{catalog.id}' becomes the Python package '{package}', as catalog '{other.id}' at {elsewhere} does; rename one of them",
-                where,
-                related=(elsewhere,),
-            )
-        else:
-            first.setdefault(key, catalog)
+        other = first[key]
+        elsewhere = context.loc(other.files[0], ("catalog",))
+        yield context.report(
+            "CAT-PACKAGE-NAME",
+            f"catalog '{catalog.id}' becomes the Python package '{package}', as catalog '{other.id}' at {elsewhere} does; rename one of them",
+            where,
+            related=(elsewhere,),
+        )
 
 
 def _mapping(value: object) -> dict:
