@@ -74,7 +74,7 @@ MECHANISMS: dict[str, tuple[str, list[tuple[str, str, str]], list[str]]] = {
         ("commands/generate.py", "return TemplateCode(cache_dir, _salt()) if cache_dir else None", "return None"),
     ], GENERATE),
     "prefork": ("workers forked when rendering starts (after lint), not before lint", [
-        ("commands/generate.py", "pool = workers_module.pool(config.workers(1 << 16))", "pool = None"),
+        ("commands/generate.py", "pool = workers_module.pool(config.workers(1 << 16), ", "pool = None and workers_module.pool(config.workers(1 << 16), "),
     ], ["all-cold", "all-payload"]),
     "frozen": ("no gc.freeze around rendering in generate", [
         ("commands/generate.py", "with workers_module.frozen():", "with __import__('contextlib').nullcontext():"),

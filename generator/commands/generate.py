@@ -297,7 +297,10 @@ def _render(catalog_set: CatalogSet, kinds: Sequence[str], config: RunConfig, *,
     local = [i for i in here if units[i].local and i not in untrusted]
     here = [i for i in here if not units[i].local or i in untrusted]
     bar = Progress(len(pending)) if config.progress else None
-    workers = config.workers(len(here)) if len(here) > 2 else 1
+    # The pool's size, when one was forked before lint: its threads make this
+    # process threaded, and ``config.workers`` (which forks no more then) says 1.
+    workers = 1 if len(here) <= 2 else min(workers_module.pool_size(pool), len(here)) if pool is not None \
+        else config.workers(len(here))
     # Each task carries its unit's inputs (pickled when it goes to a worker,
     # freed after the unit); workers forked before lint when ``pool`` is given.
     rendering: Iterator[tuple[int, dict[str, bytes]]]
@@ -369,7 +372,11 @@ def generate(catalog: str, out: str, kinds: Sequence[str], config: RunConfig = R
         helper = start_helper() if cache_dir and "python" in kinds and _warm_cache(cache_dir) \
             and config.workers(2) > 1 else None
         _warm_up(kinds, _template_code(cache_dir))
-        pool = workers_module.pool(config.workers(1 << 16))
+        # On a cold cache every Python unit is rendered, by the workers: each
+        # loads datamodel-code-generator while this process lints (lint runs
+        # here, on one core).
+        cold = "python" in kinds and helper is None and not (cache_dir and _warm_cache(cache_dir))
+        pool = workers_module.pool(config.workers(1 << 16), _module("python").warm_up if cold else None)
         try:
             result = lint(catalog, config, exclude=[out])
             if result.has_errors:

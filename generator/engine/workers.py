@@ -78,12 +78,22 @@ def _ignore_interrupts(parent: int | None = None) -> None:
     _end_with_parent(parent)  # and should it be killed, they end too (and the children of ``bounded`` they run)
 
 
-def pool(workers: int) -> Any:
+def pool(workers: int, warm_up: Callable[[], object] | None = None) -> Any:
     """``workers`` forked processes started now (for work handed over later),
-    or None when fewer than two are wanted or fork is not available."""
+    each running ``warm_up`` first (e.g. loading a slow library while the
+    parent works), or None when fewer than two are wanted or fork is not
+    available. Its size is ``pool_size``: the pool's own threads make this
+    process threaded, so ``worker_count`` says 1 from now on."""
     if workers < 2 or worker_count(workers, workers) < 2:
         return None
+    if warm_up is not None:
+        return get_context("fork").Pool(workers, initializer=_warm, initargs=(warm_up, os.getpid()))
     return get_context("fork").Pool(workers, initializer=_ignore_interrupts, initargs=(os.getpid(),))
+
+
+def pool_size(processes: Any) -> int:
+    """How many workers a pool made by ``pool`` has (0 for None)."""
+    return 0 if processes is None else int(processes._processes)
 
 
 def _warm(function: Callable[[], object], parent: int) -> None:
