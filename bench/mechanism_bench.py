@@ -66,9 +66,8 @@ MECHANISMS: dict[str, tuple[str, list[tuple[str, str, str]], list[str]]] = {
     "runtime_words": ("no naming._runtime_words: every class name asks generated_module_names (parses the runtime)", [
         ("naming.py", "words = _runtime_words() if name.isascii() else None", "words = None"),
     ], ["python-nocache", "all-title"]),
-    "models_store": ("no store of datamodel-code-generator output (python.Settings.model_cache=None)", [
-        ("commands/generate.py", "settings = python.Settings(formatter, (str(cache_dir), render_cache.salt) if render_cache is not None else None)",
-         "settings = python.Settings(formatter, None)"),
+    "models_store": ("no store of datamodel-code-generator output (python.Settings.memo=None)", [
+        ("commands/generate.py", "settings = python.Settings(formatter, memo)", "settings = python.Settings(formatter, None)"),
     ], GENERATE),
     "template_code": ("no compiled-template store (cachefile.TemplateCode): templates compiled in every process", [
         ("commands/generate.py", "return TemplateCode(cache_dir, _salt()) if cache_dir else None", "return None"),

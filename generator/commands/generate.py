@@ -30,7 +30,7 @@ from .. import __version__, outputs
 from ..diagnostics import diagnostic_from_data, diagnostic_to_data, display_path
 from ..engine import workers as workers_module
 from ..engine.config import RunConfig
-from ..engine.store import Store, TemplateCode
+from ..engine.store import Memo, Store, TemplateCode
 from ..engine.workers import run as parallel
 from ..loader import Document, read_catalog_bytes
 from ..model import CatalogSet
@@ -247,7 +247,7 @@ def _render(catalog_set: CatalogSet, kinds: Sequence[str], config: RunConfig, *,
     """``render``, with the processes ``generate`` started before lint:
     ``pool`` (the workers) and ``helper`` (see ``start_helper``: a few Python
     units). With ``lazy``, files of units found in the cache are
-    ``engine.store.CachedFile``s, which the writer compares with OUT by their
+    ``engine.store.CachedFile``s (``writer.LazyFile``), which the writer compares with OUT by their
     digest and reads only when they must be written."""
     cache_dir, formatter, templates = config.cache_dir, config.formatter, config.templates
     python, asyncapi = _module("python"), _module("asyncapi")
@@ -258,7 +258,10 @@ def _render(catalog_set: CatalogSet, kinds: Sequence[str], config: RunConfig, *,
         raise UsageError(f"--formatter takes {' or '.join(python.FORMATTERS)}, not {formatter!r}")
     render_cache = RenderCache(cache_dir, formatter, templates) if cache_dir else None
     code = _template_code(cache_dir)
-    settings = python.Settings(formatter, (str(cache_dir), render_cache.salt) if render_cache is not None else None)
+    # datamodel-code-generator's output by payload content: in the cache's
+    # ``models`` store, or (no cache) in this run's processes only.
+    memo = Memo(str(cache_dir) if cache_dir else None, "models", render_cache.salt if render_cache is not None else "")
+    settings = python.Settings(formatter, memo)
     settings_by_kind = {"python": settings, "asyncapi": asyncapi.Settings(asyncapi_version)}
     # DIR's templates: every unit they render runs in a child process under
     # the run's limits (templates.render_unit), and all they write is bounded too.

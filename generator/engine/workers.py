@@ -11,7 +11,6 @@ traceback per worker. The interface:
 - ``worker_count``, ``run``, ``run_shared``: map work over processes;
 - ``pool``, ``helper``, ``stop``: processes started ahead of their work;
 - ``no_collection``, ``frozen``: garbage-collector tuning for a stage;
-- ``interrupts_held``: Ctrl-C waits until a critical section is done;
 - ``bounded``, ``Limits``: untrusted work (``--templates``) in a child
   process with a deadline and a memory bound.
 
@@ -141,25 +140,6 @@ def frozen() -> Iterator[None]:
         yield
     finally:
         gc.unfreeze()
-
-
-@contextlib.contextmanager
-def interrupts_held() -> Iterator[None]:
-    """Hold SIGINT while a critical section runs (the writer's renames), so
-    Ctrl-C cannot leave half an update; it is raised when the section ends."""
-    try:
-        previous = signal.getsignal(signal.SIGINT)
-        received: list[int] = []
-        signal.signal(signal.SIGINT, lambda number, frame: received.append(number))
-    except ValueError:  # not the main thread: nothing to hold
-        yield
-        return
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGINT, previous)
-        if received:
-            raise KeyboardInterrupt
 
 
 # What ``run_shared`` hands its workers, (function, shared): set while they
