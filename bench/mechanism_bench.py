@@ -27,7 +27,7 @@ Printed per mechanism and step: wall and CPU seconds (median [min-max]) of
 both sides, and the per-round ratio off/on (median [min-max]): above 1, what
 the mechanism saves.
 
-    python bench/mechanism_bench.py [--only replay,helper] [--steps all-cold,all-title] [--events 1000] [--runs 5] [--cold-once]
+    python bench/mechanism_bench.py [--only replay,prefork] [--steps all-cold,all-title] [--events 1000] [--runs 5] [--cold-once]
 
 Results and verdicts: bench/MECHANISMS.md.
 """
@@ -55,9 +55,6 @@ MECHANISMS: dict[str, tuple[str, list[tuple[str, str, str]], list[str]]] = {
              GENERATE),
     "replay": ("no run record: lint and the render-cache lookups run every time", [
         ("commands/generate.py", "    run_key = _run_key(", "    run_key = None and _run_key("),
-    ], GENERATE),
-    "helper": ("no warm helper: changed Python units render in a worker or here", [
-        ("commands/generate.py", "helper = start_helper() if cache_dir", "helper = None if True else start_helper() if cache_dir"),
     ], GENERATE),
     "header": ("no plain-text path in vocabulary.header_value: every value goes through quote()", [
         ("vocabulary.py", "return text if _HEADER_PLAIN.fullmatch(text) else quote(text, safe=_HEADER_SAFE)",

@@ -1,5 +1,5 @@
-"""The one home of evcat's execution machinery: worker processes, the warm
-helper, garbage-collector tuning and signal handling.
+"""The one home of evcat's execution machinery: worker processes,
+garbage-collector tuning and signal handling.
 
 Work spreads over CPU cores in forked processes (lint parsing, rendering,
 validation): ``fork`` lets workers start with evcat imported and the catalog
@@ -9,7 +9,7 @@ pickled. Workers ignore Ctrl-C: the parent gets it, stops them and raises
 traceback per worker. The interface:
 
 - ``worker_count``, ``run``, ``run_shared``: map work over processes;
-- ``pool``, ``helper``, ``stop``: processes started ahead of their work;
+- ``pool``, ``stop``: processes started ahead of their work;
 - ``no_collection``, ``frozen``: garbage-collector tuning for a stage;
 - ``bounded``, ``Limits``: untrusted work (``--templates``) in a child
   process with a deadline and a memory bound.
@@ -100,16 +100,8 @@ def _warm(function: Callable[[], object], parent: int) -> None:
     function()
 
 
-def helper(warm_up: Callable[[], object]) -> Any:
-    """One forked process that runs ``warm_up`` now (e.g. loads a slow
-    library while the parent works) and then takes work; None without fork."""
-    if worker_count(2, 2) < 2:
-        return None
-    return get_context("fork").Pool(1, initializer=_warm, initargs=(warm_up, os.getpid()))
-
-
 def stop(*pools: Any) -> None:
-    """Stop pools started by ``pool`` or ``helper`` (None is skipped)."""
+    """Stop pools started by ``pool`` (None is skipped)."""
     for processes in pools:
         if processes is not None:
             processes.terminate()
