@@ -255,7 +255,9 @@ class CachedFile(LazyFile):
 
     @classmethod
     def read_all(cls, files: list[LazyFile]) -> dict[LazyFile, bytes]:
-        return dict(read_cached([file for file in files if isinstance(file, CachedFile)]))
+        cached = [file for file in files if isinstance(file, CachedFile)]
+        found: dict[LazyFile, bytes] = {file: data for file, data in read_cached(cached).items()}
+        return found
 
     def __repr__(self) -> str:
         return f"CachedFile({self.size} bytes, sha256 {self.digest.hex()[:12]}...)"
