@@ -27,7 +27,7 @@ Printed per mechanism and step: wall and CPU seconds (median [min-max]) of
 both sides, and the per-round ratio off/on (median [min-max]): above 1, what
 the mechanism saves.
 
-    python bench/mechanism_bench.py [--only replay,helper] [--steps all-cold,all-title] [--events 1000] [--runs 5] [--cold-once]
+    python bench/mechanism_bench.py [--only replay,prefork] [--steps all-cold,all-title] [--events 1000] [--runs 5] [--cold-once]
 
 Results and verdicts: bench/MECHANISMS.md.
 """
@@ -56,9 +56,6 @@ MECHANISMS: dict[str, tuple[str, list[tuple[str, str, str]], list[str]]] = {
     "replay": ("no run record: lint and the render-cache lookups run every time", [
         ("commands/generate.py", "    run_key = _run_key(", "    run_key = None and _run_key("),
     ], GENERATE),
-    "helper": ("no warm helper: changed Python units render in a worker or here", [
-        ("commands/generate.py", "helper = start_helper() if cache_dir", "helper = None if True else start_helper() if cache_dir"),
-    ], GENERATE),
     "header": ("no plain-text path in vocabulary.header_value: every value goes through quote()", [
         ("vocabulary.py", "return text if _HEADER_PLAIN.fullmatch(text) else quote(text, safe=_HEADER_SAFE)",
          "return quote(text, safe=_HEADER_SAFE)"),
@@ -66,15 +63,14 @@ MECHANISMS: dict[str, tuple[str, list[tuple[str, str, str]], list[str]]] = {
     "runtime_words": ("no naming._runtime_words: every class name asks generated_module_names (parses the runtime)", [
         ("naming.py", "words = _runtime_words() if name.isascii() else None", "words = None"),
     ], ["python-nocache", "all-title"]),
-    "models_store": ("no store of datamodel-code-generator output (python.Settings.model_cache=None)", [
-        ("commands/generate.py", "settings = python.Settings(formatter, (str(cache_dir), render_cache.salt) if render_cache is not None else None)",
-         "settings = python.Settings(formatter, None)"),
+    "models_store": ("no store of datamodel-code-generator output (python.Settings.memo=None)", [
+        ("commands/generate.py", "settings = python.Settings(formatter, memo)", "settings = python.Settings(formatter, None)"),
     ], GENERATE),
     "template_code": ("no compiled-template store (cachefile.TemplateCode): templates compiled in every process", [
         ("commands/generate.py", "return TemplateCode(cache_dir, _salt()) if cache_dir else None", "return None"),
     ], GENERATE),
     "prefork": ("workers forked when rendering starts (after lint), not before lint", [
-        ("commands/generate.py", "pool = workers_module.pool(config.workers(1 << 16))", "pool = None"),
+        ("commands/generate.py", "pool = workers_module.pool(config.workers(1 << 16), ", "pool = None and workers_module.pool(config.workers(1 << 16), "),
     ], ["all-cold", "all-payload"]),
     "frozen": ("no gc.freeze around rendering in generate", [
         ("commands/generate.py", "with workers_module.frozen():", "with __import__('contextlib').nullcontext():"),

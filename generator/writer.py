@@ -24,6 +24,7 @@ import os
 import posixpath
 import re
 import secrets
+import signal
 import stat
 import sys
 import time
@@ -31,9 +32,6 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-
-from .engine.store import CachedFile, read_cached
-from .engine.workers import interrupts_held
 
 MANIFEST = ".evcat-manifest.json"
 
@@ -47,9 +45,44 @@ class Unavailable(Exception):
     there as sealed (the entry changed meanwhile); nothing was written."""
 
 
-# What an output holds: its bytes, or a file of the render cache whose size
-# and SHA-256 are known (sealed) and whose bytes are read only to be written.
-Content = bytes | CachedFile
+class LazyFile:
+    """A file whose size and SHA-256 ``digest`` are known and whose bytes are
+    read only when they must be written (e.g. a file of the engine's render
+    cache, ``engine.store.CachedFile``): the writer compares it with OUT by
+    its digest. A subclass gives ``read_all``."""
+
+    __slots__ = ()
+    size: int
+    digest: bytes
+
+    @classmethod
+    def read_all(cls, files: list[LazyFile]) -> dict[LazyFile, bytes]:
+        """The bytes of ``files`` (all of this class) that are still what their
+        digests say; the others are left out."""
+        raise NotImplementedError
+
+
+# What an output holds: its bytes, or a file read only to be written.
+Content = bytes | LazyFile
+
+
+@contextlib.contextmanager
+def interrupts_held() -> Iterator[None]:
+    """Hold SIGINT while a critical section runs (the writer's renames), so
+    Ctrl-C cannot leave half an update; it is raised when the section ends."""
+    try:
+        previous = signal.getsignal(signal.SIGINT)
+        received: list[int] = []
+        signal.signal(signal.SIGINT, lambda number, frame: received.append(number))
+    except ValueError:  # not the main thread: nothing to hold
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        if received:
+            raise KeyboardInterrupt
 
 
 @dataclass
@@ -259,7 +292,7 @@ def _read(path: str, size: int | None = None) -> bytes | None:
 def _same(path: str, content: Content) -> bool:
     """Whether the file ``path`` holds ``content`` (another size: not read;
     a cached file: compared by its sealed digest)."""
-    if isinstance(content, CachedFile):
+    if isinstance(content, LazyFile):
         data = _read(path, content.size)
         return data is not None and hashlib.sha256(data).digest() == content.digest
     return _read(path, len(content)) == content
@@ -273,7 +306,7 @@ def _compare(files: list[tuple[str, str, Content]], trusted: Mapping[str, Stamp]
     (Measured: two threads reading and hashing were slower, not faster.)"""
     found = set()
     for relative, target, content in files:
-        digest = content.digest if isinstance(content, CachedFile) else None
+        digest = content.digest if isinstance(content, LazyFile) else None
         known = trusted.get(relative)
         if known is not None and digest is not None and known[4] == digest:
             try:
@@ -299,12 +332,19 @@ def _compare(files: list[tuple[str, str, Content]], trusted: Mapping[str, Stamp]
 
 
 def _materialized(contents: list[Content]) -> list[bytes]:
-    """``contents`` as bytes (cached files read, each entry once); Unavailable if one is no longer there."""
-    cached = [content for content in contents if isinstance(content, CachedFile)]
-    loaded = read_cached(cached) if cached else {}
-    if len(loaded) < len(set(cached)):
-        raise Unavailable("a cache entry changed while it was used")
-    return [loaded[content] if isinstance(content, CachedFile) else content for content in contents]
+    """``contents`` as bytes (lazy files read, by their class's ``read_all``);
+    Unavailable if one is no longer what its digest says."""
+    by_class: dict[type[LazyFile], list[LazyFile]] = {}
+    for content in contents:
+        if isinstance(content, LazyFile):
+            by_class.setdefault(type(content), []).append(content)
+    loaded: dict[LazyFile, bytes] = {}
+    for kind, files in by_class.items():
+        found = kind.read_all(files)
+        if len(found) < len(set(files)):
+            raise Unavailable("a cache entry changed while it was used")
+        loaded.update(found)
+    return [loaded[content] if isinstance(content, LazyFile) else content for content in contents]
 
 
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
@@ -429,7 +469,7 @@ def _write(out: Path, outputs: Mapping[str, Mapping[str, Content]], version: str
         contents = {relative: content for files in outputs.values() for relative, content in files.items()}
         for relative in report.written:  # in place now: stamped as written
             content = contents[relative]
-            digest = content.digest if isinstance(content, CachedFile) else hashlib.sha256(content).digest()
+            digest = content.digest if isinstance(content, LazyFile) else hashlib.sha256(content).digest()
             stamp = _stamp(os.path.join(str(out), relative), digest)
             if stamp is not None:
                 verified[relative] = stamp

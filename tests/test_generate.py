@@ -130,3 +130,18 @@ def test_committed_out_is_current() -> None:
     """out/ in the repository is exactly what `evcat generate catalog -o out` writes."""
     result = run_evcat("generate", "catalog", "-o", "out", "--check", "--no-cache")
     assert result.returncode == 0, result.stderr
+
+
+def test_prefork_workers_render(catalog: Path, tmp_path: Path) -> None:
+    """The workers forked before lint render the units (issue 29): the pool's
+    own threads make ``worker_count`` say 1 afterwards, and rendering once
+    fell back to this process alone because of it."""
+    from generator.commands.generate import generate
+    from generator.engine import workers
+    from generator.engine.config import RunConfig
+
+    if workers.worker_count(2, 2) < 2:
+        pytest.skip("no fork here")
+    result = generate(str(catalog), str(tmp_path / "out"), ["jsonschema"], RunConfig(jobs=2))
+    assert result.stats is not None and result.stats.rendered > 2
+    assert result.stats.workers == 2

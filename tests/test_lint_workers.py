@@ -170,7 +170,7 @@ thread.start()
 try:
     assert not workers.single_threaded()
     assert workers.worker_count(10, 2) == 1
-    assert workers.pool(2) is None and workers.helper(lambda: None) is None
+    assert workers.pool(2) is None and workers.pool(2, lambda: None) is None
     assert set(workers.run(pid, range(4), 2)) == {os.getpid()}  # all here, none in a forked worker
 finally:
     release.set()

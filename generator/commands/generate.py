@@ -30,7 +30,7 @@ from .. import __version__, outputs
 from ..diagnostics import diagnostic_from_data, diagnostic_to_data, display_path
 from ..engine import workers as workers_module
 from ..engine.config import RunConfig
-from ..engine.store import Store, TemplateCode
+from ..engine.store import Memo, Store, TemplateCode
 from ..engine.workers import run as parallel
 from ..loader import Document, read_catalog_bytes
 from ..model import CatalogSet
@@ -186,16 +186,10 @@ Task = tuple[int, Callable[[tuple[Any, ...]], dict[str, bytes]], tuple[Any, ...]
 
 
 def _render_task(task: Task) -> tuple[int, dict[str, bytes]]:
-    """In a worker or the warm helper: everything comes with the task (a
+    """In a worker: everything comes with the task (a
     unit's settings are bound to its render function, see python.units)."""
     index, function, inputs = task
     return index, function(inputs)
-
-
-# A few changed catalogs are rendered by the helper: a process forked when
-# generation starts, which loads datamodel-code-generator while the parent
-# lints (almost a second a fresh process would otherwise spend after lint).
-HELPER_MAX_UNITS = 2
 
 
 def _module(kind: str) -> ModuleType:
@@ -213,22 +207,18 @@ def _template_code(cache_dir: str | None) -> TemplateCode | None:
 def _warm_up(kinds: Sequence[str], code: TemplateCode | None) -> None:
     """Before the workers fork: what the first unit of a renderer would
     otherwise spend first (templates compiled, parsers made), done once
-    here; the workers inherit it. (python's is the helper's: it loads
-    datamodel-code-generator.)"""
+    here; the workers inherit it. (Not python's, which loads
+    datamodel-code-generator: on a cold cache the workers run it while this
+    process lints; else most runs need no new models.)"""
     for kind in kinds:
         warm = getattr(_module(kind), "warm_up", None)
-        if warm is not None and kind != "python":  # python's is the helper's (it loads datamodel-code-generator)
+        if warm is not None and kind != "python":
             warm(code)
 
 
 def _warm_cache(cache_dir: str) -> bool:
     """Whether an earlier run rendered into this cache (so few catalogs are new)."""
     return Store(cache_dir, "render").directory.is_dir()
-
-
-def start_helper() -> Any:
-    """The warm helper (one process that loads datamodel-code-generator now), or None where fork is not available."""
-    return workers_module.helper(_module("python").warm_up)
 
 
 def render(catalog_set: CatalogSet, kinds: Sequence[str], config: RunConfig = RunConfig(), *,
@@ -243,11 +233,10 @@ def render(catalog_set: CatalogSet, kinds: Sequence[str], config: RunConfig = Ru
 
 
 def _render(catalog_set: CatalogSet, kinds: Sequence[str], config: RunConfig, *, stats: RenderStats | None = None,
-            helper: Any = None, pool: Any = None, lazy: bool = False) -> dict[str, dict[str, Any]]:
-    """``render``, with the processes ``generate`` started before lint:
-    ``pool`` (the workers) and ``helper`` (see ``start_helper``: a few Python
-    units). With ``lazy``, files of units found in the cache are
-    ``engine.store.CachedFile``s, which the writer compares with OUT by their
+            pool: Any = None, lazy: bool = False) -> dict[str, dict[str, Any]]:
+    """``render``, with the workers ``generate`` forked before lint
+    (``pool``). With ``lazy``, files of units found in the cache are
+    ``engine.store.CachedFile``s (``writer.LazyFile``), which the writer compares with OUT by their
     digest and reads only when they must be written."""
     cache_dir, formatter, templates = config.cache_dir, config.formatter, config.templates
     python, asyncapi = _module("python"), _module("asyncapi")
@@ -258,7 +247,10 @@ def _render(catalog_set: CatalogSet, kinds: Sequence[str], config: RunConfig, *,
         raise UsageError(f"--formatter takes {' or '.join(python.FORMATTERS)}, not {formatter!r}")
     render_cache = RenderCache(cache_dir, formatter, templates) if cache_dir else None
     code = _template_code(cache_dir)
-    settings = python.Settings(formatter, (str(cache_dir), render_cache.salt) if render_cache is not None else None)
+    # datamodel-code-generator's output by payload content: in the cache's
+    # ``models`` store, or (no cache) in this run's processes only.
+    memo = Memo(str(cache_dir) if cache_dir else None, "models", render_cache.salt if render_cache is not None else "")
+    settings = python.Settings(formatter, memo)
     settings_by_kind = {"python": settings, "asyncapi": asyncapi.Settings(asyncapi_version)}
     # DIR's templates: every unit they render runs in a child process under
     # the run's limits (templates.render_unit), and all they write is bounded too.
@@ -275,21 +267,10 @@ def _render(catalog_set: CatalogSet, kinds: Sequence[str], config: RunConfig, *,
             if hit is not None:
                 results[index] = hit
     pending = sorted((i for i in range(len(units)) if i not in results), key=lambda i: (-outputs.RENDERERS[units[i].kind].cost, i))
-    # The helper takes the few Python units to render (it has loaded
-    # datamodel-code-generator meanwhile); many go to the workers.
-    # (Keeping it from units whose models are cached, by a store of the
-    # payloads rendered before, measured 0.95-1.01x: bench/MECHANISMS.md.)
-    to_helper = [i for i in pending if units[i].kind == "python"] if helper is not None else []
-    if len(to_helper) > HELPER_MAX_UNITS:
-        to_helper = []
-    if helper is not None and not to_helper:
-        workers_module.stop(helper)  # its warm-up would only take CPU from the units rendered now
-
     def tasks(indexes: list[int]) -> list[Task]:
         return [(i, units[i].render, units[i].inputs) for i in indexes]
 
-    handed = helper.imap_unordered(_render_task, tasks(to_helper)) if to_helper else iter(())
-    here = [i for i in pending if i not in to_helper]
+    here = pending
     # Indexes read every catalog: sending them to a worker would cost more
     # (pickling the whole model) than rendering them here, while workers run.
     # (Not those of DIR's templates: each renders in a child process, which
@@ -297,7 +278,10 @@ def _render(catalog_set: CatalogSet, kinds: Sequence[str], config: RunConfig, *,
     local = [i for i in here if units[i].local and i not in untrusted]
     here = [i for i in here if not units[i].local or i in untrusted]
     bar = Progress(len(pending)) if config.progress else None
-    workers = config.workers(len(here)) if len(here) > 2 else 1
+    # The pool's size, when one was forked before lint: its threads make this
+    # process threaded, and ``config.workers`` (which forks no more then) says 1.
+    workers = 1 if len(here) <= 2 else min(workers_module.pool_size(pool), len(here)) if pool is not None \
+        else config.workers(len(here))
     # Each task carries its unit's inputs (pickled when it goes to a worker,
     # freed after the unit); workers forked before lint when ``pool`` is given.
     rendering: Iterator[tuple[int, dict[str, bytes]]]
@@ -307,7 +291,7 @@ def _render(catalog_set: CatalogSet, kinds: Sequence[str], config: RunConfig, *,
         rendering = parallel(_render_task, tasks(here), workers, ordered=False)
     here_first = parallel(_render_task, tasks(local), 1)
     try:
-        for index, files in itertools.chain(here_first, rendering, handed):  # the workers are busy meanwhile
+        for index, files in itertools.chain(here_first, rendering):  # the workers are busy meanwhile
             results[index] = files
             if index in untrusted:
                 written += sum(len(content) for content in files.values())
@@ -324,7 +308,7 @@ def _render(catalog_set: CatalogSet, kinds: Sequence[str], config: RunConfig, *,
         if bar is not None:
             bar.close()
     if stats is not None:
-        stats.units, stats.rendered, stats.workers = len(units), len(pending), workers + bool(to_helper)
+        stats.units, stats.rendered, stats.workers = len(units), len(pending), workers
         stats.cached = len(units) - len(pending)
         stats.keys = [(units[i].kind, keys[i]) for i in range(len(units))] if len(keys) == len(units) else None
     rendered: dict[str, dict[str, Any]] = {kind: {} for kind in kinds}
@@ -362,14 +346,16 @@ def generate(catalog: str, out: str, kinds: Sequence[str], config: RunConfig = R
         # would share the parent's large, fragmented heap and copy its pages
         # as it allocates (measured: 270 MB per worker at 5,000 types). The
         # renderers are imported and warmed up first, so the workers share them too.
-        # With a cache, few catalogs usually changed: warm the helper while
-        # linting (started first: its warm-up is the longest). Not on a cold
-        # cache (nothing rendered before: every catalog is new, the workers
-        # render them), where it would only take a core from lint.
-        helper = start_helper() if cache_dir and "python" in kinds and _warm_cache(cache_dir) \
-            and config.workers(2) > 1 else None
         _warm_up(kinds, _template_code(cache_dir))
-        pool = workers_module.pool(config.workers(1 << 16))
+        # On a cold cache every Python unit is rendered, by the workers: each
+        # loads datamodel-code-generator while this process lints (lint runs
+        # here, on one core).
+        # (With a warm cache few units change, and often not a payload: the
+        # models store has their models. A helper process that loaded the
+        # library while lint ran cost 0.79x CPU on a title edit and bought
+        # nothing on a payload edit, 1.00x: bench/MECHANISMS.md; deleted.)
+        cold = "python" in kinds and not (cache_dir and _warm_cache(cache_dir))
+        pool = workers_module.pool(config.workers(1 << 16), _module("python").warm_up if cold else None)
         try:
             result = lint(catalog, config, exclude=[out])
             if result.has_errors:
@@ -383,9 +369,9 @@ def generate(catalog: str, out: str, kinds: Sequence[str], config: RunConfig = R
             # leave it alone (at 5,000 types they took half the docs index time).
             with workers_module.frozen():
                 stats = RenderStats()
-                rendered = _render(result.catalog_set, kinds, config, stats=stats, helper=helper, pool=pool, lazy=True)
+                rendered = _render(result.catalog_set, kinds, config, stats=stats, pool=pool, lazy=True)
         finally:
-            workers_module.stop(helper, pool)
+            workers_module.stop(pool)
         if run_key and cache_dir and stats.keys is not None:
             _record(run_key, cache_dir, result, kinds, stats.keys)
     out_path = Path(out)

@@ -43,6 +43,8 @@ from pathlib import Path
 from types import CodeType
 from typing import Any
 
+from ..writer import LazyFile
+
 _MAGIC = b"evcat-cache-2\n"
 _SEAL = 32  # bytes of HMAC-SHA256
 MAX_ENTRY_BYTES = 1 << 30
@@ -240,10 +242,11 @@ _FILES_MAGIC = b"evcat-files-1\n"
 _LENGTH = 8  # bytes of the header's length, big-endian
 
 
-class CachedFile:
+class CachedFile(LazyFile):
     """One file of a rendered unit in the cache: its size and SHA-256 digest
     come from the entry's sealed header; its bytes are read only when
-    needed (``read``), and only bytes matching the digest are returned."""
+    needed (``read``, ``read_all``: the writer's ``LazyFile``), and only
+    bytes matching the digest are returned."""
 
     __slots__ = ("root", "entry", "offset", "size", "digest")
 
@@ -253,6 +256,12 @@ class CachedFile:
     def read(self) -> bytes | None:
         """The file's bytes, or None when the entry no longer holds them (changed since its header was read)."""
         return read_cached([self]).get(self)
+
+    @classmethod
+    def read_all(cls, files: list[LazyFile]) -> dict[LazyFile, bytes]:
+        cached = [file for file in files if isinstance(file, CachedFile)]
+        found: dict[LazyFile, bytes] = {file: data for file, data in read_cached(cached).items()}
+        return found
 
     def __repr__(self) -> str:
         return f"CachedFile({self.size} bytes, sha256 {self.digest.hex()[:12]}...)"
@@ -374,6 +383,39 @@ class Store:
 
     def put_files(self, key: str, files: dict[str, bytes]) -> None:
         write_files(self.root, self.path(key), key, files)
+
+
+class Memo:
+    """A pure function's results by the content of its input, for a stage
+    that calls ``memo(text, function)`` (``render.python.Settings.memo``:
+    datamodel-code-generator's output for a catalog's payload schemas): in
+    this process, and in the sealed store ``DIR/name/`` under the hash of
+    ``salt`` (evcat's code and tools) and the text, so a change that leaves
+    every payload alone (a title, an example) does not even load the
+    library. Travels with the settings to the workers (a few strings)."""
+
+    # What this process worked out, by (name, salt, text): a worker renders
+    # many units, --watch runs many times.
+    _known: dict[tuple[str, str, str], Any] = {}
+
+    def __init__(self, cache_dir: str | None, name: str, salt: str) -> None:
+        self.cache_dir, self.name, self.salt = cache_dir, name, salt
+
+    def __call__(self, text: str, function: Any) -> Any:
+        known = (self.name, self.salt, text)
+        if known in Memo._known:
+            return Memo._known[known]
+        store = Store(self.cache_dir, self.name) if self.cache_dir is not None else None
+        key = hashlib.sha256(f"{self.salt}\0{text}".encode("utf-8", "surrogatepass")).hexdigest()
+        stored = store.get(key) if store is not None else None
+        if isinstance(stored, str):
+            result = stored
+        else:
+            result = function(text)
+            if store is not None:
+                store.put(key, result)
+        Memo._known[known] = result
+        return result
 
 
 class TemplateCode:

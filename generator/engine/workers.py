@@ -1,5 +1,5 @@
-"""The one home of evcat's execution machinery: worker processes, the warm
-helper, garbage-collector tuning and signal handling.
+"""The one home of evcat's execution machinery: worker processes,
+garbage-collector tuning and signal handling.
 
 Work spreads over CPU cores in forked processes (lint parsing, rendering,
 validation): ``fork`` lets workers start with evcat imported and the catalog
@@ -9,9 +9,8 @@ pickled. Workers ignore Ctrl-C: the parent gets it, stops them and raises
 traceback per worker. The interface:
 
 - ``worker_count``, ``run``, ``run_shared``: map work over processes;
-- ``pool``, ``helper``, ``stop``: processes started ahead of their work;
+- ``pool``, ``stop``: processes started ahead of their work;
 - ``no_collection``, ``frozen``: garbage-collector tuning for a stage;
-- ``interrupts_held``: Ctrl-C waits until a critical section is done;
 - ``bounded``, ``Limits``: untrusted work (``--templates``) in a child
   process with a deadline and a memory bound.
 
@@ -79,13 +78,23 @@ def _ignore_interrupts(parent: int | None = None) -> None:
     _end_with_parent(parent)  # and should it be killed, they end too (and the children of ``bounded`` they run)
 
 
-def pool(workers: int) -> Any:
+def pool(workers: int, warm_up: Callable[[], object] | None = None) -> Any:
     """``workers`` forked processes started now (for work handed over later),
-    or None when fewer than two are wanted or fork is not available."""
+    each running ``warm_up`` first (e.g. loading a slow library while the
+    parent works), or None when fewer than two are wanted or fork is not
+    available. Its size is ``pool_size``: the pool's own threads make this
+    process threaded, so ``worker_count`` says 1 from now on."""
     if workers < 2 or worker_count(workers, workers) < 2:
         return None
     _prctl()
+    if warm_up is not None:
+        return get_context("fork").Pool(workers, initializer=_warm, initargs=(warm_up, os.getpid()))
     return get_context("fork").Pool(workers, initializer=_ignore_interrupts, initargs=(os.getpid(),))
+
+
+def pool_size(processes: Any) -> int:
+    """How many workers a pool made by ``pool`` has (0 for None)."""
+    return 0 if processes is None else int(processes._processes)
 
 
 def _warm(function: Callable[[], object], parent: int) -> None:
@@ -93,17 +102,8 @@ def _warm(function: Callable[[], object], parent: int) -> None:
     function()
 
 
-def helper(warm_up: Callable[[], object]) -> Any:
-    """One forked process that runs ``warm_up`` now (e.g. loads a slow
-    library while the parent works) and then takes work; None without fork."""
-    if worker_count(2, 2) < 2:
-        return None
-    _prctl()
-    return get_context("fork").Pool(1, initializer=_warm, initargs=(warm_up, os.getpid()))
-
-
 def stop(*pools: Any) -> None:
-    """Stop pools started by ``pool`` or ``helper`` (None is skipped)."""
+    """Stop pools started by ``pool`` (None is skipped)."""
     for processes in pools:
         if processes is not None:
             processes.terminate()
@@ -134,25 +134,6 @@ def frozen() -> Iterator[None]:
         yield
     finally:
         gc.unfreeze()
-
-
-@contextlib.contextmanager
-def interrupts_held() -> Iterator[None]:
-    """Hold SIGINT while a critical section runs (the writer's renames), so
-    Ctrl-C cannot leave half an update; it is raised when the section ends."""
-    try:
-        previous = signal.getsignal(signal.SIGINT)
-        received: list[int] = []
-        signal.signal(signal.SIGINT, lambda number, frame: received.append(number))
-    except ValueError:  # not the main thread: nothing to hold
-        yield
-        return
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGINT, previous)
-        if received:
-            raise KeyboardInterrupt
 
 
 # What ``run_shared`` hands its workers, (function, shared): set while they

@@ -16,7 +16,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
@@ -24,6 +23,7 @@ import subprocess
 import tempfile
 import warnings
 import unicodedata
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cache, partial
 from keyword import iskeyword
@@ -35,7 +35,6 @@ import jsonschema_rs
 from .. import __version__
 from .. import vocabulary
 from ..diagnostics import Severity
-from ..engine.store import Store
 from ..model import Catalog, CatalogSet, ContextAttribute, EventType
 from ..patterns import python_patterns
 from ..profiles import Profile
@@ -281,7 +280,7 @@ def _titled(schema: Any, title: str, facts: PayloadFacts) -> Any:
 
 
 def models_source(catalog: Catalog, catalog_set: CatalogSet, data_names: dict[tuple[str, str | None], str],
-                  model_cache: tuple[str, str] | None = None) -> str:
+                  memo: Memo | None = None) -> str:
     used: set[str] = set()
     defs: dict[str, Any] = {}
     facts = PayloadFacts(shared={name: schema.schema for name, schema in catalog_set.schemas.items()})
@@ -304,7 +303,9 @@ def models_source(catalog: Catalog, catalog_set: CatalogSet, data_names: dict[tu
         "title": _CONTAINER,
         "$defs": python_patterns(dict(sorted(defs.items()))),  # ECMA-262 patterns, written as pydantic reads them
     }
-    return _with_facts(_strip_container(_datamodel_codegen(json.dumps(schema, sort_keys=False), model_cache)), facts)
+    text = json.dumps(schema, sort_keys=False)
+    models = memo(text, _run_datamodel_codegen) if memo is not None else _run_datamodel_codegen(text)
+    return _with_facts(_strip_container(models), facts)
 
 
 # datamodel-code-generator allows arbitrary types wherever a custom type
@@ -436,34 +437,25 @@ def _replace_word(text: str, word: str, replacement: str) -> str:
     return _word_pattern(word).sub(lambda match: replacement if _starts_word(text, match.start()) else match[0], text)
 
 
+# How the engine memoises a pure function of text: ``memo(text, function)``
+# is ``function(text)``, perhaps kept from before (``engine.store.Memo``).
+Memo = Callable[[str, Callable[[str], str]], str]
+
+
 @dataclass(frozen=True)
 class Settings:
     """How Python output is made, handed to the renderer as a value (with each
     unit, to whichever process renders it): not part of a unit's inputs.
 
-    ``formatter``: see ``format_sources``. ``model_cache``: (cache directory,
-    salt) where datamodel-code-generator's output for a catalog's payload
-    schemas is kept by content, so a change that leaves every payload alone
+    ``formatter``: see ``format_sources``. ``memo``: what the engine gives
+    to keep datamodel-code-generator's output for a catalog's payload schemas
+    by their content (``Memo``), so a change that leaves every payload alone
     (a title, a description of the event, an example) does not even load
-    datamodel-code-generator (almost a second for a fresh process); None: no cache."""
+    datamodel-code-generator; None: it runs every time. The output is the
+    same either way: the stage is a pure function of the unit's inputs."""
 
     formatter: str = "ruff"
-    model_cache: tuple[str, str] | None = None
-
-
-@cache
-def _datamodel_codegen(schema_text: str, model_cache: tuple[str, str] | None = None) -> str:
-    if model_cache is None:
-        return _run_datamodel_codegen(schema_text)
-    directory, salt = model_cache
-    key = hashlib.sha256(f"{salt}\0{schema_text}".encode("utf-8", "surrogatepass")).hexdigest()
-    store = Store(directory, "models")
-    stored = store.get(key)
-    if isinstance(stored, str):
-        return stored
-    output = _run_datamodel_codegen(schema_text)
-    store.put(key, output)
-    return output
+    memo: Memo | None = field(default=None, compare=False)
 
 
 def warm_up() -> None:
@@ -715,7 +707,7 @@ def render_catalog(catalog: Catalog, catalog_set: CatalogSet, env: Any, settings
         "delivery.py": env.get_template("python/delivery.py.jinja").render(context),
         "channels.py": env.get_template("python/channels.py.jinja").render({**context, **_channel_context(catalog, events)}),
     }
-    sources["models.py"] = models_source(catalog, catalog_set, data_names, settings.model_cache)
+    sources["models.py"] = models_source(catalog, catalog_set, data_names, settings.memo)
     formatted = format_sources(sources, settings.formatter)  # imports sorted, none unused, by ruff's rules
     formatted.update(runtime_files())
     formatted["pyproject.toml"] = env.get_template("python/pyproject.toml.jinja").render(
