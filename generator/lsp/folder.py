@@ -21,6 +21,7 @@ from typing import Any
 from ..commands.lint import CATALOG_SUFFIXES, LintResult, UsageError, check, find_catalog_files
 from ..diagnostics import Diagnostic
 from ..engine.cache import Cache, default_cache_dir, source_digest
+from ..engine.reparse import parse, reparse
 from ..loader import MAX_FILE_BYTES, Document, load_bytes
 
 _SKIPPED = {".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv", "venv"}
@@ -31,6 +32,7 @@ class Folder:
     root: str  # absolute file-system path
     documents: dict[str, Document] = field(default_factory=dict)  # by display name (relative to root)
     buffers: dict[str, bytes] = field(default_factory=dict)  # open files: the editor's text
+    parses: dict[str, Any] = field(default_factory=dict)  # what engine.reparse keeps of each buffer
     result: LintResult | None = None
     by_file: dict[str, list[Diagnostic]] = field(default_factory=dict)
     cache: Cache = field(default_factory=lambda: Cache(None, jobs=1))
@@ -81,14 +83,22 @@ class Folder:
         raw = text.encode("utf-8", errors="surrogatepass")
         self.buffers[display] = raw
         self.touched.add(display)
-        # Parsed with positions: a buffer being edited usually has diagnostics to place.
-        document = load_bytes(raw, display)
+        old, kept = self.documents.get(display), self.parses.pop(display, None)
+        again = reparse(old, kept, raw, display) if old is not None and kept is not None else None
+        if again is not None:  # only the edited event's (or schema's) block parsed again
+            document, self.parses[display] = again
+        else:
+            # Parsed with positions: a buffer being edited usually has diagnostics to place.
+            document, kept = parse(raw, display)
+            if kept is not None:
+                self.parses[display] = kept
         document.digest = source_digest(display, raw)
         self.documents[display] = document
 
     def close_buffer(self, display: str) -> None:
         """The editor closed the file: its disk content counts again."""
         self.buffers.pop(display, None)
+        self.parses.pop(display, None)
         self.reload(display)
 
     def reload(self, display: str) -> None:
