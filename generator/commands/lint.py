@@ -128,6 +128,8 @@ def check(documents: Iterable[Document], cache: Cache | None = None) -> LintResu
     if keep is not None:
         context.cache["nodes"] = keep.setdefault("nodes", {})
         context.cache["part-findings"] = keep.setdefault("part-findings", {})
+        context.cache["refs-resolved"] = keep.setdefault("refs-resolved", {})
+        context.cache["fingerprints"] = keep.setdefault("fingerprints", {})
     if cache is not None:
         context.memo, context.memo_used = cache.memo, cache.memo_used
     jobs = cache.jobs if cache is not None else None

@@ -39,19 +39,52 @@ class Folder:
     touched: set[str] = field(default_factory=set)  # files changed since the last check
     _previous_memo: dict[str, Any] = field(default_factory=dict)
 
+    pending: list[str] = field(default_factory=list)  # files not read yet (``start``)
+
     @classmethod
     def open(cls, root: str) -> "Folder":
+        folder = cls.start(root)
+        while folder.pending:
+            folder.read_next()
+        return folder
+
+    @classmethod
+    def start(cls, root: str) -> "Folder":
+        """The folder with its files found and none read yet (``read_next``
+        reads them one by one, so a server can answer in between)."""
         folder = cls(os.path.abspath(root))
         cache_dir = default_cache_dir(folder.root)  # where `evcat lint <root>` leaves it
         # In-process (jobs=1): the server reads its stream on a thread (engine.workers).
         folder.cache = Cache(cache_dir if os.path.isdir(cache_dir) else None, jobs=1)
         folder.cache.keep = {}
         try:
-            paths = find_catalog_files(folder.root)
+            folder.pending = find_catalog_files(folder.root)[::-1]
         except UsageError:
-            paths = []
-        folder.documents = folder.cache.load_all(paths, display=folder.display)
+            pass
         return folder
+
+    def read_next(self) -> None:
+        """Read the next file not read yet (an open buffer stands in for its file)."""
+        path = self.pending.pop()
+        if self.display(path) not in self.buffers:
+            self.documents.update(self.cache.load_all([path], display=self.display))
+        if not self.pending:  # in the order evcat lint reads them
+            self.documents = {name: self.documents[name] for name in sorted(self.documents)}
+
+    def own_findings(self, display: str) -> list[Diagnostic]:
+        """The findings of ``display`` that need no other file (its YAML and
+        structure, rule overrides applied): a part of what ``check`` reports
+        for it, shown while the folder is still being read."""
+        from ..catalog_format import check_structure
+        from ..diagnostics import sort_diagnostics
+        from ..rules.overrides import apply
+
+        document = self.documents[display]
+        value = document.value
+        if isinstance(value, dict) and value and not document.diagnostics and not {"catalog", "events", "schemas"} & value.keys():
+            return []  # not a catalog: check() skips it
+        found = [*document.diagnostics, *check_structure(document)]
+        return sort_diagnostics(apply(found, {display: document}))
 
     def display(self, path: str) -> str:
         return os.path.relpath(os.path.abspath(path), self.root).replace(os.sep, "/")
