@@ -40,6 +40,7 @@ class Folder:
     _previous_memo: dict[str, Any] = field(default_factory=dict)
 
     pending: list[str] = field(default_factory=list)  # files not read yet (``start``)
+    _lines: dict[str, tuple[Document, list[str]]] = field(default_factory=dict)
 
     @classmethod
     def open(cls, root: str) -> "Folder":
@@ -110,6 +111,18 @@ class Folder:
             except OSError:
                 return ""
         return raw.decode("utf-8", errors="replace")
+
+    def lines(self, display: str) -> list[str]:
+        """``text(display)`` in lines, kept while the file's document is the same
+        (a check publishes every file whose findings change)."""
+        document = self.documents.get(display)
+        known = self._lines.get(display)
+        if known is not None and document is not None and known[0] is document:
+            return known[1]
+        lines = self.text(display).split("\n")
+        if document is not None:
+            self._lines[display] = (document, lines)
+        return lines
 
     def set_buffer(self, display: str, text: str) -> None:
         # A lone surrogate (valid JSON, not valid text) stays in: the loader reports it.

@@ -61,6 +61,7 @@ class CatalogServer(LanguageServer):
         self.published: dict[str, list[types.Diagnostic]] = {}
         self.dirty: set[str] = set()  # folder roots with changes not yet checked
         self.reading: set[str] = set()  # folder roots whose files are still being read
+        self.tasks: set[asyncio.Task[None]] = set()
         self.flush_scheduled = False
         self.shut_down = False
 
@@ -87,7 +88,9 @@ class CatalogServer(LanguageServer):
                 if later:
                     self.folders[directory] = Folder.start(directory)
                     self.reading.add(directory)
-                    asyncio.get_running_loop().create_task(self.read_folder(directory))
+                    task = asyncio.get_running_loop().create_task(self.read_folder(directory))
+                    self.tasks.add(task)  # the loop keeps only a weak reference
+                    task.add_done_callback(self.tasks.discard)
                 else:
                     self.folders[directory] = Folder.open(directory)
                 self.dirty.add(directory)
@@ -111,7 +114,7 @@ class CatalogServer(LanguageServer):
         other file (``Folder.own_findings``); the whole check follows."""
         uri = self.uri(folder, display)
         diagnostics = folder.own_findings(display)
-        lines = folder.text(display).split("\n") if diagnostics else []
+        lines = folder.lines(display) if diagnostics else []
         converted = [_lsp_diagnostic(d, lines, self, folder) for d in diagnostics]
         self.published[uri] = converted
         self.text_document_publish_diagnostics(
@@ -163,7 +166,7 @@ class CatalogServer(LanguageServer):
                 uri = self.uri(folder, display)
                 if display not in touched and uri in self.published and before.get(display) == diagnostics:
                     continue  # same findings in an unchanged file: nothing to convert or send
-                lines = folder.text(display).split("\n") if diagnostics else []
+                lines = folder.lines(display) if diagnostics else []
                 converted = [_lsp_diagnostic(d, lines, self, folder) for d in diagnostics]
                 # The file opened, changed or saved always hears back; others when theirs change.
                 if display in touched or self.published.get(uri) != converted:
@@ -209,7 +212,7 @@ def _in(uri: str, folder: Folder) -> bool:
 def _lsp_diagnostic(diagnostic: Diagnostic, lines: list[str], ls: CatalogServer, folder: Folder) -> types.Diagnostic:
     related = [
         types.DiagnosticRelatedInformation(
-            types.Location(ls.uri(folder, other.file), location_range(other, folder.text(other.file).split("\n"), ls.encoding)),
+            types.Location(ls.uri(folder, other.file), location_range(other, folder.lines(other.file), ls.encoding)),
             "also here",
         )
         for other in diagnostic.related
