@@ -129,10 +129,12 @@ def reparse(old: Document, kept: tuple[str, Borrowed], raw: bytes, display: str
             break
     else:
         return None
-    key, begin, end, column = found
+    key, begin, end, column, closed = found
     if begin < 1 or not _fits(new_lines, begin, first, last, column, section == "events"):
         return None
     part = (section, key)
+    if not closed and borrowed.get(part):
+        return None  # a merge (<<) elsewhere may place a top-level key inside the last block
     for _, start, stop in borrowed.get(part, ()):
         if start < last and first <= stop:
             return None
@@ -203,9 +205,11 @@ def _alias_nodes(section: str, key: Any, block: str, begin: int) -> int:
     return walker.alias_nodes
 
 
-def _block(old: Document, lines: list[str], section: str, first: int, last: int) -> tuple[Any, int, int, int] | None:
+def _block(old: Document, lines: list[str], section: str, first: int, last: int
+           ) -> tuple[Any, int, int, int, bool] | None:
     """The entry of ``section`` whose lines hold lines ``first`` to ``last``
-    (exclusive): its key, first line, the next entry's line, its column."""
+    (exclusive): its key, first line, the next entry's line, its column,
+    whether a next entry ends it (else the next top-level key or the end)."""
     container = old.value.get(section)
     if isinstance(container, list):
         keys: list[Any] = list(range(len(container)))
@@ -244,7 +248,7 @@ def _block(old: Document, lines: list[str], section: str, first: int, last: int)
         end = min((top[0] for top in tops if top[0] > rows[index]), default=len(lines))  # type: ignore[index]
     if last > end:
         return None
-    return keys[index], rows[index], end, column
+    return keys[index], rows[index], end, column, index + 1 < len(rows)
 
 
 def _fits(lines: list[str], begin: int, first: int, last: int, column: int, item: bool) -> bool:
