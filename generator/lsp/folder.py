@@ -20,9 +20,9 @@ from typing import Any
 
 from ..commands.lint import CATALOG_SUFFIXES, LintResult, UsageError, check, find_catalog_files
 from ..diagnostics import Diagnostic
-from ..engine.cache import Cache, default_cache_dir, source_digest
+from ..engine.cache import Cache, _events_in, default_cache_dir, source_digest
 from ..engine.reparse import parse, reparse
-from ..loader import MAX_FILE_BYTES, Document, load_bytes
+from ..loader import MAX_EVENTS, MAX_FILE_BYTES, Document, load_bytes
 
 _SKIPPED = {".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv", "venv"}
 
@@ -41,6 +41,7 @@ class Folder:
 
     pending: list[str] = field(default_factory=list)  # files not read yet (``start``)
     _lines: dict[str, tuple[Document, list[str]]] = field(default_factory=dict)
+    _counted: int = 0  # events in the files read so far (``read_next``)
 
     @classmethod
     def open(cls, root: str) -> "Folder":
@@ -67,8 +68,14 @@ class Folder:
     def read_next(self) -> None:
         """Read the next file not read yet (an open buffer stands in for its file)."""
         path = self.pending.pop()
-        if self.display(path) not in self.buffers:
+        display = self.display(path)
+        if display not in self.buffers:
             self.documents.update(self.cache.load_all([path], display=self.display))
+        self._counted += _events_in(self.documents[display]) if display in self.documents else 0
+        # The event limit, as Cache.load_all counts it: past it, the rest is
+        # not read (check() reports the limit; the work would be unbounded).
+        if self._counted > MAX_EVENTS:
+            self.pending.clear()
         if not self.pending:  # in the order evcat lint reads them
             self.documents = {name: self.documents[name] for name in sorted(self.documents)}
 
