@@ -7,7 +7,8 @@ document a full parse of the new text would give: same values, positions,
 scalar texts. Whenever that cannot be shown to hold, it hands back None and
 the caller parses the whole text (``loader.load_bytes``):
 
-- the old document had a finding of the loader, or no positions;
+- the old document had a finding of the loader, or no positions, or a merge
+  key (``<<``: it moves keys away from where they are written);
 - the line count changed (the positions of later events would move);
 - the changed lines reach outside one item of the block sequence ``events:``
   or one entry of the block mapping ``schemas:`` (the last one ends at the
@@ -22,7 +23,7 @@ the caller parses the whole text (``loader.load_bytes``):
   names an anchor outside the block (the block alone does not parse);
 - any YAML line break but ``\\n``, a byte-order mark, a nesting bound past the
   direct composer's;
-- the block alone does not parse cleanly into exactly one item.
+- the block alone does not parse cleanly into exactly one item (entry).
 
 The block is parsed in place: blank lines, then ``events:``, then the block's
 lines as written, so every line and column is the one in the file.
@@ -74,31 +75,45 @@ def parse(raw: bytes, display: str) -> tuple[Document, tuple[str, Borrowed] | No
     if root is None:
         return load_bytes(raw, display), None
     document = Document(display)
-    walker = _Tracking(document, aliases="&" in text, positions=True, text=text)
+    walker = _Walker(document, aliases="&" in text, positions=True, text=text)
     try:
         document.value = walker.value(root, (), 0)
     except _Abort:
         return load_bytes(raw, display), None
     if document.diagnostics:
         return load_bytes(raw, display), None
-    return document, (text, walker.borrowed)
+    borrowed = _borrowed(root) if "*" in text else {}
+    return document, (None if borrowed is None else (text, borrowed))
 
 
-class _Tracking(_Walker):
-    """The loader's walk, noting each node that an alias in another block copies."""
+def _borrowed(root: Any) -> Borrowed | None:
+    """The nodes of each block that an alias in another block copies (a
+    node, once: its lines cover what it holds); None with a merge key (it
+    moves keys to where the walk does not see them)."""
+    from yaml.nodes import MappingNode, ScalarNode, SequenceNode
 
-    def __init__(self, *arguments: Any, **keywords: Any) -> None:
-        super().__init__(*arguments, **keywords)
-        self.owner: dict[int, tuple[Any, Path]] = {}
-        self.borrowed: Borrowed = {}
-
-    def value(self, node: Any, path: Path, depth: int) -> Any:
-        if self.aliases:
-            part = path[:2] if len(path) >= 2 and path[0] in _SECTIONS else path[:1]
-            known = self.owner.setdefault(id(node), (part, path))
+    owner: dict[int, tuple[Any, Path]] = {}
+    borrowed: Borrowed = {}
+    stack: list[tuple[Any, Path]] = [(root, ())]
+    while stack:
+        node, path = stack.pop()
+        part = path[:2] if len(path) >= 2 and path[0] in _SECTIONS else path[:1]
+        known = owner.get(id(node))
+        if known is not None:  # an alias: the walk copies it here
             if known[0] != part:
-                self.borrowed.setdefault(known[0], []).append((known[1], node.start_mark.line, node.end_mark.line))
-        return super().value(node, path, depth)
+                borrowed.setdefault(known[0], []).append((known[1], node.start_mark.line, node.end_mark.line))
+            continue
+        owner[id(node)] = (part, path)
+        kind = node.__class__
+        if kind is MappingNode:
+            for key, value in reversed(node.value):
+                if key.tag == _MERGE_TAG or key.__class__ is not ScalarNode:
+                    return None
+                stack.append((value, path + (key.value,)))
+        elif kind is SequenceNode:
+            items = node.value
+            stack.extend((items[index], path + (index,)) for index in range(len(items) - 1, -1, -1))
+    return borrowed
 
 
 def reparse(old: Document, kept: tuple[str, Borrowed], raw: bytes, display: str
