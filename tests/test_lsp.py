@@ -481,3 +481,37 @@ def test_a_workspace_of_ten_files_of_a_hundred_types_answers_every_edit(tmp_path
         await client.close()
 
     _run(scenario)
+
+
+def test_a_file_opened_while_the_folder_is_read_hears_its_own_findings_first(tmp_path: Path) -> None:
+    """Issue 29: on a cold start the folder is read file by file; a file opened
+    meanwhile is published at once with the findings that need no other file
+    (its YAML and structure), never one the whole check would not make; the
+    whole check then publishes exactly what ``evcat lint`` reports."""
+    catalog = tmp_path / "big"
+    subprocess.run([sys.executable, str(ROOT / "bench" / "synth.py"), str(catalog), "--events", "400", "--per-file", "20"],
+                   check=True, capture_output=True)
+    victim = sorted(catalog.glob("*.yaml"))[-1]
+    # A structure finding (an unknown key of the catalog header) and one that needs the whole directory (CAT-REF).
+    text = victim.read_text(encoding="utf-8").replace("\nproducer:\n", "\ntitel: typo\nproducer:\n", 1)
+    text = text.replace("file000.yaml#/schemas/Money", "file000.yaml#/schemas/Monee", 1)
+    victim.write_text(text, encoding="utf-8")
+    expected = _lint_json(catalog)
+    mine = [row for row in expected if row[0] == victim.name]
+    assert {row[3] for row in mine} >= {"CAT-UNKNOWN-KEY", "CAT-REF"}, mine
+
+    async def scenario() -> None:
+        client = CatalogClient()
+        await client.start(catalog)
+        victim_uri = client.open(victim)
+        await client.wait_for(lambda: any(u == victim_uri for _, u, _ in client.published))
+        first = next(diagnostics for _, u, diagnostics in client.published if u == victim_uri)
+        published_first = {(d.range.start.line + 1, d.code, d.message) for d in first}
+        assert published_first <= {(row[1], row[3], row[5]) for row in mine}
+        files = len(list(catalog.glob("*.yaml")))
+        await client.wait_for(lambda: len(client.diagnostics) >= files
+                              and "CAT-REF" in _codes(client, victim_uri), timeout=60)
+        assert _published(client, catalog) == expected
+        await client.close()
+
+    _run(scenario)

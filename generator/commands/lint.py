@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from ..diagnostics import Diagnostic, Severity, sort_diagnostics
-from ..engine.cache import Cache
+from ..engine.cache import KEPT_RULE_CACHES, Cache
 from ..engine.config import RunConfig
 from ..engine.workers import no_collection, worker_count
 from ..loader import MAX_EVENTS, Document, Path
@@ -126,8 +126,8 @@ def check(documents: Iterable[Document], cache: Cache | None = None) -> LintResu
     diagnostics.extend(built.diagnostics)
     context = Context(built, by_file)
     if keep is not None:
-        context.cache["nodes"] = keep.setdefault("nodes", {})
-        context.cache["part-findings"] = keep.setdefault("part-findings", {})
+        for name in KEPT_RULE_CACHES:
+            context.cache[name] = keep.setdefault(name, {})
     if cache is not None:
         context.memo, context.memo_used = cache.memo, cache.memo_used
     jobs = cache.jobs if cache is not None else None

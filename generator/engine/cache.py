@@ -8,7 +8,8 @@ checks: the content-addressed caches of ``evcat lint`` (and of ``generate``,
 - The memo of checks (``DIR/checks.marshal``): the findings of the costly
   checks by the content of the files they read (``rules.Context.memoized``).
 - ``Cache.keep``: what ``evcat lsp`` keeps between keystrokes (each file's
-  structure check, rewritten schemas and subschemas).
+  structure check, rewritten schemas, and the rule caches of
+  ``KEPT_RULE_CACHES``: entries that say which input they were made from).
 
 A missing, stale or corrupt entry is worked out again: deleting the
 directory is always safe.
@@ -31,6 +32,13 @@ from .workers import run as parallel
 from .workers import worker_count
 
 _CACHE_FORMAT = f"{__version__}-6"  # 6: a diagnostic keeps its YAML path
+
+# The caches of ``rules.Context.cache`` that ``evcat lsp`` keeps between
+# checks (``Cache.keep``): each entry holds the schema object it was made
+# from (``rules.schema_nodes``, ``part_findings``, ``catalog._refs_resolved``)
+# or the files' digests (``Context.fingerprint``), and is used only while
+# that still holds. What each buys: README, Speed mechanisms.
+KEPT_RULE_CACHES = ("nodes", "part-findings", "refs-resolved", "fingerprints")
 
 CACHE_NAME = ".evcat-cache"
 PROJECT_MARKERS = ("pyproject.toml", ".git")

@@ -20,8 +20,9 @@ from typing import Any
 
 from ..commands.lint import CATALOG_SUFFIXES, LintResult, UsageError, check, find_catalog_files
 from ..diagnostics import Diagnostic
-from ..engine.cache import Cache, default_cache_dir, source_digest
-from ..loader import MAX_FILE_BYTES, Document, load_bytes
+from ..engine.cache import Cache, _events_in, default_cache_dir, source_digest
+from ..engine.reparse import parse, reparse
+from ..loader import MAX_EVENTS, MAX_FILE_BYTES, Document, load_bytes
 
 _SKIPPED = {".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv", "venv"}
 
@@ -31,25 +32,67 @@ class Folder:
     root: str  # absolute file-system path
     documents: dict[str, Document] = field(default_factory=dict)  # by display name (relative to root)
     buffers: dict[str, bytes] = field(default_factory=dict)  # open files: the editor's text
+    parses: dict[str, Any] = field(default_factory=dict)  # what engine.reparse keeps of each buffer
     result: LintResult | None = None
     by_file: dict[str, list[Diagnostic]] = field(default_factory=dict)
     cache: Cache = field(default_factory=lambda: Cache(None, jobs=1))
     touched: set[str] = field(default_factory=set)  # files changed since the last check
     _previous_memo: dict[str, Any] = field(default_factory=dict)
 
+    pending: list[str] = field(default_factory=list)  # files not read yet (``start``)
+    _lines: dict[str, tuple[Document, list[str]]] = field(default_factory=dict)
+    _counted: int = 0  # events in the files read so far (``read_next``)
+
     @classmethod
     def open(cls, root: str) -> "Folder":
+        folder = cls.start(root)
+        while folder.pending:
+            folder.read_next()
+        return folder
+
+    @classmethod
+    def start(cls, root: str) -> "Folder":
+        """The folder with its files found and none read yet (``read_next``
+        reads them one by one, so a server can answer in between)."""
         folder = cls(os.path.abspath(root))
         cache_dir = default_cache_dir(folder.root)  # where `evcat lint <root>` leaves it
         # In-process (jobs=1): the server reads its stream on a thread (engine.workers).
         folder.cache = Cache(cache_dir if os.path.isdir(cache_dir) else None, jobs=1)
         folder.cache.keep = {}
         try:
-            paths = find_catalog_files(folder.root)
+            folder.pending = find_catalog_files(folder.root)[::-1]
         except UsageError:
-            paths = []
-        folder.documents = folder.cache.load_all(paths, display=folder.display)
+            pass
         return folder
+
+    def read_next(self) -> None:
+        """Read the next file not read yet (an open buffer stands in for its file)."""
+        path = self.pending.pop()
+        display = self.display(path)
+        if display not in self.buffers:
+            self.documents.update(self.cache.load_all([path], display=self.display))
+        self._counted += _events_in(self.documents[display]) if display in self.documents else 0
+        # The event limit, as Cache.load_all counts it: past it, the rest is
+        # not read (check() reports the limit; the work would be unbounded).
+        if self._counted > MAX_EVENTS:
+            self.pending.clear()
+        if not self.pending:  # in the order evcat lint reads them
+            self.documents = {name: self.documents[name] for name in sorted(self.documents)}
+
+    def own_findings(self, display: str) -> list[Diagnostic]:
+        """The findings of ``display`` that need no other file (its YAML and
+        structure, rule overrides applied): a part of what ``check`` reports
+        for it, shown while the folder is still being read."""
+        from ..catalog_format import check_structure
+        from ..diagnostics import sort_diagnostics
+        from ..rules.overrides import apply
+
+        document = self.documents[display]
+        value = document.value
+        if isinstance(value, dict) and value and not document.diagnostics and not {"catalog", "events", "schemas"} & value.keys():
+            return []  # not a catalog: check() skips it
+        found = [*document.diagnostics, *check_structure(document)]
+        return sort_diagnostics(apply(found, {display: document}))
 
     def display(self, path: str) -> str:
         return os.path.relpath(os.path.abspath(path), self.root).replace(os.sep, "/")
@@ -76,19 +119,39 @@ class Folder:
                 return ""
         return raw.decode("utf-8", errors="replace")
 
+    def lines(self, display: str) -> list[str]:
+        """``text(display)`` in lines, kept while the file's document is the same
+        (a check publishes every file whose findings change)."""
+        document = self.documents.get(display)
+        known = self._lines.get(display)
+        if known is not None and document is not None and known[0] is document:
+            return known[1]
+        lines = self.text(display).split("\n")
+        if document is not None:
+            self._lines[display] = (document, lines)
+        return lines
+
     def set_buffer(self, display: str, text: str) -> None:
         # A lone surrogate (valid JSON, not valid text) stays in: the loader reports it.
         raw = text.encode("utf-8", errors="surrogatepass")
         self.buffers[display] = raw
         self.touched.add(display)
-        # Parsed with positions: a buffer being edited usually has diagnostics to place.
-        document = load_bytes(raw, display)
+        old, kept = self.documents.get(display), self.parses.pop(display, None)
+        again = reparse(old, kept, raw, display) if old is not None and kept is not None else None
+        if again is not None:  # only the edited event's (or schema's) block parsed again
+            document, self.parses[display] = again
+        else:
+            # Parsed with positions: a buffer being edited usually has diagnostics to place.
+            document, kept = parse(raw, display)
+            if kept is not None:
+                self.parses[display] = kept
         document.digest = source_digest(display, raw)
         self.documents[display] = document
 
     def close_buffer(self, display: str) -> None:
         """The editor closed the file: its disk content counts again."""
         self.buffers.pop(display, None)
+        self.parses.pop(display, None)
         self.reload(display)
 
     def reload(self, display: str) -> None:

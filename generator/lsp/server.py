@@ -31,6 +31,11 @@ from .symbols import file_symbols
 from .text import code_point_column, contains, key_path, key_under, location_range, overlaps, quoted_like, ref_at, ref_prefix
 
 
+# Between two files read at start: long enough for the stream's reader to
+# take a whole message of several reads (it runs while the loop waits).
+_READ_PAUSE = 0.002
+
+
 class CatalogProtocol(LanguageServerProtocol):
     """pygls's protocol, answering requests after ``shutdown`` as LSP 3.17
     ("Shutdown Request") says: "If a server receives requests after a
@@ -55,6 +60,8 @@ class CatalogServer(LanguageServer):
         # What was last published, by URI (published again only when it changes).
         self.published: dict[str, list[types.Diagnostic]] = {}
         self.dirty: set[str] = set()  # folder roots with changes not yet checked
+        self.reading: set[str] = set()  # folder roots whose files are still being read
+        self.tasks: set[asyncio.Task[None]] = set()
         self.flush_scheduled = False
         self.shut_down = False
 
@@ -66,8 +73,10 @@ class CatalogServer(LanguageServer):
 
     # -- folders and files -------------------------------------------------
 
-    def start_folders(self, roots: list[str], workspace: bool = True) -> None:
-        """Read each root's catalog directory (``catalog_directory``)."""
+    def start_folders(self, roots: list[str], workspace: bool = True, later: bool = False) -> None:
+        """Read each root's catalog directory (``catalog_directory``);
+        ``later``: file by file on the event loop (``read_folder``), so a
+        file opened meanwhile hears its own findings at once."""
         for root in roots:
             if not os.path.isdir(root):
                 continue
@@ -76,8 +85,41 @@ class CatalogServer(LanguageServer):
             if workspace:
                 self.workspace_roots[root] = directory
             if directory not in self.folders:
-                self.folders[directory] = Folder.open(directory)
+                if later:
+                    self.folders[directory] = Folder.start(directory)
+                    self.reading.add(directory)
+                    task = asyncio.get_running_loop().create_task(self.read_folder(directory))
+                    self.tasks.add(task)  # the loop keeps only a weak reference
+                    task.add_done_callback(self.tasks.discard)
+                else:
+                    self.folders[directory] = Folder.open(directory)
                 self.dirty.add(directory)
+
+    async def read_folder(self, directory: str) -> None:
+        """Read the folder's files one by one, then check it."""
+        folder = self.folders[directory]
+        try:
+            while folder.pending:
+                folder.read_next()
+                # Messages that came meanwhile are read and handled (a didOpen
+                # of a large file comes in several reads of the stream).
+                await asyncio.sleep(_READ_PAUSE)
+        finally:
+            self.reading.discard(directory)
+        if self.folders.get(directory) is folder:
+            self.changed(folder)
+
+    def publish_own(self, folder: Folder, display: str) -> None:
+        """While the folder is being read: the file's findings that need no
+        other file (``Folder.own_findings``); the whole check follows."""
+        uri = self.uri(folder, display)
+        diagnostics = folder.own_findings(display)
+        lines = folder.lines(display) if diagnostics else []
+        converted = [_lsp_diagnostic(d, lines, self, folder) for d in diagnostics]
+        self.published[uri] = converted
+        self.text_document_publish_diagnostics(
+            types.PublishDiagnosticsParams(uri=uri, diagnostics=converted, version=self._version(uri))
+        )
 
     def folder_of(self, uri: str) -> tuple[Folder, str] | None:
         """The folder that holds ``uri`` (the innermost one) and the file's name in it."""
@@ -113,6 +155,8 @@ class CatalogServer(LanguageServer):
     def flush(self) -> None:
         """Check every folder with changes; publish what changed."""
         self.flush_scheduled = False
+        waiting = self.dirty & self.reading  # checked once read (read_folder)
+        self.dirty -= waiting
         while self.dirty:
             folder = self.folders[self.dirty.pop()]
             before, touched = folder.by_file, folder.touched
@@ -122,7 +166,7 @@ class CatalogServer(LanguageServer):
                 uri = self.uri(folder, display)
                 if display not in touched and uri in self.published and before.get(display) == diagnostics:
                     continue  # same findings in an unchanged file: nothing to convert or send
-                lines = folder.text(display).split("\n") if diagnostics else []
+                lines = folder.lines(display) if diagnostics else []
                 converted = [_lsp_diagnostic(d, lines, self, folder) for d in diagnostics]
                 # The file opened, changed or saved always hears back; others when theirs change.
                 if display in touched or self.published.get(uri) != converted:
@@ -134,6 +178,7 @@ class CatalogServer(LanguageServer):
             for uri in [u for u in self.published if _in(u, folder) and not self._known(folder, u)]:
                 del self.published[uri]  # a deleted file: clear what it showed
                 self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
+        self.dirty |= waiting
         # The parsed directory is millions of long-lived objects without
         # cycles: out of the collector's sight, a collection no longer
         # rescans them after every keystroke (they are still freed by
@@ -167,7 +212,7 @@ def _in(uri: str, folder: Folder) -> bool:
 def _lsp_diagnostic(diagnostic: Diagnostic, lines: list[str], ls: CatalogServer, folder: Folder) -> types.Diagnostic:
     related = [
         types.DiagnosticRelatedInformation(
-            types.Location(ls.uri(folder, other.file), location_range(other, folder.text(other.file).split("\n"), ls.encoding)),
+            types.Location(ls.uri(folder, other.file), location_range(other, folder.lines(other.file), ls.encoding)),
             "also here",
         )
         for other in diagnostic.related
@@ -193,7 +238,12 @@ def initialized(ls: CatalogServer, params: types.InitializedParams) -> None:
     roots = [to_fs_path(folder.uri) for folder in ls.workspace.folders.values()]
     if not roots and ls.workspace.root_path:
         roots = [ls.workspace.root_path]
-    ls.start_folders([root for root in roots if root])
+    try:
+        asyncio.get_running_loop()
+        later = True
+    except RuntimeError:  # no loop (not served over a stream): read and check now
+        later = False
+    ls.start_folders([root for root in roots if root], later=later)
     ls.flush()
     watched = ls.client_capabilities.workspace.did_change_watched_files if ls.client_capabilities.workspace else None
     if watched is not None and watched.dynamic_registration:
@@ -233,6 +283,8 @@ def _buffer_changed(ls: CatalogServer, uri: str) -> None:
         return
     folder, display = found
     folder.set_buffer(display, ls.workspace.get_text_document(uri).source)
+    if folder.root in ls.reading:
+        ls.publish_own(folder, display)
     ls.changed(folder)
 
 

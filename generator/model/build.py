@@ -155,9 +155,10 @@ def _normal(file: str) -> str:
 def build(documents: list[Document], memo: dict[Any, Any] | None = None) -> Built:
     """The model of ``documents``. ``memo`` (kept by a long-running caller,
     such as ``evcat lsp``, between builds) holds each schema's rewritten form
-    by the content of its file and the directory's schema names, so an
-    unchanged file's schemas are not walked again; it is left holding what
-    this build used."""
+    by its file's content (or the schema object), its place and the
+    directory's schema names, so an unchanged file's schemas (an unchanged
+    event's of an edited buffer) are not walked again; it is left holding
+    what this build used."""
     documents = sorted((d for d in documents if isinstance(d.value, dict)), key=lambda d: d.file)
     index = _SchemaIndex(documents)
     diagnostics: list[Diagnostic] = []
@@ -170,9 +171,14 @@ def build(documents: list[Document], memo: dict[Any, Any] | None = None) -> Buil
     annotated: set[tuple[str, Path]] = set()
 
     def rewritten(schema: Any, document: Document, base: Path) -> tuple[Any, set[str]]:
-        key = (document.digest, document.file, names_key, base) if memo is not None and document.digest else None
-        if memo is not None and key is not None and key in memo:
-            new_schema, used, problems, had_annotations = used_memo[key] = memo[key]
+        # The same file content, or the schema object itself: an unchanged
+        # event of an edited buffer keeps its objects (engine.reparse), and
+        # its positions with them (a reparse keeps the line count).
+        key = (document.file, names_key, base) if memo is not None and document.digest else None
+        known = memo.get(key) if memo is not None and key is not None else None
+        if known is not None and (known[0] is schema or known[1] == document.digest):
+            _, _, new_schema, used, problems, had_annotations = known
+            used_memo[key] = (schema, document.digest, new_schema, used, problems, had_annotations)
             diagnostics.extend(problems)
             if had_annotations:
                 annotated.add((document.file, base))
@@ -184,7 +190,7 @@ def build(documents: list[Document], memo: dict[Any, Any] | None = None) -> Buil
         if dropped:
             annotated.add((document.file, base))
         if key is not None:
-            used_memo[key] = (new_schema, frozenset(used), tuple(found), bool(dropped))
+            used_memo[key] = (schema, document.digest, new_schema, frozenset(used), tuple(found), bool(dropped))
         return new_schema, used
 
     def _rewritten(

@@ -109,10 +109,22 @@ class Context:
     def fingerprint(self, rule_id: str, path: Path, files: Iterable[str]) -> str | None:
         """The memo key of ``rule_id``'s check at ``path`` that reads ``files``:
         their content (None when one has no content hash, as in tests)."""
-        digests = [self.documents[file].digest for file in sorted(set(files))]
+        names = tuple(sorted(set(files)))
+        digests = [self.documents[file].digest for file in names]
         if not all(digests):
             return None
-        return hashlib.sha256(repr((rule_id, path, digests)).encode()).hexdigest()
+        # A long-running caller keeps the keys between runs (``lint.check``):
+        # a sha256 per check and event was a fifth of an edit's check.
+        known = self.cache.get("fingerprints")
+        place = (rule_id, path, names)
+        found = known.get(place) if known is not None else None
+        if found is not None and found[0] == digests:
+            key: str = found[1]
+            return key
+        key = hashlib.sha256(repr((rule_id, path, digests)).encode()).hexdigest()
+        if known is not None:
+            known[place] = (digests, key)
+        return key
 
     def loc(self, file: str, path: Path) -> Location:
         return self.documents[file].loc(path)

@@ -270,10 +270,15 @@ def prepare_costly(event: EventType, context: Context) -> None:
 
 
 def _event_parts(event: EventType, context: Context) -> list[PayloadPart]:
+    """The event's payload and the shared schemas it uses (once per check)."""
     assert event.payload is not None
-    shared = context.built.catalog_set.schemas
-    parts = [PayloadPart(event.file, event.path + ("data",), event.payload.schema)]
-    parts += [PayloadPart(shared[name].file, shared[name].path, shared[name].schema) for name in event.payload.uses]
+    known = context.cache.setdefault("event-parts", {})
+    parts: list[PayloadPart] | None = known.get((event.file, event.path))
+    if parts is None:
+        shared = context.built.catalog_set.schemas
+        parts = [PayloadPart(event.file, event.path + ("data",), event.payload.schema)]
+        parts += [PayloadPart(shared[name].file, shared[name].path, shared[name].schema) for name in event.payload.uses]
+        known[(event.file, event.path)] = parts
     return parts
 
 
@@ -290,12 +295,15 @@ def _refs_resolved(context: Context, part: PayloadPart) -> bool:
     """Once per part: a shared schema is part of every event that uses it."""
     known = context.cache.setdefault("refs-resolved", {})
     key = (part.file, part.path)
-    if key not in known:
-        known[key] = all(
+    found = known.get(key)
+    # By the schema object (a long-running caller keeps this cache between
+    # runs, as ``schema_nodes``'s).
+    if found is None or found[0] is not part.schema:
+        found = known[key] = (part.schema, all(
             not isinstance(sub.get("$ref"), str) or sub["$ref"].startswith("#/$defs/")
             for _, sub in schema_nodes(context, part)
-        )
-    resolved: bool = known[key]
+        ))
+    resolved: bool = found[1]
     return resolved
 
 
