@@ -61,7 +61,8 @@ def ref_pinned(schema: Any) -> Any:
         result["allOf"] = [reference, *result.get("allOf", [])]
     grammar = envelope._FORMAT_GRAMMARS.get(schema.get("format")) if isinstance(schema.get("format"), str) else None
     if grammar is not None:
-        result["allOf"] = [*result.get("allOf", []), {"pattern": envelope.schema_pattern(grammar)}]
+        bounds = envelope._FORMAT_BOUNDS.get(schema["format"], {})  # what a pattern cannot say (a length)
+        result["allOf"] = [*result.get("allOf", []), {"pattern": envelope.schema_pattern(grammar), **bounds}]
     return result
 
 
