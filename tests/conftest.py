@@ -6,6 +6,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -41,6 +42,19 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if REAL_COMPONENTS & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.real)
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """A test module may start its long external work (a Node.js build) in the
+    background as soon as the run's tests are known, so that it overlaps the
+    tests before it: ``start_in_background(items)``, given its selected items."""
+    modules: dict[Any, list[pytest.Item]] = {}
+    for item in session.items:
+        module = getattr(item, "module", None)
+        if module is not None and hasattr(module, "start_in_background"):
+            modules.setdefault(module, []).append(item)
+    for module, items in modules.items():
+        module.start_in_background(items)
 
 
 @pytest.hookimpl(hookwrapper=True)

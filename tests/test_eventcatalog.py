@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+import atexit
 import html
 import json
 import os
 import re
 import shlex
 import shutil
+import signal
 import subprocess
+import threading
+from collections.abc import Callable
+from concurrent.futures import Future
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -241,31 +247,148 @@ def _build_environment() -> dict[str, str]:
     return environment
 
 
-@pytest.fixture(scope="session")
-def eventcatalog() -> Path:
+@dataclass
+class _ReadmeBuild:
+    project: Path
+    generated: subprocess.CompletedProcess[str]
+    command: str = ""
+    locked: bytes = b""
+    run: subprocess.CompletedProcess[str] | None = None
+
+
+def _readme_build() -> _ReadmeBuild:
     """The export of the shipped catalog built exactly as the README says:
     its command, run verbatim (OUT is the folder the export is written to)
     with the machine's npm and Node.js, installing from the registry with the
-    export's own lock file. The project (with its node_modules) is kept in
-    .test-cache/eventcatalog/readme/ to look at."""
-    if shutil.which("npm") is None or shutil.which("node") is None:
-        pytest.fail("node and npm are needed for the EventCatalog build (apt-get install nodejs npm)")
+    export's own lock file. Only processes: it may run in the background."""
     out = EVENTCATALOG_PROJECTS / "readme"
     shutil.rmtree(out, ignore_errors=True)
     generated = run_evcat("generate", "catalog", "-o", str(out), "--only", "eventcatalog", "--no-cache")
-    assert generated.returncode == 0, generated.stderr
-    project = out / "eventcatalog"
-    locked = (project / "package-lock.json").read_bytes()
-    command = readme_command().replace("OUT", shlex.quote(str(out)))
-    run = subprocess.run(["bash", "-e", "-c", command], cwd=ROOT, capture_output=True, text=True, timeout=2400,
-                         env=_build_environment(), check=False)
-    assert run.returncode == 0, (command, (run.stdout + run.stderr)[-5000:])
+    build = _ReadmeBuild(out / "eventcatalog", generated)
+    if generated.returncode == 0:
+        build.locked = (build.project / "package-lock.json").read_bytes()
+        build.command = readme_command().replace("OUT", shlex.quote(str(out)))
+        build.run = _run(build.command, ROOT, timeout=2400)
+    return build
+
+
+CATALOGS_PROJECT = EVENTCATALOG_PROJECTS / "catalogs"
+
+
+def _catalogs_export() -> tuple[list[Any], list[dict[str, bytes]]]:
+    """The export of the shipped and the hostile catalogs written as one
+    project (eventcatalog.config.js and package.json: the last export's)."""
+    shutil.rmtree(CATALOGS_PROJECT, ignore_errors=True)
+    sets, exports = [], []
+    for source in BUILT:
+        catalog_set, files = _export(source)
+        sets.append(catalog_set)
+        exports.append(files)
+        for relative, content in files.items():
+            path = CATALOGS_PROJECT / relative.removeprefix("eventcatalog/")
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(content)
+    return sets, exports
+
+
+def _catalogs_build(node_modules: Path) -> subprocess.CompletedProcess[str]:
+    """EventCatalog's build of the project _catalogs_export wrote, with the
+    README project's node_modules. Only processes: it may run in the background."""
+    (CATALOGS_PROJECT / "node_modules").symlink_to(node_modules, target_is_directory=True)
+    return _run("npx eventcatalog build", CATALOGS_PROJECT, timeout=1800)
+
+
+_RUNNING: set[subprocess.Popen[str]] = set()
+
+
+def _run(command: str, cwd: Path, timeout: float) -> subprocess.CompletedProcess[str]:
+    """``bash -e -c command`` in its own process group, which is killed with
+    all its processes on timeout or when the test run ends first (a run
+    stopped by -x or Ctrl-C leaves no build behind)."""
+    with subprocess.Popen(["bash", "-e", "-c", command], cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          text=True, env=_build_environment(), start_new_session=True) as process:
+        _RUNNING.add(process)
+        try:
+            stdout, stderr = process.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            _kill(process)
+            stdout, stderr = process.communicate()
+            stderr += f"\n[killed after {timeout} s]"
+        finally:
+            _RUNNING.discard(process)
+    return subprocess.CompletedProcess(process.args, process.returncode, stdout, stderr)
+
+
+def _kill(process: subprocess.Popen[str]) -> None:
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+
+
+@atexit.register
+def _stop_builds() -> None:
+    for process in list(_RUNNING):
+        _kill(process)
+
+
+def _settle(future: Future[Any], work: Callable[[], Any]) -> None:
+    try:
+        future.set_result(work())
+    except BaseException as error:  # noqa: BLE001 -- handed to the test that waits for it
+        future.set_exception(error)
+
+
+@dataclass
+class _Background:
+    """The two builds take a few minutes each, mostly in one Node.js process:
+    they start in a background thread as soon as the run's tests are known
+    (conftest.pytest_collection_finish) and overlap the tests before this module."""
+
+    readme: Future[_ReadmeBuild] = field(default_factory=Future)
+    catalogs: Future[subprocess.CompletedProcess[str]] | None = None
+    exported: tuple[list[Any], list[dict[str, bytes]]] | None = None
+
+
+_STARTED: list[_Background] = []
+
+
+def start_in_background(items: list[pytest.Item]) -> None:
+    if shutil.which("npm") is None or shutil.which("node") is None:
+        return  # the fixture fails with the reason
+    if not any("eventcatalog" in getattr(item, "fixturenames", ()) for item in items):
+        return
+    started = _Background()
+    if any(item.name == test_eventcatalog_builds_every_event_and_version.__name__ for item in items):
+        started.exported = _catalogs_export()  # in this thread: it runs evcat in-process
+        started.catalogs = Future()
+
+    def work() -> None:
+        _settle(started.readme, _readme_build)
+        if started.catalogs is not None:
+            _settle(started.catalogs, lambda: _catalogs_build(started.readme.result().project / "node_modules"))
+
+    threading.Thread(target=work, name="EventCatalog builds", daemon=True).start()
+    _STARTED.append(started)
+
+
+@pytest.fixture(scope="session")
+def eventcatalog() -> Path:
+    """The README's build of the shipped catalog (_readme_build). The project
+    (with its node_modules) is kept in .test-cache/eventcatalog/readme/ to look at."""
+    if shutil.which("npm") is None or shutil.which("node") is None:
+        pytest.fail("node and npm are needed for the EventCatalog build (apt-get install nodejs npm)")
+    build = _STARTED[0].readme.result() if _STARTED else _readme_build()
+    assert build.generated.returncode == 0, build.generated.stderr
+    assert build.run is not None
+    assert build.run.returncode == 0, (build.command, (build.run.stdout + build.run.stderr)[-5000:])
     # npm kept the lock file byte for byte: it was npm's own for package.json.
-    assert (project / "package-lock.json").read_bytes() == locked
+    assert (build.project / "package-lock.json").read_bytes() == build.locked
     # The build changed none of evcat's files: generating again finds OUT up to date.
-    again = run_evcat("generate", "catalog", "-o", str(out), "--only", "eventcatalog", "--check", "--no-cache")
+    again = run_evcat("generate", "catalog", "-o", str(build.project.parent), "--only", "eventcatalog", "--check",
+                      "--no-cache")
     assert again.returncode == 0, again.stderr
-    return project
+    return build.project
 
 
 @pytest.mark.slow
@@ -294,21 +417,15 @@ def test_eventcatalog_builds_every_event_and_version(eventcatalog: Path) -> None
     EventCatalog as it is, with no licence key (the community edition), and
     every event and every version is a page that shows the event's source and
     example."""
-    project = EVENTCATALOG_PROJECTS / "catalogs"
-    shutil.rmtree(project, ignore_errors=True)
-    sets, exports = [], []
-    for source in BUILT:
-        catalog_set, files = _export(source)
-        sets.append(catalog_set)
-        exports.append(files)
-        for relative, content in files.items():
-            path = project / relative.removeprefix("eventcatalog/")
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_bytes(content)  # eventcatalog.config.js and package.json: the last export's
-    (project / "node_modules").symlink_to(eventcatalog / "node_modules", target_is_directory=True)
-    run = subprocess.run(["bash", "-e", "-c", "npx eventcatalog build"], check=False, cwd=project, capture_output=True,
-                         text=True, timeout=1800, env=_build_environment())
+    started = _STARTED[0] if _STARTED else None
+    if started is not None and started.catalogs is not None and started.exported is not None:
+        sets, exports = started.exported
+        run = started.catalogs.result()
+    else:
+        sets, exports = _catalogs_export()
+        run = _catalogs_build(eventcatalog / "node_modules")
     assert run.returncode == 0, (run.stdout + run.stderr)[-4000:]
+    project = CATALOGS_PROJECT
     dist = project / "dist"
     built = {str(path.relative_to(dist)) for path in dist.rglob("index.html")}
     for catalog_set in sets:
