@@ -326,9 +326,12 @@ def test_generated_python_is_black_formatted(generated: Path) -> None:
     mode = black.Mode(target_versions={black.TargetVersion.PY311})
     files = sorted(generated.rglob("*.py"))
     assert len(files) >= 4 * len(CATALOGS)
+    checked: set[str] = set()  # each package's copies of the runtime modules are the same text: checked once
     for path in files:
         source = path.read_text(encoding="utf-8")
-        assert black.format_str(source, mode=mode) == source, f"black would change {path.relative_to(generated)}"
+        if source not in checked:
+            assert black.format_str(source, mode=mode) == source, f"black would change {path.relative_to(generated)}"
+            checked.add(source)
 
 
 def test_black_as_the_formatter_gives_the_same_files() -> None:
