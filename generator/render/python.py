@@ -131,7 +131,9 @@ class EventView:
 # Payload formats whose values keep their text (contract §4.1): the runtime's types.
 _FORMAT_TYPES = {"date-time": "DateTime", "date": "Date", "uri": "Uri", "uri-reference": "UriReference",
                  "uuid": "Uuid", "email": "Email", "time": "Time", "ipv4": "Ipv4", "hostname": "Hostname",
-                 "duration": "Duration", "ipv6": "Ipv6", "json-pointer": "JsonPointer", "idn-email": "IdnEmail"}
+                 "duration": "Duration", "ipv6": "Ipv6", "json-pointer": "JsonPointer", "idn-email": "IdnEmail",
+                 "idn-hostname": "IdnHostname", "iri": "Iri", "iri-reference": "IriReference",
+                 "uri-template": "UriTemplate", "relative-json-pointer": "RelativeJsonPointer"}
 _RUNTIME_PATH = "evcat_runtime._cloudevents"  # datamodel-code-generator wants an absolute path; made relative after
 
 
@@ -262,7 +264,7 @@ def _titled(schema: Any, title: str, facts: PayloadFacts) -> Any:
         elif _typed(node.get("type"), "number"):
             custom = f"{_RUNTIME_PATH}.Number"
         if custom is not None:
-            if node.get("format") == "hostname":
+            if node.get("format") in ("hostname", "idn-hostname"):
                 result.pop("format")  # datamodel-code-generator would add its own pattern: the type checks
             types = node.get("type")
             if isinstance(types, list) and "null" in types:
