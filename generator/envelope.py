@@ -55,11 +55,17 @@ _FORMAT_GRAMMARS = {
     "duration": vocabulary.DURATION_SCHEMA_PATTERN,
     "json-pointer": vocabulary.JSON_POINTER_SCHEMA_PATTERN,
     "idn-email": vocabulary.IDN_EMAIL_SCHEMA_PATTERN,
+    "idn-hostname": vocabulary.IDN_HOSTNAME_SCHEMA_PATTERN,
+    "iri": vocabulary.IRI_SCHEMA_PATTERN,
+    "iri-reference": vocabulary.IRI_REFERENCE_SCHEMA_PATTERN,
+    "uri-template": vocabulary.URI_TEMPLATE_SCHEMA_PATTERN,
+    "relative-json-pointer": vocabulary.RELATIVE_JSON_POINTER_SCHEMA_PATTERN,
 }
 # What a grammar says beside its pattern (a length needs no lookahead).
 _EMAIL_SIZES = {"not": {"anyOf": [{"type": "string", "pattern": pattern} for pattern in vocabulary.EMAIL_TOO_LONG_PATTERNS]}}
 _FORMAT_BOUNDS: dict[str, dict[str, Any]] = {
     "hostname": {"maxLength": vocabulary.HOSTNAME_MAX_LENGTH}, "email": _EMAIL_SIZES, "idn-email": _EMAIL_SIZES,
+    "idn-hostname": {"maxLength": vocabulary.HOSTNAME_MAX_LENGTH},
 }
 
 

@@ -158,6 +158,48 @@ JSON_POINTER_SCHEMA_PATTERN = "^(?:/(?:[^~/]|~[01])*)*$"
 # for an "@", jsonschema-rs's for an IDNA domain; the addresses both accept
 # and evcat can tell without IDNA tables are the ASCII ones.
 IDN_EMAIL_SCHEMA_PATTERN = EMAIL_SCHEMA_PATTERN
+# "idn-hostname" (RFC 5890) is read as "hostname" for the same reason
+# (jsonschema's checker is the idna package, jsonschema-rs has its own tables:
+# they disagree on upper-case non-ASCII labels and a final dot).
+IDN_HOSTNAME_SCHEMA_PATTERN = HOSTNAME_SCHEMA_PATTERN
+# RFC 3987 IRI and IRI-reference: RFC 3986's grammar above with ucschar in
+# iunreserved and iprivate in iquery, as far as both checkers read it:
+# ucschar of the BMP only (jsonschema's grammar, rfc3987-syntax, has no
+# astral planes) and no IP literal as host (it reads only full-length IPv6
+# addresses: "[::1]" is refused). No control character, noncharacter or
+# surrogate can match.
+_UCSCHAR = "\\u00a0-\\ud7ff\\uf900-\\ufdcf\\ufdf0-\\uffef"
+_IPRIVATE = "\\ue000-\\uf8ff"
+_IUNRESERVED = rf"{_UNRESERVED}{_UCSCHAR}"
+_IPCHAR = rf"(?:[{_IUNRESERVED}{_SUB_DELIMS}:@]|{_PCT})"
+_IAUTHORITY = rf"(?:(?:[{_IUNRESERVED}{_SUB_DELIMS}:]|{_PCT})*@)?(?:[{_IUNRESERVED}{_SUB_DELIMS}]|{_PCT})*(?::[0-9]*)?"
+_IHIER = rf"(?://{_IAUTHORITY}(?:/{_IPCHAR}*)*|/?(?:{_IPCHAR}+(?:/{_IPCHAR}*)*)?)"
+_IRELATIVE = (
+    rf"(?://{_IAUTHORITY}(?:/{_IPCHAR}*)*|/(?:{_IPCHAR}+(?:/{_IPCHAR}*)*)?"
+    rf"|(?:(?:[{_IUNRESERVED}{_SUB_DELIMS}@]|{_PCT})+(?:/{_IPCHAR}*)*)?)"
+)
+_IQUERY_FRAGMENT = rf"(?:\?(?:{_IPCHAR}|[/?{_IPRIVATE}])*)?(?:#(?:{_IPCHAR}|[/?])*)?"
+IRI_SCHEMA_PATTERN = rf"^{_SCHEME}:{_IHIER}{_IQUERY_FRAGMENT}$"
+IRI_REFERENCE_SCHEMA_PATTERN = rf"^(?:{_SCHEME}:{_IHIER}|{_IRELATIVE}){_IQUERY_FRAGMENT}$"
+# RFC 6570 URI Template, levels 1-4, as both checkers read it: literals as
+# the RFC has them (no space, '"', "'", '<', '>', '\\', '^', '`', '{', '|', '}';
+# jsonschema's uri-template package lets those through), no operator the RFC
+# reserves (= , ! @ |; jsonschema's refuses them), variable names of letters,
+# digits and '_' joined by '.' (no %-encoding: jsonschema's refuses it), a
+# prefix of 1-999 (jsonschema's reads at most three digits).
+_TEMPLATE_LITERAL = rf"(?:[!#$&()*+,\-./0-9:;=?@A-Z\[\]_a-z~{_UCSCHAR}{_IPRIVATE}]|{_PCT})"
+_TEMPLATE_VARSPEC = r"[A-Za-z0-9_]+(?:\.[A-Za-z0-9_]+)*(?::[1-9][0-9]{0,2}|\*)?"
+URI_TEMPLATE_SCHEMA_PATTERN = (
+    rf"^(?:{_TEMPLATE_LITERAL}|\{{[+#./;?&]?{_TEMPLATE_VARSPEC}(?:,{_TEMPLATE_VARSPEC})*\}})*$"
+)
+# Relative JSON Pointer (draft-handrews-relative-json-pointer-01 §3): a
+# non-negative integer, then "#" or a JSON pointer. jsonschema's checker
+# refuses a digit after a "0" ("100", "101"; jsonschema-rs accepts them),
+# so the integer's zeros stand at its end only.
+RELATIVE_JSON_POINTER_SCHEMA_PATTERN = "^(?:0|[1-9]+0?)(?:#|(?:/(?:[^~/]|~[01])*)*)$"
+# "regex" has no grammar: each checker compiles the value in its own dialect
+# (Python's re, ECMA-262) and a regular expression's syntax nests; evcat
+# refuses the format in a catalog (PAY-FORMAT-VERDICT).
 
 # The sequence extension: with sequencetype Integer, a string-encoded int32.
 INTEGER_STRING = re.compile(r"^[+-]?[0-9]+\Z")

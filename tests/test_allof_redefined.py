@@ -59,3 +59,80 @@ def test_a_redefined_property_holds_for_every_definition(judges: Judges, name: s
     assert set(verdicts.values()) == {accepted}, (verdicts, judges.why)
     if accepted:
         judges.round_trip(event)
+
+
+# An object property redefined (issue 26): both definitions apply, so the
+# nested object holds the required names and the properties of both, each
+# property as every definition says, and a closed base stays closed.
+OBJECT_BASE = {"type": "object", "description": "Base.", "properties": {
+    "meter": {"type": "object", "required": ["id"], "description": "Meter.", "properties": {
+        "id": {"type": "string", "description": "Id."},
+        "size": {"type": "integer", "minimum": 0, "description": "Size."},
+        "serial": {"type": "string", "description": "Serial, optional."},
+    }},
+    "place": {"type": "object", "additionalProperties": False, "description": "Place.", "properties": {
+        "city": {"type": "string", "description": "City."},
+        "zip": {"type": ["string", "null"], "description": "Zip."},
+    }},
+    "owner": {"type": ["object", "null"], "description": "Owner.", "properties": {
+        "name": {"type": "string", "description": "Name."},
+    }},
+}}
+OBJECT_OWN = {"type": "object", "properties": {
+    "meter": {"type": "object", "required": ["unit"], "description": "Meter again.", "properties": {
+        "unit": {"type": "string", "description": "Unit."},
+        "size": {"type": "integer", "maximum": 10, "description": "Size again."},
+    }},
+    "place": {"type": "object", "required": ["city"], "description": "Place again.", "properties": {
+        "city": {"type": "string", "maxLength": 5, "description": "City again."},
+    }},
+    "owner": {"type": "object", "required": ["name"], "description": "Owner again.", "properties": {
+        "name": {"type": "string", "minLength": 2, "description": "Name again."},
+    }},
+}}
+OBJECT_CATALOG = {**CATALOG, "schemas": {"Base": OBJECT_BASE}, "events": [{
+    **CATALOG["events"][0], "data": {"allOf": [{"$ref": "#/schemas/Base"}, OBJECT_OWN]},
+}]}
+OBJECT_CASES = [
+    ("meter", {"id": "m1", "unit": "kWh"}, True),
+    ("meter", {"id": "m1", "unit": "kWh", "size": 5}, True),
+    ("meter", {"id": "m1", "unit": "kWh", "extra": [1, None]}, True),
+    ("meter", {"unit": "kWh"}, False),  # the base's required id
+    ("meter", {"id": "m1"}, False),  # the redefinition's required unit
+    ("meter", {"id": None, "unit": "kWh"}, False),  # the base's id is no null
+    ("meter", {"id": 5, "unit": "kWh"}, False),
+    ("meter", {"id": "m1", "unit": "kWh", "serial": "s"}, True),
+    ("meter", {"id": "m1", "unit": "kWh", "serial": None}, False),  # the base's optional serial is no null
+    ("meter", {"id": "m1", "unit": "kWh", "size": 11}, False),
+    ("meter", {"id": "m1", "unit": "kWh", "size": -1}, False),
+    ("meter", None, False),
+    ("place", {"city": "Ams"}, True),
+    ("place", {"city": "Ams", "zip": None}, True),
+    ("place", {"city": "Amsterdam"}, False),
+    ("place", {}, False),
+    ("place", {"city": "Ams", "extra": 1}, False),  # the base is closed
+    ("owner", {"name": "Ann"}, True),
+    ("owner", {"name": "A"}, False),
+    ("owner", {}, False),
+    ("owner", None, False),  # the redefinition is no null
+]
+
+
+@pytest.fixture(scope="module")
+def object_judges(tmp_path_factory: pytest.TempPathFactory) -> Judges:
+    found = Judges(OBJECT_CATALOG, tmp_path_factory.mktemp("redefined-objects"))
+    assert found.errors == []
+    found.generate()
+    return found
+
+
+@pytest.mark.parametrize(("name", "value", "accepted"), OBJECT_CASES,
+                         ids=[f"{n}={v!r}" for n, v, _ in OBJECT_CASES])
+def test_a_redefined_object_property_holds_for_both_definitions(object_judges: Judges, name: str, value: Any,
+                                                                 accepted: bool) -> None:
+    event = {**ENVELOPE, "type": "org.example.redefined", "data": {name: value}}
+    verdicts = object_judges.verdicts(event)
+    assert verdicts["jsonschema"] is accepted  # the case is what JSON Schema says
+    assert set(verdicts.values()) == {accepted}, (verdicts, object_judges.why)
+    if accepted:
+        object_judges.round_trip(event)

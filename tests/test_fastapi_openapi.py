@@ -135,6 +135,9 @@ def test_the_payload_format_types_carry_the_patterns_event_schema_json_pins() ->
                                 ("email", _values.Email), ("time", _values.Time), ("ipv4", _values.Ipv4),
                                 ("hostname", _values.Hostname), ("duration", _values.Duration),
                                 ("ipv6", _values.Ipv6), ("json-pointer", _values.JsonPointer),
-                                ("idn-email", _values.IdnEmail)):
+                                ("idn-email", _values.IdnEmail), ("idn-hostname", _values.IdnHostname),
+                                ("iri", _values.Iri), ("iri-reference", _values.IriReference),
+                                ("uri-template", _values.UriTemplate),
+                                ("relative-json-pointer", _values.RelativeJsonPointer)):
         schema = TypeAdapter(annotation).json_schema()
         assert schema == {"type": "string", "format": format_, **(_format_grammar({"format": format_}) or {})}, format_

@@ -33,9 +33,16 @@ GRAMMARS = {
     "duration": vocabulary.DURATION_SCHEMA_PATTERN,
     "json-pointer": vocabulary.JSON_POINTER_SCHEMA_PATTERN,
     "idn-email": vocabulary.IDN_EMAIL_SCHEMA_PATTERN,
+    "idn-hostname": vocabulary.IDN_HOSTNAME_SCHEMA_PATTERN,
+    "iri": vocabulary.IRI_SCHEMA_PATTERN,
+    "iri-reference": vocabulary.IRI_REFERENCE_SCHEMA_PATTERN,
+    "uri-template": vocabulary.URI_TEMPLATE_SCHEMA_PATTERN,
+    "relative-json-pointer": vocabulary.RELATIVE_JSON_POINTER_SCHEMA_PATTERN,
 }
 RUNTIME = {"time": _values.TIME, "ipv4": _values.IPV4, "hostname": _values.HOSTNAME, "duration": _values.DURATION,
-           "json-pointer": _values.JSON_POINTER}
+           "json-pointer": _values.JSON_POINTER, "idn-hostname": _values.HOSTNAME, "iri": _values.IRI,
+           "iri-reference": _values.IRI_REFERENCE, "uri-template": _values.URI_TEMPLATE,
+           "relative-json-pointer": _values.RELATIVE_JSON_POINTER}
 # E-mail addresses: the shape without lookaround (the fast path's Rust patterns
 # have none), the sizes checked beside it (RFC 5321 §4.5.3.1).
 EMAIL_SHAPE = _values.EMAIL.pattern.removesuffix(r"\Z") + "$"
@@ -79,6 +86,41 @@ VALUES: dict[str, tuple[list[str], list[str]]] = {
                   ["a@", "@a", "a b@c.d", "a@-b.c", "a@b..c", "\u00e4@b\u00fccher.de"]),
     # jsonschema-rs holds RFC 5321's sizes: the pattern accepted a 65-character
     # local part and 64-character labels, which it refuses
+    # Issue 26, the formats that were plain strings: the generated models
+    # accepted what a format checker refuses (the split each refused value shows)
+    "relative-json-pointer": (
+        ["0", "1", "10", "120", "0#", "1#", "0/a", "1/a/b", "10/a~0", "0/", "99999999999999999999/a"],
+        ["100", "1000", "101", "2001/a",  # jsonschema refuses a digit after a 0; jsonschema-rs accepts them
+         "\u0663", "1\u00b2",  # jsonschema's isdigit() takes them; jsonschema-rs refuses
+         "01", "-1", "", "#", "0##", "0a", "0/a~2", "0 ", "0\n"],
+    ),
+    "uri-template": (
+        ["a", "{a}", "{+a}", "{#a,b}", "{a:3}", "{a:999}", "{a*}", "{.a}", "{/a.b}", "{;x,y}", "{?q}", "{&r*}",
+         "https://example.org/{id}{?q,lang}", "%41", "\u00e4{a}", "{_}{1a}"],
+        ["{%41}", "{=a}", "{!a}", "{@a}", "{|a}",  # jsonschema refuses (encoded names, reserved operators)
+         "{a:1000}",  # jsonschema reads a prefix of three digits at most
+         "{a:01}", "{a,}", "%zz", " ", "<", ">", '"', "\\", "^", "`", "|",  # jsonschema-rs refuses
+         "{", "}", "{a", "{}", "{a b}", "{\u00e4}", "{a:0}", "'", "\n"],
+    ),
+    "iri": (
+        ["https://example.org", "http://b\u00fccher.de/\u00fc?\u00e4=1#\u00f6", "urn:isbn:0451450523", "a:b",
+         "mailto:a@b.c", "http://a:80/%41", "http://a/\u00a0", "http://a?\ue000", "http://a.b/c;d=e"],
+        ["http://[::1]", "http://[1:2:3:4:5:6:7:8]/",  # jsonschema reads few IPv6 forms: no IP literal
+         "http://a/\U00010000",  # jsonschema's IRI grammar has no astral planes
+         "a", "http://a b", "http://a/%zz", "http://a/\ue000", "http://a/<", "http://a/\ufdd0", "http://a:x",
+         "http://a\n", ""],
+    ),
+    "iri-reference": (
+        ["", "a", "/a", "//a", "#a", "\u00e4", "?\ue000", "http://a", "a:b", "../x?y#z"],
+        ["//[::1]", "/\U00010000", "a b", "%zz", "/\ue000", "[::1]", "a\n", "\u0001"],
+    ),
+    # read as hostname (ASCII): the checkers disagree on the others
+    "idn-hostname": (
+        ["example.com", "a", "a--b", "123", "1.2.3.4", "A", "a" * 63],
+        ["B\u00dcCHER.de", "b\u00fccher.de",  # jsonschema refuses upper case; non-ASCII is left out
+         "example.com.", "a.",  # jsonschema accepts a final dot, jsonschema-rs refuses
+         "xn--bcher-kva.de", "-a", "a-", "ab--cd", "xn--abc", "a" * 64, "a_b", "", "a\u3002b", "a\u200db"],
+    ),
     "email": (["a@example.nl", "a" * 64 + "@b.c", "a@" + "b" * 63 + ".c", "a@" + ".".join(["b" * 63] * 3 + ["c" * 61])],
               ["a" * 65 + "@b.c", "a@" + "b" * 64 + ".c", "a@" + ".".join(["b" * 63] * 3 + ["c" * 62]), "a@xn--abc.de",
                "a@b", "a@1", "a.@b.c"]),
@@ -107,7 +149,7 @@ def _grammar(format_: str, value: str) -> bool:
 
 def _sized(format_: str, value: str) -> bool:
     """Within the sizes a format's grammar sets beside its shape."""
-    if format_ == "hostname":
+    if format_ in ("hostname", "idn-hostname"):
         return len(value) <= vocabulary.HOSTNAME_MAX_LENGTH
     if format_ in ("email", "idn-email"):
         local, _, domain = value.rpartition("@")
@@ -211,6 +253,42 @@ def test_every_judge_gives_one_verdict_and_an_accepted_value_keeps_its_text(judg
     null = {**ENVELOPE, "type": "org.example.formats", "data": {f"{PROPERTY[format_]}OrNull": None}}
     assert set(judges.verdicts(null).values()) == {True}
     judges.round_trip(null)
+
+
+def test_a_superscript_digit_makes_jsonschemas_relative_json_pointer_check_raise(judges: Judges) -> None:
+    """"\u00b21": jsonschema 4.26's check calls int() on the superscript and
+    raises ValueError instead of answering (README, formats). Every other
+    judge refuses the value, as the grammar does: when jsonschema answers,
+    its answer must be the same."""
+    value = "\u00b21"
+    assert not _grammar("relative-json-pointer", value)
+    python, rust = _checkers("relative-json-pointer")
+    assert not rust.is_valid(value)
+    try:
+        answered = python.is_valid(value)
+    except ValueError:
+        answered = False
+    assert not answered
+    event = {**ENVELOPE, "type": "org.example.formats", "data": {"relativejsonpointer": value}}
+    original = judges.schemas["org.example.formats"]
+    try:
+        judges.schemas["org.example.formats"] = (original[0], _Answering(original[1]), original[2])
+        assert set(judges.verdicts(event).values()) == {False}
+    finally:
+        judges.schemas["org.example.formats"] = original
+
+
+class _Answering:
+    """A jsonschema validator whose ValueError from a format check counts as a refusal."""
+
+    def __init__(self, validator: Any) -> None:
+        self.validator = validator
+
+    def is_valid(self, instance: Any) -> bool:
+        try:
+            return bool(self.validator.is_valid(instance))
+        except ValueError:
+            return False
 
 
 def test_the_fast_path_reads_the_formats_itself(judges: Judges) -> None:

@@ -136,6 +136,7 @@ CASES = [
         "      properties:\n        thingId: {type: string, description: Id of the thing.}\n"
         "      required: [thingId, thingName] #<\n")))),
     Case("PAY-FORMAT", catalog_text(events=event().replace("{type: string, description: Id of the thing.}", "{type: string, format: zipcode, description: Id of the thing.} #<"))),
+    Case("PAY-FORMAT-VERDICT", catalog_text(events=event().replace("{type: string, description: Id of the thing.}", "{type: string, format: regex, description: Id of the thing.} #<"))),
     Case("PAY-PATTERN-PORTABLE", catalog_text(events=event().replace("{type: string, description: Id of the thing.}", "{type: string, pattern: '^\\d{4}$', description: Id of the thing.} #<"))),
     Case("PAY-PATTERN-BACKTRACK", catalog_text(events=event().replace("{type: string, description: Id of the thing.}", "{type: string, pattern: '^(a+)+$', description: Id of the thing.} #<"))),
     Case("CAT-PACKAGE-NAME", catalog_text(catalog_id="catalog-import").replace("catalog: catalog-import", "catalog: catalog-import #<"),

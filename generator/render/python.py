@@ -131,7 +131,9 @@ class EventView:
 # Payload formats whose values keep their text (contract §4.1): the runtime's types.
 _FORMAT_TYPES = {"date-time": "DateTime", "date": "Date", "uri": "Uri", "uri-reference": "UriReference",
                  "uuid": "Uuid", "email": "Email", "time": "Time", "ipv4": "Ipv4", "hostname": "Hostname",
-                 "duration": "Duration", "ipv6": "Ipv6", "json-pointer": "JsonPointer", "idn-email": "IdnEmail"}
+                 "duration": "Duration", "ipv6": "Ipv6", "json-pointer": "JsonPointer", "idn-email": "IdnEmail",
+                 "idn-hostname": "IdnHostname", "iri": "Iri", "iri-reference": "IriReference",
+                 "uri-template": "UriTemplate", "relative-json-pointer": "RelativeJsonPointer"}
 _RUNTIME_PATH = "evcat_runtime._cloudevents"  # datamodel-code-generator wants an absolute path; made relative after
 
 
@@ -214,6 +216,50 @@ def _narrow_redefined_enums(node: dict[str, Any], result: dict[str, Any], facts:
                 properties[name] = {**narrowed, "enum": kept}
 
 
+def _merge_redefined_objects(node: dict[str, Any], result: dict[str, Any], facts: PayloadFacts) -> None:
+    """An object property that an ``allOf`` defines in more than one place
+    holds for each definition (2020-12 §10.2.1.1), as scalar ones do
+    (``_narrow_redefined_enums``). datamodel-code-generator makes the last
+    definition a subclass's field of a class that merges the properties of
+    all (bounds too, and a closed base stays closed), but its ``required``
+    is the last one's alone and its wire facts are only those of the
+    properties that definition names: the names every definition requires
+    are written into the subclass's definition, and the optional properties
+    that some definition says may not be ``null`` join its class's facts
+    (issue 26: ``{"unit": "kWh"}`` was accepted where the base requires
+    ``id``, and an explicit ``null`` for a property of the base alone)."""
+    branches = [_branch(branch, facts) for branch in node["allOf"]]
+    definitions: dict[str, list[Any]] = {}
+    for schema in [*branches, node]:
+        properties = schema.get("properties") if isinstance(schema, dict) else None
+        for name, child in (properties.items() if isinstance(properties, dict) else ()):
+            definitions.setdefault(name, []).append(_branch(child, facts))
+    own = [branch for original, branch in zip(node["allOf"], result["allOf"])
+           if isinstance(original, dict) and "$ref" not in original and isinstance(branch, dict)]
+    for name, schemas in definitions.items():
+        objects = [schema for schema in schemas if isinstance(schema, dict) and isinstance(schema.get("properties"), dict)]
+        if len(schemas) < 2 or len(objects) < 2:
+            continue
+        required: list[str] = []
+        for schema in objects:
+            listed = schema.get("required")
+            required += [item for item in (listed if isinstance(listed, list) else []) if item not in required]
+        for holder in [*own, result]:
+            properties = holder.get("properties")
+            target = properties.get(name) if isinstance(properties, dict) else None
+            if not isinstance(target, dict) or not isinstance(target.get("properties"), dict):
+                continue
+            if required:
+                target["required"] = required
+            title = target.get("title")
+            if not isinstance(title, str):
+                continue
+            for schema in objects:
+                for child_name, child in schema["properties"].items():
+                    if child_name not in required and not _nullable(child, facts):
+                        facts.not_null.setdefault(title, set()).add(child_name)
+
+
 def _text_typed(types: Any) -> bool:
     """Whether a node of JSON Schema ``type`` ``types`` holds text (or null)
     only: a format there keeps its text in the runtime's type, the nullable
@@ -256,13 +302,14 @@ def _titled(schema: Any, title: str, facts: PayloadFacts) -> Any:
                 if isinstance(branch, dict) and "$ref" not in branch:
                     wire_facts(branch, node_title)
             _narrow_redefined_enums(node, result, facts)
+            _merge_redefined_objects(node, result, facts)
         custom = None
         if isinstance(node.get("format"), str) and node["format"] in _FORMAT_TYPES and _text_typed(node.get("type")):
             custom = f"{_RUNTIME_PATH}.{_FORMAT_TYPES[node['format']]}"
         elif _typed(node.get("type"), "number"):
             custom = f"{_RUNTIME_PATH}.Number"
         if custom is not None:
-            if node.get("format") == "hostname":
+            if node.get("format") in ("hostname", "idn-hostname"):
                 result.pop("format")  # datamodel-code-generator would add its own pattern: the type checks
             types = node.get("type")
             if isinstance(types, list) and "null" in types:

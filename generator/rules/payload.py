@@ -144,6 +144,32 @@ def _known_formats(context: Context, part: PayloadPart) -> Iterator[Diagnostic]:
             )
 
 
+# Formats no grammar gives one verdict (contract §4.1): a ``regex`` value is
+# compiled by each judge in its own dialect (Python's re for ``jsonschema``,
+# ECMA-262 for jsonschema-rs; "(?P<x>a)" and "\\p{L}" split them), and a
+# regular expression's syntax nests, so no pattern beside the format can
+# name the values both accept (README, formats).
+SPLIT_FORMATS = {"regex": "Python's re and ECMA-262 engines read a regular expression's syntax differently"}
+
+
+@set_rule("PAY-FORMAT-VERDICT", E, "A payload format gets one verdict from every judge (not regex).", profiles=ALL)
+def format_verdict(context: Context) -> Iterator[Diagnostic]:
+    for part in payload_parts(context):
+        yield from part_findings(context, "PAY-FORMAT-VERDICT", part, lambda part=part: _format_verdict(context, part))
+
+
+def _format_verdict(context: Context, part: PayloadPart) -> Iterator[Diagnostic]:
+    for path, subschema in schema_nodes(context, part):
+        value = subschema.get("format")
+        if isinstance(value, str) and value in SPLIT_FORMATS:
+            yield context.report(
+                "PAY-FORMAT-VERDICT",
+                f"format '{value}' cannot get one verdict from every judge ({SPLIT_FORMATS[value]}); "
+                "leave it out: the value is then a plain string to every judge",
+                context.loc(part.file, path + ("format",)),
+            )
+
+
 def _patterns(context: Context, part: PayloadPart) -> Iterator[tuple[str, Path]]:
     """(pattern, path of the pattern's key) of every ``pattern`` and ``patternProperties`` key of ``part``."""
     for path, subschema in schema_nodes(context, part):

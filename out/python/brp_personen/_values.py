@@ -44,13 +44,17 @@ __all__ = [
     "INT32_MIN",
     "INTEGER",
     "IPV4",
+    "IRI",
+    "IRI_REFERENCE",
     "JSON_POINTER",
     "MEDIA_TYPE",
+    "RELATIVE_JSON_POINTER",
     "RUST_NORMO_TIME",
     "RUST_TIMESTAMP",
     "TIME",
     "URI",
     "URI_REFERENCE",
+    "URI_TEMPLATE",
     "UUID",
     "YEAR",
     "Base64Binary",
@@ -60,10 +64,13 @@ __all__ = [
     "Email",
     "Hostname",
     "IdnEmail",
+    "IdnHostname",
     "Int32",
     "IntegerSequence",
     "Ipv4",
     "Ipv6",
+    "Iri",
+    "IriReference",
     "JsonInt",
     "JsonPointer",
     "MediaType",
@@ -72,12 +79,14 @@ __all__ = [
     "NormoTimestamp",
     "NotBool",
     "Number",
+    "RelativeJsonPointer",
     "SequenceString",
     "String",
     "Time",
     "Timestamp",
     "Uri",
     "UriReference",
+    "UriTemplate",
     "Uuid",
     "WireBytes",
     "WireDateTime",
@@ -157,6 +166,35 @@ _DUR_TIME = r"T(?:[0-9]+H(?:[0-9]+M(?:[0-9]+S)?)?|[0-9]+M(?:[0-9]+S)?|[0-9]+S)"
 _DUR_DATE = r"(?:[0-9]+Y(?:[0-9]+M(?:[0-9]+D)?)?|[0-9]+M(?:[0-9]+D)?|[0-9]+D)"
 DURATION = re.compile(rf"^P(?:{_DUR_DATE}(?:{_DUR_TIME})?|{_DUR_TIME}|[0-9]+W)\Z")
 JSON_POINTER = re.compile(r"^(?:/(?:[^~/]|~[01])*)*\Z")
+# RFC 3987 IRI and IRI-reference as both format checkers read them: ucschar of
+# the BMP, iprivate in the query, no IP literal (vocabulary.py).
+_UCSCHAR = "\\u00a0-\\ud7ff\\uf900-\\ufdcf\\ufdf0-\\uffef"
+_IPRIVATE = "\\ue000-\\uf8ff"
+_IUNRESERVED = rf"{_UNRESERVED}{_UCSCHAR}"
+_IPCHAR = rf"(?:[{_IUNRESERVED}{_SUB_DELIMS}:@]|{_PCT})"
+_IAUTHORITY = (
+    rf"(?:(?:[{_IUNRESERVED}{_SUB_DELIMS}:]|{_PCT})*@)?"
+    rf"(?:[{_IUNRESERVED}{_SUB_DELIMS}]|{_PCT})*(?::[0-9]*)?"
+)
+_IHIER = rf"(?://{_IAUTHORITY}(?:/{_IPCHAR}*)*|/?(?:{_IPCHAR}+(?:/{_IPCHAR}*)*)?)"
+_IRELATIVE = (
+    rf"(?://{_IAUTHORITY}(?:/{_IPCHAR}*)*|/(?:{_IPCHAR}+(?:/{_IPCHAR}*)*)?"
+    rf"|(?:(?:[{_IUNRESERVED}{_SUB_DELIMS}@]|{_PCT})+(?:/{_IPCHAR}*)*)?)"
+)
+_IQUERY_FRAGMENT = rf"(?:\?(?:{_IPCHAR}|[/?{_IPRIVATE}])*)?(?:#(?:{_IPCHAR}|[/?])*)?"
+IRI = re.compile(rf"^{_SCHEME}:{_IHIER}{_IQUERY_FRAGMENT}\Z")
+IRI_REFERENCE = re.compile(rf"^(?:{_SCHEME}:{_IHIER}|{_IRELATIVE}){_IQUERY_FRAGMENT}\Z")
+# RFC 6570 URI Template, as both format checkers read it (vocabulary.py).
+_TEMPLATE_LITERAL = (
+    rf"(?:[!#$&()*+,\-./0-9:;=?@A-Z\[\]_a-z~{_UCSCHAR}{_IPRIVATE}]|{_PCT})"
+)
+_TEMPLATE_VARSPEC = r"[A-Za-z0-9_]+(?:\.[A-Za-z0-9_]+)*(?::[1-9][0-9]{0,2}|\*)?"
+URI_TEMPLATE = re.compile(
+    rf"^(?:{_TEMPLATE_LITERAL}"
+    rf"|\{{[+#./;?&]?{_TEMPLATE_VARSPEC}(?:,{_TEMPLATE_VARSPEC})*\}})*\Z"
+)
+# Relative JSON Pointer: the integer's zeros at its end only (vocabulary.py).
+RELATIVE_JSON_POINTER = re.compile(r"^(?:0|[1-9]+0?)(?:#|(?:/(?:[^~/]|~[01])*)*)\Z")
 _TOKEN = r"[!#$%&'*+.^_`|~0-9A-Za-z-]+"
 MEDIA_TYPE = re.compile(
     rf'^{_TOKEN}/{_TOKEN}(?:[ \t]*;[ \t]*{_TOKEN}=(?:{_TOKEN}|"(?:[^"\\]|\\.)*"))*\Z'
@@ -191,6 +229,10 @@ IPV4_PATTERN = IPV4.pattern.removesuffix(r"\Z") + _END
 HOSTNAME_PATTERN = HOSTNAME.pattern.removesuffix(r"\Z") + _END
 DURATION_PATTERN = DURATION.pattern.removesuffix(r"\Z") + _END
 JSON_POINTER_PATTERN = JSON_POINTER.pattern.removesuffix(r"\Z") + _END
+IRI_PATTERN = IRI.pattern.removesuffix(r"\Z") + _END
+IRI_REFERENCE_PATTERN = IRI_REFERENCE.pattern.removesuffix(r"\Z") + _END
+URI_TEMPLATE_PATTERN = URI_TEMPLATE.pattern.removesuffix(r"\Z") + _END
+RELATIVE_JSON_POINTER_PATTERN = RELATIVE_JSON_POINTER.pattern.removesuffix(r"\Z") + _END
 _BASE64 = re.compile(
     r"^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?\Z"
 )
@@ -333,6 +375,16 @@ _ipv4 = _grammar_check("_ipv4", IPV4, "an IPv4 address (RFC 2673 dotted-quad)")
 _duration = _grammar_check("_duration", DURATION, "a duration (RFC 3339 appendix A)")
 _json_pointer = _grammar_check(
     "_json_pointer", JSON_POINTER, "a JSON pointer (RFC 6901)"
+)
+_iri = _grammar_check("_iri", IRI, "an IRI (RFC 3987)")
+_iri_reference = _grammar_check(
+    "_iri_reference", IRI_REFERENCE, "an IRI-reference (RFC 3987)"
+)
+_uri_template = _grammar_check(
+    "_uri_template", URI_TEMPLATE, "a URI template (RFC 6570)"
+)
+_relative_json_pointer = _grammar_check(
+    "_relative_json_pointer", RELATIVE_JSON_POINTER, "a relative JSON pointer"
 )
 
 
@@ -558,6 +610,48 @@ IdnEmail = Annotated[
             "format": "idn-email",
             "pattern": EMAIL_PATTERN,
             **_EMAIL_SIZES,
+        }
+    ),
+]
+IdnHostname = Annotated[
+    str,
+    PlainValidator(_hostname),  # read as hostname (vocabulary.py)
+    WithJsonSchema(
+        {
+            "type": "string",
+            "format": "idn-hostname",
+            "pattern": HOSTNAME_PATTERN,
+            "maxLength": HOSTNAME_MAX_LENGTH,
+        }
+    ),
+]
+Iri = Annotated[
+    str,
+    PlainValidator(_iri),
+    WithJsonSchema({"type": "string", "format": "iri", "pattern": IRI_PATTERN}),
+]
+IriReference = Annotated[
+    str,
+    PlainValidator(_iri_reference),
+    WithJsonSchema(
+        {"type": "string", "format": "iri-reference", "pattern": IRI_REFERENCE_PATTERN}
+    ),
+]
+UriTemplate = Annotated[
+    str,
+    PlainValidator(_uri_template),
+    WithJsonSchema(
+        {"type": "string", "format": "uri-template", "pattern": URI_TEMPLATE_PATTERN}
+    ),
+]
+RelativeJsonPointer = Annotated[
+    str,
+    PlainValidator(_relative_json_pointer),
+    WithJsonSchema(
+        {
+            "type": "string",
+            "format": "relative-json-pointer",
+            "pattern": RELATIVE_JSON_POINTER_PATTERN,
         }
     ),
 ]
