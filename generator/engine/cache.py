@@ -38,7 +38,7 @@ _CACHE_FORMAT = f"{__version__}-6"  # 6: a diagnostic keeps its YAML path
 # from (``rules.schema_nodes``, ``part_findings``, ``catalog._refs_resolved``)
 # or the files' digests (``Context.fingerprint``), and is used only while
 # that still holds. What each buys: README, Speed mechanisms.
-KEPT_RULE_CACHES = ("nodes", "part-findings", "refs-resolved", "fingerprints")
+KEPT_RULE_CACHES = ("nodes", "part-findings", "refs-resolved", "fingerprints", "event-findings")
 
 CACHE_NAME = ".evcat-cache"
 PROJECT_MARKERS = ("pyproject.toml", ".git")

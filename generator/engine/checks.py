@@ -15,11 +15,13 @@ mechanisms).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from ..diagnostics import Diagnostic
-from ..rules import CHECKS, Context
+from ..profiles import Profile
+from ..model import EventType
+from ..rules import CHECKS, Context, EventCheck, Rule
 from ..rules.catalog import prepare_costly
 from .workers import run_shared as parallel
 
@@ -39,10 +41,25 @@ def run_rules(context: Context, workers: int = 1) -> Iterator[Diagnostic]:
             if rule.applies(profile):
                 yield from file_check(document, context)
     events = context.built.catalog_set.events
+    alone, others = _by_profile(CHECKS.event, lambda check: check not in CHECKS.reading_others), \
+        _by_profile(CHECKS.event, lambda check: check in CHECKS.reading_others)
+    # A long-running caller keeps the findings of the checks that read their
+    # event alone, by the event object: ``build`` hands back an unchanged
+    # file's events as they were (the same document, so the same locations).
+    kept = context.cache.get("event-findings")
+    now: dict[int, tuple[EventType, list[Diagnostic]]] = {}
     for event in events:
-        for rule, event_check in CHECKS.event:
-            if rule.applies(event.profile):
-                yield from event_check(event, context)
+        found = kept.get(id(event)) if kept is not None else None
+        if found is None or found[0] is not event:
+            found = (event, [diagnostic for check in alone(event.profile) for diagnostic in check(event, context)])
+        if kept is not None:
+            now[id(event)] = found
+        yield from found[1]
+        for event_check in others(event.profile):
+            yield from event_check(event, context)
+    if kept is not None:
+        kept.clear()
+        kept.update(now)
     for _, set_check in CHECKS.whole:
         yield from set_check(context)
     fresh: dict[str, Any] = {}
@@ -53,12 +70,29 @@ def run_rules(context: Context, workers: int = 1) -> Iterator[Diagnostic]:
     # Last: a costly check may leave state for a later one of the same event
     # (a payload that does not compile has no examples to check) or for a
     # late set check.
+    applying = _by_profile(CHECKS.costly, lambda check: True)
     for event in events:
-        for rule, event_check in CHECKS.costly:
-            if rule.applies(event.profile):
-                yield from event_check(event, context)
+        for event_check in applying(event.profile):
+            yield from event_check(event, context)
     for _, set_check in CHECKS.late:
         yield from set_check(context)
+
+
+def _by_profile(
+    checks: list[tuple[Rule, EventCheck]], taken: Callable[[EventCheck], bool]
+) -> Callable[[Profile], list[EventCheck]]:
+    """The checks of ``checks`` that apply under a profile (and are
+    ``taken``), worked out once per profile, not once per event and rule;
+    by the profile object (hashing a profile hashes all its fields)."""
+    known: dict[int, tuple[Profile, list[EventCheck]]] = {}
+
+    def applying(profile: Profile) -> list[EventCheck]:
+        found = known.get(id(profile))
+        if found is None or found[0] is not profile:
+            found = known[id(profile)] = (profile, [check for rule, check in checks if rule.applies(profile) and taken(check)])
+        return found[1]
+
+    return applying
 
 
 def _start_costly(context: Context, workers: int) -> Iterator[dict[str, Any]]:

@@ -170,6 +170,9 @@ def build(documents: list[Document], memo: dict[Any, Any] | None = None) -> Buil
     used_memo: dict[Any, Any] = {}
     annotated: set[tuple[str, Path]] = set()
 
+    # The memo entries of the schemas rewritten, in order (``_file_events``).
+    trail: list[tuple[Any, Any]] | None = None
+
     def rewritten(schema: Any, document: Document, base: Path) -> tuple[Any, set[str]]:
         # The same file content, or the schema object itself: an unchanged
         # event of an edited buffer keeps its objects (engine.reparse), and
@@ -178,10 +181,10 @@ def build(documents: list[Document], memo: dict[Any, Any] | None = None) -> Buil
         known = memo.get(key) if memo is not None and key is not None else None
         if known is not None and (known[0] is schema or known[1] == document.digest):
             _, _, new_schema, used, problems, had_annotations = known
-            used_memo[key] = (schema, document.digest, new_schema, used, problems, had_annotations)
-            diagnostics.extend(problems)
-            if had_annotations:
-                annotated.add((document.file, base))
+            entry = (schema, document.digest, new_schema, used, problems, had_annotations)
+            replay(key, entry)
+            if trail is not None:
+                trail.append((key, entry))
             return new_schema, set(used)
         found: list[Diagnostic] = []
         dropped: list[Path] = []
@@ -190,8 +193,17 @@ def build(documents: list[Document], memo: dict[Any, Any] | None = None) -> Buil
         if dropped:
             annotated.add((document.file, base))
         if key is not None:
-            used_memo[key] = (schema, document.digest, new_schema, frozenset(used), tuple(found), bool(dropped))
+            used_memo[key] = entry = (schema, document.digest, new_schema, frozenset(used), tuple(found), bool(dropped))
+            if trail is not None:
+                trail.append((key, entry))
         return new_schema, used
+
+    def replay(key: Any, entry: Any) -> None:
+        """What ``rewritten`` does for a schema found in the memo."""
+        used_memo[key] = entry
+        diagnostics.extend(entry[4])
+        if entry[5]:
+            annotated.add((key[0], key[2]))
 
     def _rewritten(
         schema: Any, document: Document, base: Path, diagnostics: list[Diagnostic], dropped: list[Path]
@@ -234,6 +246,29 @@ def build(documents: list[Document], memo: dict[Any, Any] | None = None) -> Buil
             stack.extend(direct_uses.get(name, ()))
         return tuple(sorted(seen))
 
+    def file_events(document: Document, catalog_id: str) -> tuple[EventType, ...]:
+        """The events of ``document``; with a memo, an unchanged file's (the
+        same document, catalog, schema names and shared schemas' references)
+        as the last build made them: the same objects, so a caller may keep
+        what it worked out of them (engine.checks)."""
+        nonlocal trail
+        if memo is None or not document.digest:
+            return tuple(_events(document, catalog_id, rewritten, closure))
+        key = ("events", document.file)
+        known = memo.get(key)
+        if known is not None and known[0] is document and known[1] == (catalog_id, names_key) and known[2] == direct_uses:
+            for entry_key, entry in known[3]:
+                replay(entry_key, entry)
+            used_memo[key] = known
+            return known[4]
+        trail = []
+        try:
+            events = tuple(_events(document, catalog_id, rewritten, closure))
+            used_memo[key] = (document, (catalog_id, names_key), direct_uses, tuple(trail), events)
+        finally:
+            trail = None
+        return events
+
     by_id: dict[str, list[Document]] = {}
     for document in documents:
         if is_schema_library(document.value):
@@ -249,7 +284,7 @@ def build(documents: list[Document], memo: dict[Any, Any] | None = None) -> Buil
         licence = _dict(head.get("license"))
         events: list[EventType] = []
         for document in group:
-            events.extend(_events(document, catalog_id, rewritten, closure))
+            events.extend(file_events(document, catalog_id))
         catalogs.append(
             Catalog(
                 id=catalog_id,
@@ -283,24 +318,39 @@ def build(documents: list[Document], memo: dict[Any, Any] | None = None) -> Buil
                 services=tuple(_services(group)),
             )
         )
+    copies: dict[int, tuple[EventType, EventType]] = {}
+    marked = _mark_several_dataversions(catalogs, memo.get(("several",)) if memo is not None else None, copies)
     if memo is not None:
         memo.clear()
         memo.update(used_memo)
-    return Built(
-        CatalogSet(tuple(_mark_several_dataversions(catalogs)), dict(sorted(shared.items()))), diagnostics,
-        frozenset(annotated),
-    )
+        memo[("several",)] = copies
+    return Built(CatalogSet(tuple(marked), dict(sorted(shared.items()))), diagnostics, frozenset(annotated))
 
 
-def _mark_several_dataversions(catalogs: list[Catalog]) -> list[Catalog]:
+def _mark_several_dataversions(
+    catalogs: list[Catalog], before: dict[int, tuple[EventType, EventType]] | None = None,
+    now: dict[int, tuple[EventType, EventType]] | None = None,
+) -> list[Catalog]:
     """Contract §5: an event of a type with several dataversions in the
-    directory must carry its dataversion (the schemas and classes say so)."""
+    directory must carry its dataversion (the schemas and classes say so).
+    ``before``: the marked copies of the last build, by the event they copy
+    (an unchanged event keeps its copy, ``file_events``); ``now`` is left
+    holding this build's."""
     counts = Counter(event.type for catalog in catalogs for event in catalog.events if event.dataversion is not None)
     if all(count < 2 for count in counts.values()):
         return catalogs
+
+    def marked(event: EventType) -> EventType:
+        known = before.get(id(event)) if before is not None else None
+        if known is None or known[0] is not event:
+            known = (event, replace(event, several_dataversions=True))
+        if now is not None:
+            now[id(event)] = known
+        return known[1]
+
     return [
         replace(catalog, events=tuple(
-            replace(event, several_dataversions=True) if event.dataversion is not None and counts[event.type] > 1 else event
+            marked(event) if event.dataversion is not None and counts[event.type] > 1 else event
             for event in catalog.events
         ))
         for catalog in catalogs

@@ -203,6 +203,11 @@ class _Checks:
     late: list[tuple[Rule, SetCheck]] = field(default_factory=list)
     file: list[tuple[Rule, FileCheck]] = field(default_factory=list)
     whole: list[tuple[Rule, SetCheck]] = field(default_factory=list)
+    # The checks of ``event`` that read more than their event and its file's
+    # document (other events, the catalog's header, shared schemas, the
+    # context's cache): a caller that keeps an unchanged event's findings
+    # (engine.checks) runs these again.
+    reading_others: set[EventCheck] = field(default_factory=set)
 
 
 CHECKS = _Checks()
@@ -235,13 +240,19 @@ def declare(rule_id: str, severity: Severity, profiles: frozenset[str], summary:
 
 
 def event_rule(
-    rule_id: str, severity: Severity, profiles: frozenset[str], summary: str, *, costly: bool = False
+    rule_id: str, severity: Severity, profiles: frozenset[str], summary: str, *, costly: bool = False,
+    reads_others: bool = False,
 ) -> Callable[[EventCheck], EventCheck]:
     """A check of one event. ``costly``: it is memoised under ``rule_id`` and
-    worth running in worker processes on a large catalog (engine.checks)."""
+    worth running in worker processes on a large catalog (engine.checks).
+    ``reads_others``: it reads more than the event and its file's document
+    (``context.built``, ``context.cache``, another file): its findings for
+    an unchanged event may change (``_Checks.reading_others``)."""
 
     def register(check: EventCheck) -> EventCheck:
         (CHECKS.costly if costly else CHECKS.event).append((declare(rule_id, severity, profiles, summary), check))
+        if reads_others:
+            CHECKS.reading_others.add(check)
         return check
 
     return register
