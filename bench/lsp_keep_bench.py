@@ -8,7 +8,7 @@ folder's check. One configuration is everything on; each other one switches
 one mechanism off:
 
 - ``reparse``: the block reparse of an edited buffer (engine/reparse.py);
-- the entries of ``Cache.keep`` (``build``'s rewritten schemas, ``structure``
+- what ``engine.keep.Keep`` keeps (``build``'s rewritten schemas, ``structure``
   checks, schema ``nodes``, ``part-findings``, ``refs-resolved``, memo keys by
   ``fingerprints``, the ``event-findings`` of unchanged events), emptied
   before every change;
@@ -81,12 +81,15 @@ def _run(folder: Folder, victim: str, edited: str, fixed: str, off: str | None, 
     seconds = []
     for pair in range(pairs + 1):
         for text in (edited, fixed):
-            if off in KEEPS:
-                folder.cache.keep.pop(off, None)  # type: ignore[union-attr]
+            keep = folder.keep
+            if off == "build":
+                keep.build_memo = {}
+            elif off == "structure":
+                keep.structure = {}
+            elif off in KEEPS:
+                keep.rule_caches[off] = {}
             elif off == EVENTS:
-                memo = folder.cache.keep.get("build", {})  # type: ignore[union-attr]
-                for key in [key for key in memo if key[0] in ("events", "several")]:
-                    del memo[key]
+                keep.build_memo = {key: entry for key, entry in keep.build_memo.items() if key[0] not in ("events", "several")}
             started = time.process_time()
             folder.set_buffer(victim, text)
             folder.check()

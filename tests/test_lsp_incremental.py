@@ -1,4 +1,4 @@
-"""``evcat lsp`` keeps work between checks (engine.cache.Cache.keep: each unchanged
+"""``evcat lsp`` keeps work between checks (engine.keep.Keep: each unchanged
 file's parsed document, structure check and rewritten schemas, the memo of
 the costly checks): after any sequence of edits, the diagnostics of the
 long-running folder are those of a fresh check of the same texts."""

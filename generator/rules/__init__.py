@@ -323,7 +323,7 @@ def part_findings(
 ) -> list[Diagnostic]:
     """``compute()``: the findings of a check that reads nothing but ``part``
     (cached by the part's schema object, which ``build`` hands back unchanged
-    to a long-running caller for an unchanged file, see ``engine.cache.Cache.keep``;
+    to a long-running caller for an unchanged file, see ``engine.keep``;
     and in the memo of checks by the content of the part's file)."""
     cache = context.cache.setdefault("part-findings", {})
     key = (rule_id, part.file, part.path)
