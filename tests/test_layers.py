@@ -74,3 +74,13 @@ def test_build_takes_no_memo() -> None:
     from generator.model.build import build
 
     assert list(inspect.signature(build).parameters) == ["documents"]
+
+
+def test_rules_context_carries_no_memo() -> None:
+    """The memo of the costly checks is the engine's (``engine.checks.MemoContext``):
+    a rule's ``Context`` holds the model, the documents and the rules' working cache."""
+    from dataclasses import fields
+
+    from generator.rules import Context
+
+    assert [field.name for field in fields(Context) if field.init] == ["built", "documents", "cache"]

@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING
 
 from ..diagnostics import Diagnostic, Severity, sort_diagnostics
 from ..engine.cache import Cache
-from ..engine.keep import Keep
 from ..engine.config import RunConfig
+from ..engine.keep import Keep
 from ..engine.workers import no_collection, worker_count
 from ..loader import MAX_EVENTS, Document, Path
 
@@ -95,9 +95,8 @@ def check(documents: Iterable[Document], cache: Cache | None = None, keep: Keep 
     costly checks (and ``RunConfig.jobs``); ``keep``: the work of the last
     check of the same directory, kept by a long-running caller (evcat lsp)."""
     from ..catalog_format import check_structure
-    from ..engine.checks import run_rules
+    from ..engine.checks import MemoContext, run_rules
     from ..model.build import build
-    from ..rules import Context
 
     by_file = {document.file: document for document in documents}
     # A YAML file that is plainly not a catalog (a mapping with neither
@@ -119,7 +118,7 @@ def check(documents: Iterable[Document], cache: Cache | None = None, keep: Keep 
         return LintResult(by_file, build([]), sort_diagnostics([*diagnostics, too_many]), notes)
     built = keep.build(list(by_file.values())) if keep is not None else build(list(by_file.values()))
     diagnostics.extend(built.diagnostics)
-    context = Context(built, by_file)
+    context = MemoContext(built, by_file)
     if keep is not None:
         context.cache.update(keep.rule_caches)
     if cache is not None:

@@ -4,7 +4,7 @@ The rules are functions of their inputs (``rules.Context``); this module
 decides how they run. The costly event checks (compiling payload schemas,
 checking examples) of the events the memo lacks run in worker processes
 while this process runs the other rules (``_start_costly``); their results
-are memo entries, which the checks then find in ``Context.memo``. The
+are memo entries, which the checks then find in ``MemoContext.memo``. The
 outcome is the one of running them here: a memoised check depends only on
 its event and the files it reads.
 
@@ -15,21 +15,54 @@ mechanisms).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
 from typing import Any
 
-from ..diagnostics import Diagnostic
-from ..profiles import Profile
+from ..diagnostics import Diagnostic, diagnostic_from_data, diagnostic_to_data
 from ..model import EventType
+from ..profiles import Profile
 from ..rules import CHECKS, Context, EventCheck, Rule
 from ..rules.catalog import prepare_costly
 from .workers import run_shared as parallel
+
+
+@dataclass
+class MemoContext(Context):
+    """``rules.Context`` with the memo of the costly checks: their findings
+    by the fingerprint of what they read (``Context.memoized``), from earlier
+    runs (``memo``: engine.cache.Cache's, or what workers worked out) and
+    left in ``memo_used`` (what this run used, kept for the next)."""
+
+    memo: dict[str, Any] = field(default_factory=dict)
+    memo_used: dict[str, Any] = field(default_factory=dict)
+
+    def remembered(
+        self, key: str | None, compute: Callable[[], tuple[Iterable[Diagnostic], Any]]
+    ) -> tuple[list[Diagnostic], Any]:
+        if key is None:
+            diagnostics, state = compute()
+            return list(diagnostics), state
+        stored = self.memo.get(key)
+        if stored is not None:
+            try:
+                rows, state = stored
+                found = [diagnostic_from_data(row) for row in rows]
+            except (TypeError, ValueError):  # an entry of another shape (an older evcat's): work it out again
+                stored = None
+        if stored is None:
+            diagnostics, state = compute()
+            found = list(diagnostics)
+            stored = ([diagnostic_to_data(d) for d in found], state)
+        self.memo_used[key] = stored
+        return found, state
+
 
 # Below this many events to check, starting workers costs more than it saves.
 COSTLY_MIN_EVENTS = 200
 
 
-def run_rules(context: Context, workers: int = 1) -> Iterator[Diagnostic]:
+def run_rules(context: MemoContext, workers: int = 1) -> Iterator[Diagnostic]:
     """Every rule over the directory. With ``workers`` > 1 and enough to do,
     the costly event checks run in worker processes meanwhile."""
     costly = _start_costly(context, workers)
@@ -95,7 +128,7 @@ def _by_profile(
     return applying
 
 
-def _start_costly(context: Context, workers: int) -> Iterator[dict[str, Any]]:
+def _start_costly(context: MemoContext, workers: int) -> Iterator[dict[str, Any]]:
     """Start the costly event checks of the events the memo lacks on
     ``workers`` processes; their results are memo entries."""
     if workers < 2:
@@ -119,7 +152,7 @@ def _start_costly(context: Context, workers: int) -> Iterator[dict[str, Any]]:
     return parallel(_costly_slice, context, slices, forked, ordered=False, beside=True)
 
 
-def _costly_slice(context: Context, positions: list[int]) -> dict[str, Any]:
+def _costly_slice(context: MemoContext, positions: list[int]) -> dict[str, Any]:
     """In a worker: the costly checks of the events at ``positions``; hands back their memo entries."""
     context.memo_used = {}
     events = context.built.catalog_set.events

@@ -14,7 +14,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..model.build import Built, file_profile
-from ..diagnostics import diagnostic_from_data, diagnostic_to_data
 from ..diagnostics import Diagnostic, Location, Severity
 from ..loader import Document, Path
 from ..model import EventType, SharedSchema
@@ -52,11 +51,9 @@ class Context:
 
     built: Built
     documents: dict[str, Document]
-    # Work shared between rules (compiled validators and the like).
+    # Work shared between rules (compiled validators and the like); a
+    # long-running caller hands in the caches it keeps (engine.keep).
     cache: dict[str, Any] = field(default_factory=dict)
-    # Results of expensive checks from earlier runs, by fingerprint (engine.cache.Cache).
-    memo: dict[str, Any] = field(default_factory=dict)
-    memo_used: dict[str, Any] = field(default_factory=dict)
     _memo_keys: dict[tuple[str, str, Path], str | None] = field(default_factory=dict, init=False, repr=False)
 
     def memoized(
@@ -70,24 +67,11 @@ class Context:
     def remembered(
         self, key: str | None, compute: Callable[[], tuple[Iterable[Diagnostic], Any]]
     ) -> tuple[list[Diagnostic], Any]:
-        """``compute()`` (diagnostics and a plain-data state), kept in the
-        memo under ``key``, a fingerprint of everything it reads (None: not kept)."""
-        if key is None:
-            diagnostics, state = compute()
-            return list(diagnostics), state
-        stored = self.memo.get(key)
-        if stored is not None:
-            try:
-                rows, state = stored
-                found = [diagnostic_from_data(row) for row in rows]
-            except (TypeError, ValueError):  # an entry of another shape (an older evcat's): work it out again
-                stored = None
-        if stored is None:
-            diagnostics, state = compute()
-            found = list(diagnostics)
-            stored = ([diagnostic_to_data(d) for d in found], state)
-        self.memo_used[key] = stored
-        return found, state
+        """``compute()`` (diagnostics and a plain-data state); ``key``: a
+        fingerprint of everything it reads (None: none), by which the engine
+        keeps the result (engine.checks.MemoContext). Here: worked out."""
+        diagnostics, state = compute()
+        return list(diagnostics), state
 
     def memo_key(self, rule_id: str, event: EventType) -> str | None:
         """The fingerprint of ``rule_id``'s memoised check of ``event``: the
