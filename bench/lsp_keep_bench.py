@@ -10,7 +10,8 @@ one mechanism off:
 - ``reparse``: the block reparse of an edited buffer (engine/reparse.py);
 - what ``engine.keep.Keep`` keeps (``build``'s rewritten schemas, ``structure``
   checks, schema ``nodes``, ``part-findings``, ``refs-resolved``, memo keys by
-  ``fingerprints``, the ``event-findings`` of unchanged events), emptied
+  ``fingerprints``, the ``event-findings`` of unchanged events, PAY-DESCRIPTION's
+  findings by part, ``described``), emptied
   before every change;
 - ``build: events``: ``build``'s entries that hand back an unchanged file's
   events as the same objects (so ``event-findings`` finds them), dropped
@@ -43,7 +44,7 @@ import synth  # noqa: E402
 import generator.lsp.folder as folder_module  # noqa: E402
 from generator.lsp.folder import Folder  # noqa: E402
 
-KEEPS = ["build", "structure", "nodes", "part-findings", "refs-resolved", "fingerprints", "event-findings"]
+KEEPS = ["build", "structure", "nodes", "part-findings", "refs-resolved", "fingerprints", "event-findings", "described"]
 # build's entries for an unchanged file's events (the same objects again).
 EVENTS = "build: events"
 CONFIGS = ["all on", "reparse", *KEEPS, EVENTS]
