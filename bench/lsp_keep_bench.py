@@ -9,7 +9,7 @@ one mechanism off:
 
 - ``reparse``: the block reparse of an edited buffer (engine/reparse.py);
 - what ``engine.keep.Keep`` keeps (``build``'s rewritten schemas, ``structure``
-  checks, schema ``nodes``, ``part-findings``, ``refs-resolved``, memo keys by
+  checks, ``part-findings``, ``refs-resolved``, memo keys by
   ``fingerprints``, the ``event-findings`` of unchanged events, PAY-DESCRIPTION's
   findings by part, ``described``), emptied
   before every change;
@@ -44,7 +44,7 @@ import synth  # noqa: E402
 import generator.lsp.folder as folder_module  # noqa: E402
 from generator.lsp.folder import Folder  # noqa: E402
 
-KEEPS = ["build", "structure", "nodes", "part-findings", "refs-resolved", "fingerprints", "event-findings", "described"]
+KEEPS = ["build", "structure", "part-findings", "refs-resolved", "fingerprints", "event-findings", "described"]
 # build's entries for an unchanged file's events (the same objects again).
 EVENTS = "build: events"
 CONFIGS = ["all on", "reparse", *KEEPS, EVENTS]

@@ -294,8 +294,8 @@ def schema_nodes(context: Context, part: PayloadPart) -> list[tuple[Path, dict[s
     cache = context.cache.setdefault("nodes", {})
     key = (part.file, part.path)
     known = cache.get(key)
-    # The same schema object (a long-running caller keeps this cache between
-    # runs, and ``build`` hands back unchanged schemas as they were).
+    # The same schema object (kept between runs, this cache bought nothing
+    # once the findings made from the nodes are kept: README, Speed mechanisms).
     if known is None or known[0] is not part.schema:
         known = cache[key] = (part.schema, list(subschemas(part.schema, part.path)))
     nodes: list[tuple[Path, dict[str, Any]]] = known[1]
