@@ -191,7 +191,7 @@ class _Checks:
     # document (other events, the catalog's header, shared schemas, the
     # context's cache): a caller that keeps an unchanged event's findings
     # (engine.checks) runs these again.
-    reading_others: set[EventCheck] = field(default_factory=set)
+    reading_others: list[EventCheck] = field(default_factory=list)
 
 
 CHECKS = _Checks()
@@ -236,7 +236,7 @@ def event_rule(
     def register(check: EventCheck) -> EventCheck:
         (CHECKS.costly if costly else CHECKS.event).append((declare(rule_id, severity, profiles, summary), check))
         if reads_others:
-            CHECKS.reading_others.add(check)
+            CHECKS.reading_others.append(check)
         return check
 
     return register
