@@ -55,3 +55,32 @@ def test_memo_keeps_output_and_travels(tmp_path: Path) -> None:
     Memo._known.clear()
     assert Memo(str(tmp_path), "models", "salt-b")("abc", upper) == "ABC" and calls == ["abc", "abc"]
     Memo._known.clear()
+
+
+@pytest.mark.parametrize("stage", ["model", "rules"])
+def test_model_and_rules_import_no_engine(stage: str) -> None:
+    """What a long-running caller keeps (engine.keep), the memo of checks and
+    the workers wrap the model and the rules; neither imports the engine."""
+    for path in sorted((GENERATOR / stage).rglob("*.py")):
+        imported = _imported(path)
+        assert not {name for name in imported if name == "generator.engine" or name.startswith("generator.engine.")}, path
+
+
+def test_build_takes_no_memo() -> None:
+    """``build(documents)`` is a function of the documents alone: what the
+    LSP keeps between builds is the engine's (``engine.keep.Keep.build``)."""
+    import inspect
+
+    from generator.model.build import build
+
+    assert list(inspect.signature(build).parameters) == ["documents"]
+
+
+def test_rules_context_carries_no_memo() -> None:
+    """The memo of the costly checks is the engine's (``engine.checks.MemoContext``):
+    a rule's ``Context`` holds the model, the documents and the rules' working cache."""
+    from dataclasses import fields
+
+    from generator.rules import Context
+
+    assert [field.name for field in fields(Context) if field.init] == ["built", "documents", "cache"]

@@ -1,4 +1,4 @@
-"""``evcat lsp`` keeps work between checks (engine.cache.Cache.keep: each unchanged
+"""``evcat lsp`` keeps work between checks (engine.keep.Keep: each unchanged
 file's parsed document, structure check and rewritten schemas, the memo of
 the costly checks): after any sequence of edits, the diagnostics of the
 long-running folder are those of a fresh check of the same texts."""
@@ -133,3 +133,18 @@ def test_a_check_that_reads_another_file_is_run_again(tmp_path: Path) -> None:
     folder.set_buffer("a.yaml", shared.replace("    properties:\n      thingId: {type: string, description: Id of the thing.}\n", ""))
     assert [row[:4] for row in _rows(folder.check())] == [("b.yaml", 17, 11, "NORMO-DATA-EMPTY")]
 
+
+
+def test_an_event_check_that_reads_beyond_its_event_says_so() -> None:
+    """engine.checks keeps the findings of an unchanged event's checks: a
+    check that reads the model of the directory, the rules' shared cache or
+    another document must be registered ``reads_others`` (it runs again)."""
+    import inspect
+
+    from generator.rules import CHECKS
+
+    for rule, check in CHECKS.event:
+        source = inspect.getsource(check)
+        reads = [name for name in ("context.built", "context.cache", "context.documents", "context.memo") if name in source]
+        if reads:
+            assert check in CHECKS.reading_others, f"{rule.id} ({check.__name__}) reads {reads}: register it reads_others=True"

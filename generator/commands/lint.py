@@ -14,8 +14,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from ..diagnostics import Diagnostic, Severity, sort_diagnostics
-from ..engine.cache import KEPT_RULE_CACHES, Cache
+from ..engine.cache import Cache
 from ..engine.config import RunConfig
+from ..engine.keep import Keep
 from ..engine.workers import no_collection, worker_count
 from ..loader import MAX_EVENTS, Document, Path
 
@@ -89,11 +90,13 @@ def _rule_engine() -> None:
     from ..model import build  # noqa: F401
 
 
-def check(documents: Iterable[Document], cache: Cache | None = None) -> LintResult:
+def check(documents: Iterable[Document], cache: Cache | None = None, keep: Keep | None = None) -> LintResult:
+    """Check ``documents`` as ``evcat lint`` does; ``cache``: the memo of the
+    costly checks (and ``RunConfig.jobs``); ``keep``: the work of the last
+    check of the same directory, kept by a long-running caller (evcat lsp)."""
     from ..catalog_format import check_structure
-    from ..engine.checks import run_rules
+    from ..engine.checks import MemoContext, run_rules
     from ..model.build import build
-    from ..rules import Context
 
     by_file = {document.file: document for document in documents}
     # A YAML file that is plainly not a catalog (a mapping with neither
@@ -105,29 +108,19 @@ def check(documents: Iterable[Document], cache: Cache | None = None) -> LintResu
                 and not {"catalog", "events", "schemas"} & value.keys()):  # schemas alone: a schema library
             del by_file[file]
             notes.append(f"skipped {file}: not a catalog (it has no 'catalog:' key)")
-    keep = cache.keep if cache is not None else None
     diagnostics: list[Diagnostic] = []
-    structure_before = keep.get("structure", {}) if keep is not None else {}
-    structure: dict[tuple[str, str], list[Diagnostic]] = {}
+    structure = keep.structures(list(by_file.values())) if keep is not None else {}
     for document in by_file.values():
         diagnostics.extend(document.diagnostics)
-        key = (document.file, document.digest)
-        found = structure_before.get(key) if document.digest else None
-        if found is None:
-            found = list(check_structure(document))
-        structure[key] = found
-        diagnostics.extend(found)
-    if keep is not None:
-        keep["structure"] = structure
+        diagnostics.extend(structure[document.file] if keep is not None else check_structure(document))
     too_many = _event_limit(by_file)
     if too_many is not None:  # nothing more is checked: the work would be unbounded
         return LintResult(by_file, build([]), sort_diagnostics([*diagnostics, too_many]), notes)
-    built = build(list(by_file.values()), memo=keep.setdefault("build", {}) if keep is not None else None)
+    built = keep.build(list(by_file.values())) if keep is not None else build(list(by_file.values()))
     diagnostics.extend(built.diagnostics)
-    context = Context(built, by_file)
+    context = MemoContext(built, by_file)
     if keep is not None:
-        for name in KEPT_RULE_CACHES:
-            context.cache[name] = keep.setdefault(name, {})
+        context.cache.update(keep.rule_caches)
     if cache is not None:
         context.memo, context.memo_used = cache.memo, cache.memo_used
     jobs = cache.jobs if cache is not None else None

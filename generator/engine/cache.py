@@ -1,15 +1,13 @@
-"""Parsed files by content, and what a long-running caller keeps between
-checks: the content-addressed caches of ``evcat lint`` (and of ``generate``,
-``validate`` and ``evcat lsp``, which lint first).
+"""Parsed files by content: the content-addressed caches of ``evcat lint``
+(and of ``generate``, ``validate`` and ``evcat lsp``, which lint first).
 
 - Each file is parsed once per content: a sealed entry of the parse store
   (``DIR/parsed/``) under ``source_digest``; the files not found are parsed
   on all cores when there is enough YAML (``PARALLEL_MIN_BYTES``).
 - The memo of checks (``DIR/checks.marshal``): the findings of the costly
   checks by the content of the files they read (``rules.Context.memoized``).
-- ``Cache.keep``: what ``evcat lsp`` keeps between keystrokes (each file's
-  structure check, rewritten schemas, and the rule caches of
-  ``KEPT_RULE_CACHES``: entries that say which input they were made from).
+
+What ``evcat lsp`` keeps between keystrokes in memory is ``engine.keep``.
 
 A missing, stale or corrupt entry is worked out again: deleting the
 directory is always safe.
@@ -32,13 +30,6 @@ from .workers import run as parallel
 from .workers import worker_count
 
 _CACHE_FORMAT = f"{__version__}-6"  # 6: a diagnostic keeps its YAML path
-
-# The caches of ``rules.Context.cache`` that ``evcat lsp`` keeps between
-# checks (``Cache.keep``): each entry holds the schema object it was made
-# from (``rules.schema_nodes``, ``part_findings``, ``catalog._refs_resolved``)
-# or the files' digests (``Context.fingerprint``), and is used only while
-# that still holds. What each buys: README, Speed mechanisms.
-KEPT_RULE_CACHES = ("nodes", "part-findings", "refs-resolved", "fingerprints")
 
 CACHE_NAME = ".evcat-cache"
 PROJECT_MARKERS = ("pyproject.toml", ".git")
@@ -84,10 +75,6 @@ class Cache:
         self.memo_used: dict[str, Any] = {}
         self.parsed = Store(root, "parsed") if root else None
         self.checks = Single(root, "checks.marshal") if root else None
-        # Work a long-running process (evcat lsp) keeps between checks of
-        # the same directory: each file's structure check and rewritten
-        # schemas, each schema's subschemas; None: nothing is kept.
-        self.keep: dict[str, Any] | None = None
         if self.checks is not None:
             memo = self.checks.get()
             self.memo = memo if isinstance(memo, dict) else {}

@@ -21,6 +21,7 @@ from typing import Any
 from ..commands.lint import CATALOG_SUFFIXES, LintResult, UsageError, check, find_catalog_files
 from ..diagnostics import Diagnostic
 from ..engine.cache import Cache, _events_in, default_cache_dir, source_digest
+from ..engine.keep import Keep
 from ..engine.reparse import parse, reparse
 from ..loader import MAX_EVENTS, MAX_FILE_BYTES, Document, load_bytes
 
@@ -36,6 +37,7 @@ class Folder:
     result: LintResult | None = None
     by_file: dict[str, list[Diagnostic]] = field(default_factory=dict)
     cache: Cache = field(default_factory=lambda: Cache(None, jobs=1))
+    keep: Keep = field(default_factory=Keep)  # the work of the last check, for the next (engine.keep)
     touched: set[str] = field(default_factory=set)  # files changed since the last check
     _previous_memo: dict[str, Any] = field(default_factory=dict)
 
@@ -58,7 +60,6 @@ class Folder:
         cache_dir = default_cache_dir(folder.root)  # where `evcat lint <root>` leaves it
         # In-process (jobs=1): the server reads its stream on a thread (engine.workers).
         folder.cache = Cache(cache_dir if os.path.isdir(cache_dir) else None, jobs=1)
-        folder.cache.keep = {}
         try:
             folder.pending = find_catalog_files(folder.root)[::-1]
         except UsageError:
@@ -172,7 +173,7 @@ class Folder:
         try:
             self.cache.memo_used = {}
             ordered = [self.documents[name] for name in sorted(self.documents)]
-            self.result = check(ordered, self.cache)
+            self.result = check(ordered, self.cache, self.keep)
             # Keep the entries of this run and the one before (an undo finds them).
             used = self.cache.memo_used
             self.cache.memo = {**self._previous_memo, **used}

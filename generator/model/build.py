@@ -9,11 +9,10 @@ the structural check and are read as absent here.
 
 from __future__ import annotations
 
-import hashlib
 import posixpath
 import re
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -152,56 +151,43 @@ def _normal(file: str) -> str:
     return posixpath.normpath(file.replace("\\", "/"))
 
 
-def build(documents: list[Document], memo: dict[Any, Any] | None = None) -> Built:
-    """The model of ``documents``. ``memo`` (kept by a long-running caller,
-    such as ``evcat lsp``, between builds) holds each schema's rewritten form
-    by its file's content (or the schema object), its place and the
-    directory's schema names, so an unchanged file's schemas (an unchanged
-    event's of an edited buffer) are not walked again; it is left holding
-    what this build used."""
-    documents = sorted((d for d in documents if isinstance(d.value, dict)), key=lambda d: d.file)
-    index = _SchemaIndex(documents)
-    diagnostics: list[Diagnostic] = []
-    names_key = (
-        hashlib.sha256(repr((sorted(index.documents), sorted(index.names.items()))).encode()).hexdigest()
-        if memo is not None
-        else ""
-    )
-    used_memo: dict[Any, Any] = {}
-    annotated: set[tuple[str, Path]] = set()
+@dataclass(frozen=True)
+class Rewritten:
+    """A schema with its ``$ref``s rewritten to ``#/$defs/<unique name>``
+    (``Build.rewrite``): the shared schemas it names, the CAT-REF findings of
+    the references that do not resolve, and whether x-evcat-* keys were left out."""
 
-    def rewritten(schema: Any, document: Document, base: Path) -> tuple[Any, set[str]]:
-        # The same file content, or the schema object itself: an unchanged
-        # event of an edited buffer keeps its objects (engine.reparse), and
-        # its positions with them (a reparse keeps the line count).
-        key = (document.file, names_key, base) if memo is not None and document.digest else None
-        known = memo.get(key) if memo is not None and key is not None else None
-        if known is not None and (known[0] is schema or known[1] == document.digest):
-            _, _, new_schema, used, problems, had_annotations = known
-            used_memo[key] = (schema, document.digest, new_schema, used, problems, had_annotations)
-            diagnostics.extend(problems)
-            if had_annotations:
-                annotated.add((document.file, base))
-            return new_schema, set(used)
-        found: list[Diagnostic] = []
+    schema: Any
+    uses: frozenset[str]
+    problems: tuple[Diagnostic, ...]
+    annotated: bool
+
+
+class Build:
+    """One build of the model of ``documents`` (``build``). A pure function
+    of the documents; the steps a long-running caller may keep between
+    builds (engine.keep) are methods: ``rewrite`` (a schema's references),
+    ``file_events`` (a file's events) and ``marked`` (an event copied as
+    one of several dataversions of its type)."""
+
+    def __init__(self, documents: list[Document]) -> None:
+        self.documents = sorted((d for d in documents if isinstance(d.value, dict)), key=lambda d: d.file)
+        self.index = _SchemaIndex(self.documents)
+        self.diagnostics: list[Diagnostic] = []
+        self.annotated: set[tuple[str, Path]] = set()
+        # Each shared schema's own references (by unique name).
+        self.direct_uses: dict[str, set[str]] = {}
+
+    def rewrite(self, schema: Any, document: Document, base: Path) -> Rewritten:
+        """``schema`` (at ``base`` in ``document``) with its references rewritten."""
+        problems: list[Diagnostic] = []
         dropped: list[Path] = []
-        new_schema, used = _rewritten(schema, document, base, found, dropped)
-        diagnostics.extend(found)
-        if dropped:
-            annotated.add((document.file, base))
-        if key is not None:
-            used_memo[key] = (schema, document.digest, new_schema, frozenset(used), tuple(found), bool(dropped))
-        return new_schema, used
-
-    def _rewritten(
-        schema: Any, document: Document, base: Path, diagnostics: list[Diagnostic], dropped: list[Path]
-    ) -> tuple[Any, set[str]]:
         used: set[str] = set()
 
         def replace(ref: str, path: Path) -> str | None:
-            unique, problem, meant = index.resolve(ref, document.file)
+            unique, problem, meant = self.index.resolve(ref, document.file)
             if unique is None:
-                diagnostics.append(_ref_error(document, base + path, problem, meant))
+                problems.append(_ref_error(document, base + path, problem, meant))
                 # A reference that looks resolved but is not must not read as resolved
                 # later (the payload checks skip a payload with a broken $ref).
                 return "#/unresolved" + ref[1:] if ref.startswith("#/$defs/") else None
@@ -211,19 +197,22 @@ def build(documents: list[Document], memo: dict[Any, Any] | None = None) -> Buil
         # evcat's own annotations (x-evcat-rules) are read from the documents
         # (rules.overrides); the model, which every output is made from, has none
         # (catalog-format.md §9).
-        return rewrite_refs(schema, replace, drop=EVCAT_PREFIX, dropped=dropped), used
+        new_schema = rewrite_refs(schema, replace, drop=EVCAT_PREFIX, dropped=dropped)
+        return Rewritten(new_schema, frozenset(used), tuple(problems), bool(dropped))
 
-    shared: dict[str, SharedSchema] = {}
-    direct_uses: dict[str, set[str]] = {}
-    for document in documents:
-        for name, schema in _dict(_dict(document.value).get("schemas")).items():
-            unique = index.names[(_normal(document.file), name)]
-            path: Path = ("schemas", name)
-            new_schema, used = rewritten(schema, document, path)
-            shared[unique] = SharedSchema(unique, name, document.file, new_schema, path)
-            direct_uses[unique] = used
+    def take(self, document: Document, base: Path, rewritten: Rewritten) -> None:
+        """A rewritten schema's findings into the build's."""
+        self.diagnostics.extend(rewritten.problems)
+        if rewritten.annotated:
+            self.annotated.add((document.file, base))
 
-    def closure(start: set[str]) -> tuple[str, ...]:
+    def schema(self, schema: Any, document: Document, base: Path) -> tuple[Any, set[str]]:
+        rewritten = self.rewrite(schema, document, base)
+        self.take(document, base, rewritten)
+        return rewritten.schema, set(rewritten.uses)
+
+    def closure(self, start: set[str]) -> tuple[str, ...]:
+        """``start`` and every shared schema they use, directly or not."""
         seen: set[str] = set()
         stack = list(start)
         while stack:
@@ -231,76 +220,97 @@ def build(documents: list[Document], memo: dict[Any, Any] | None = None) -> Buil
             if name in seen:
                 continue
             seen.add(name)
-            stack.extend(direct_uses.get(name, ()))
+            stack.extend(self.direct_uses.get(name, ()))
         return tuple(sorted(seen))
 
-    by_id: dict[str, list[Document]] = {}
-    for document in documents:
-        if is_schema_library(document.value):
-            continue  # shared schemas only: indexed above, no catalog of its own
-        catalog_id = _str(document.value.get("catalog")) or posixpath.splitext(posixpath.basename(document.file))[0]
-        by_id.setdefault(catalog_id, []).append(document)
+    def file_events(self, document: Document, catalog_id: str) -> tuple[EventType, ...]:
+        """The events of ``document`` (their payloads through ``schema``)."""
+        return tuple(_events(document, catalog_id, self.schema, self.closure))
 
-    catalogs = []
-    for catalog_id, group in sorted(by_id.items()):
-        head = _merged_head([document.value for document in group])
-        producer = _dict(head.get("producer"))
-        contact = _dict(producer.get("contact"))
-        licence = _dict(head.get("license"))
-        events: list[EventType] = []
-        for document in group:
-            events.extend(_events(document, catalog_id, rewritten, closure))
-        catalogs.append(
-            Catalog(
-                id=catalog_id,
-                title=_str(head.get("title")) or catalog_id,
-                version=_str(head.get("version")) or "0.0.0",
-                profile=file_profile(group[0]),
-                producer=Producer(
-                    source=_str(producer.get("source")) or "",
-                    organization=_str(producer.get("organization")),
-                    contact=Contact(_str(contact.get("name")), _str(contact.get("email")), _str(contact.get("url")))
-                    if contact
-                    else None,
-                ),
-                description=_str(head.get("description")),
-                license=License(_str(licence.get("name")) or "", _str(licence.get("url"))) if _str(licence.get("name")) else None,
-                servers=tuple(
-                    Server(
-                        name,
-                        _str(server.get("host")) or "",
-                        _str(server.get("protocol")) or "",
-                        _str(server.get("pathname")),
-                        _str(server.get("description")),
-                    )
-                    for name, server in sorted(_dict(head.get("servers")).items())
-                    if isinstance(server, dict)
-                ),
-                events=tuple(events),
-                files=tuple(document.file for document in group),
-                package=_str(head.get("package")),
-                channels=tuple(_channels(group)),
-                services=tuple(_services(group)),
+    def marked(self, event: EventType) -> EventType:
+        """``event`` as one of several dataversions of its type (contract §5)."""
+        return replace(event, several_dataversions=True)
+
+    def run(self) -> Built:
+        documents, index = self.documents, self.index
+        shared: dict[str, SharedSchema] = {}
+        for document in documents:
+            for name, schema in _dict(_dict(document.value).get("schemas")).items():
+                unique = index.names[(_normal(document.file), name)]
+                path: Path = ("schemas", name)
+                new_schema, used = self.schema(schema, document, path)
+                shared[unique] = SharedSchema(unique, name, document.file, new_schema, path)
+                self.direct_uses[unique] = used
+
+        by_id: dict[str, list[Document]] = {}
+        for document in documents:
+            if is_schema_library(document.value):
+                continue  # shared schemas only: indexed above, no catalog of its own
+            catalog_id = _str(document.value.get("catalog")) or posixpath.splitext(posixpath.basename(document.file))[0]
+            by_id.setdefault(catalog_id, []).append(document)
+
+        catalogs = []
+        for catalog_id, group in sorted(by_id.items()):
+            head = _merged_head([document.value for document in group])
+            producer = _dict(head.get("producer"))
+            contact = _dict(producer.get("contact"))
+            licence = _dict(head.get("license"))
+            events: list[EventType] = []
+            for document in group:
+                events.extend(self.file_events(document, catalog_id))
+            catalogs.append(
+                Catalog(
+                    id=catalog_id,
+                    title=_str(head.get("title")) or catalog_id,
+                    version=_str(head.get("version")) or "0.0.0",
+                    profile=file_profile(group[0]),
+                    producer=Producer(
+                        source=_str(producer.get("source")) or "",
+                        organization=_str(producer.get("organization")),
+                        contact=Contact(_str(contact.get("name")), _str(contact.get("email")), _str(contact.get("url")))
+                        if contact
+                        else None,
+                    ),
+                    description=_str(head.get("description")),
+                    license=License(_str(licence.get("name")) or "", _str(licence.get("url"))) if _str(licence.get("name")) else None,
+                    servers=tuple(
+                        Server(
+                            name,
+                            _str(server.get("host")) or "",
+                            _str(server.get("protocol")) or "",
+                            _str(server.get("pathname")),
+                            _str(server.get("description")),
+                        )
+                        for name, server in sorted(_dict(head.get("servers")).items())
+                        if isinstance(server, dict)
+                    ),
+                    events=tuple(events),
+                    files=tuple(document.file for document in group),
+                    package=_str(head.get("package")),
+                    channels=tuple(_channels(group)),
+                    services=tuple(_services(group)),
+                )
             )
-        )
-    if memo is not None:
-        memo.clear()
-        memo.update(used_memo)
-    return Built(
-        CatalogSet(tuple(_mark_several_dataversions(catalogs)), dict(sorted(shared.items()))), diagnostics,
-        frozenset(annotated),
-    )
+        marked = _mark_several_dataversions(catalogs, self.marked)
+        return Built(CatalogSet(tuple(marked), dict(sorted(shared.items()))), self.diagnostics, frozenset(self.annotated))
 
 
-def _mark_several_dataversions(catalogs: list[Catalog]) -> list[Catalog]:
+def build(documents: list[Document]) -> Built:
+    """The model of ``documents`` (a long-running caller keeps work between
+    builds with engine.keep, which runs ``Build`` with its steps kept)."""
+    return Build(documents).run()
+
+
+def _mark_several_dataversions(catalogs: list[Catalog], marked: Callable[[EventType], EventType]) -> list[Catalog]:
     """Contract §5: an event of a type with several dataversions in the
-    directory must carry its dataversion (the schemas and classes say so)."""
+    directory must carry its dataversion (the schemas and classes say so):
+    ``marked(event)`` is its copy that says so."""
     counts = Counter(event.type for catalog in catalogs for event in catalog.events if event.dataversion is not None)
     if all(count < 2 for count in counts.values()):
         return catalogs
     return [
         replace(catalog, events=tuple(
-            replace(event, several_dataversions=True) if event.dataversion is not None and counts[event.type] > 1 else event
+            marked(event) if event.dataversion is not None and counts[event.type] > 1 else event
             for event in catalog.events
         ))
         for catalog in catalogs
@@ -444,4 +454,4 @@ def _events(document: Document, catalog_id: str, rewritten: Any, closure: Any) -
         yield event
 
 
-__all__ = ["Built", "build", "file_profile", "Location"]
+__all__ = ["Build", "Built", "Rewritten", "build", "file_profile", "Location"]

@@ -14,7 +14,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..model.build import Built, file_profile
-from ..diagnostics import diagnostic_from_data, diagnostic_to_data
 from ..diagnostics import Diagnostic, Location, Severity
 from ..loader import Document, Path
 from ..model import EventType, SharedSchema
@@ -52,11 +51,9 @@ class Context:
 
     built: Built
     documents: dict[str, Document]
-    # Work shared between rules (compiled validators and the like).
+    # Work shared between rules (compiled validators and the like); a
+    # long-running caller hands in the caches it keeps (engine.keep).
     cache: dict[str, Any] = field(default_factory=dict)
-    # Results of expensive checks from earlier runs, by fingerprint (engine.cache.Cache).
-    memo: dict[str, Any] = field(default_factory=dict)
-    memo_used: dict[str, Any] = field(default_factory=dict)
     _memo_keys: dict[tuple[str, str, Path], str | None] = field(default_factory=dict, init=False, repr=False)
 
     def memoized(
@@ -70,24 +67,11 @@ class Context:
     def remembered(
         self, key: str | None, compute: Callable[[], tuple[Iterable[Diagnostic], Any]]
     ) -> tuple[list[Diagnostic], Any]:
-        """``compute()`` (diagnostics and a plain-data state), kept in the
-        memo under ``key``, a fingerprint of everything it reads (None: not kept)."""
-        if key is None:
-            diagnostics, state = compute()
-            return list(diagnostics), state
-        stored = self.memo.get(key)
-        if stored is not None:
-            try:
-                rows, state = stored
-                found = [diagnostic_from_data(row) for row in rows]
-            except (TypeError, ValueError):  # an entry of another shape (an older evcat's): work it out again
-                stored = None
-        if stored is None:
-            diagnostics, state = compute()
-            found = list(diagnostics)
-            stored = ([diagnostic_to_data(d) for d in found], state)
-        self.memo_used[key] = stored
-        return found, state
+        """``compute()`` (diagnostics and a plain-data state); ``key``: a
+        fingerprint of everything it reads (None: none), by which the engine
+        keeps the result (engine.checks.MemoContext). Here: worked out."""
+        diagnostics, state = compute()
+        return list(diagnostics), state
 
     def memo_key(self, rule_id: str, event: EventType) -> str | None:
         """The fingerprint of ``rule_id``'s memoised check of ``event``: the
@@ -203,6 +187,11 @@ class _Checks:
     late: list[tuple[Rule, SetCheck]] = field(default_factory=list)
     file: list[tuple[Rule, FileCheck]] = field(default_factory=list)
     whole: list[tuple[Rule, SetCheck]] = field(default_factory=list)
+    # The checks of ``event`` that read more than their event and its file's
+    # document (other events, the catalog's header, shared schemas, the
+    # context's cache): a caller that keeps an unchanged event's findings
+    # (engine.checks) runs these again.
+    reading_others: list[EventCheck] = field(default_factory=list)
 
 
 CHECKS = _Checks()
@@ -235,13 +224,19 @@ def declare(rule_id: str, severity: Severity, profiles: frozenset[str], summary:
 
 
 def event_rule(
-    rule_id: str, severity: Severity, profiles: frozenset[str], summary: str, *, costly: bool = False
+    rule_id: str, severity: Severity, profiles: frozenset[str], summary: str, *, costly: bool = False,
+    reads_others: bool = False,
 ) -> Callable[[EventCheck], EventCheck]:
     """A check of one event. ``costly``: it is memoised under ``rule_id`` and
-    worth running in worker processes on a large catalog (engine.checks)."""
+    worth running in worker processes on a large catalog (engine.checks).
+    ``reads_others``: it reads more than the event and its file's document
+    (``context.built``, ``context.cache``, another file): its findings for
+    an unchanged event may change (``_Checks.reading_others``)."""
 
     def register(check: EventCheck) -> EventCheck:
         (CHECKS.costly if costly else CHECKS.event).append((declare(rule_id, severity, profiles, summary), check))
+        if reads_others:
+            CHECKS.reading_others.append(check)
         return check
 
     return register
@@ -299,8 +294,8 @@ def schema_nodes(context: Context, part: PayloadPart) -> list[tuple[Path, dict[s
     cache = context.cache.setdefault("nodes", {})
     key = (part.file, part.path)
     known = cache.get(key)
-    # The same schema object (a long-running caller keeps this cache between
-    # runs, and ``build`` hands back unchanged schemas as they were).
+    # The same schema object (kept between runs, this cache bought nothing
+    # once the findings made from the nodes are kept: README, Speed mechanisms).
     if known is None or known[0] is not part.schema:
         known = cache[key] = (part.schema, list(subschemas(part.schema, part.path)))
     nodes: list[tuple[Path, dict[str, Any]]] = known[1]
@@ -312,7 +307,7 @@ def part_findings(
 ) -> list[Diagnostic]:
     """``compute()``: the findings of a check that reads nothing but ``part``
     (cached by the part's schema object, which ``build`` hands back unchanged
-    to a long-running caller for an unchanged file, see ``engine.cache.Cache.keep``;
+    to a long-running caller for an unchanged file, see ``engine.keep``;
     and in the memo of checks by the content of the part's file)."""
     cache = context.cache.setdefault("part-findings", {})
     key = (rule_id, part.file, part.path)

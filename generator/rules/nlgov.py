@@ -55,7 +55,7 @@ def type_version(event: EventType, context: Context) -> Iterator[Diagnostic]:
     )
 
 
-@event_rule("NLGOV-TYPE-BREAKING", W, NLGOV_ONLY, "A backward-incompatible change SHOULD change the type (§3.3.4).")
+@event_rule("NLGOV-TYPE-BREAKING", W, NLGOV_ONLY, "A backward-incompatible change SHOULD change the type (§3.3.4).", reads_others=True)
 def type_breaking(event: EventType, context: Context) -> Iterator[Diagnostic]:
     match = SEMVER.match(event.dataversion or "")
     if not match:
@@ -85,7 +85,7 @@ def _normal(text: str) -> str:
     return re.sub(r"[^a-z0-9]", "", text.lower())
 
 
-@event_rule("NLGOV-TYPE-ORGANIZATION", W, NLGOV, "type SHOULD NOT contain organization names (§3.3.4).")
+@event_rule("NLGOV-TYPE-ORGANIZATION", W, NLGOV, "type SHOULD NOT contain organization names (§3.3.4).", reads_others=True)
 def type_organization(event: EventType, context: Context) -> Iterator[Diagnostic]:
     organization = context.cache.setdefault("organization", {}).get(event.catalog_id)
     if organization is None:

@@ -126,7 +126,7 @@ def content_type(event: EventType, context: Context) -> Iterator[Diagnostic]:
         )
 
 
-@event_rule("NORMO-DATA-EMPTY", E, NORMO, "data is an object schema with at least one property (ID08).")
+@event_rule("NORMO-DATA-EMPTY", E, NORMO, "data is an object schema with at least one property (ID08).", reads_others=True)
 def data_not_empty(event: EventType, context: Context) -> Iterator[Diagnostic]:
     if event.payload is None:
         return

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from ..diagnostics import Diagnostic, Severity
 from ..loader import Document, Path
-from ..model import EventType
+from ..model import EventType, SharedSchema
 from ..naming import CAMEL_CASE, PASCAL_CASE, closest, did_you_mean, to_camel, to_pascal
 from ..schemawalk import FORMAT_ALIASES, FORMATS
 from . import ALL, Context, PayloadPart, event_rule, file_rule, part_findings, payload_parts, schema_nodes, set_rule, shared_schemas_of
@@ -75,24 +75,50 @@ def event_description(event: EventType, context: Context) -> Iterator[Diagnostic
 @set_rule("PAY-DESCRIPTION", W, "Events and payload properties have a description.", profiles=ALL)
 def property_description(context: Context) -> Iterator[Diagnostic]:
     shared = context.built.catalog_set.schemas
+    # By the part's schema object (as ``part_findings``) and whether each
+    # shared schema its properties refer to has a description: a
+    # long-running caller keeps this cache between runs (engine.keep).
+    cache = context.cache.setdefault("described", {})
     for part in payload_parts(context):
-        for path, subschema in schema_nodes(context, part):
-            properties = subschema.get("properties")
-            if not isinstance(properties, dict):
+        key = (part.file, part.path)
+        known = cache.get(key)
+        if known is None or known[0] is not part.schema or any(
+            _undescribed(shared, name) != undescribed for name, undescribed in known[2]
+        ):
+            targets: dict[str, bool] = {}
+            known = cache[key] = (part.schema, list(_property_description(context, part, targets)), tuple(targets.items()))
+        yield from known[1]
+
+
+def _undescribed(shared: dict[str, SharedSchema], name: str) -> bool:
+    target = shared.get(name)
+    return target is not None and not target.description
+
+
+def _property_description(context: Context, part: PayloadPart, targets: dict[str, bool]) -> Iterator[Diagnostic]:
+    """PAY-DESCRIPTION's findings in ``part``; ``targets`` is left holding
+    the shared schemas read (whether each lacked a description)."""
+    shared = context.built.catalog_set.schemas
+    for path, subschema in schema_nodes(context, part):
+        properties = subschema.get("properties")
+        if not isinstance(properties, dict):
+            continue
+        for name, prop in properties.items():
+            if not isinstance(prop, dict) or prop.get("description"):
                 continue
-            for name, prop in properties.items():
-                if not isinstance(prop, dict) or prop.get("description"):
-                    continue
-                ref = prop.get("$ref")
-                if isinstance(ref, str):
-                    target = shared.get(ref[len("#/$defs/"):]) if ref.startswith("#/$defs/") else None
-                    if target is None or target.description:
-                        continue  # described where it points, or a broken $ref (CAT-REF says so)
-                yield context.report(
-                    "PAY-DESCRIPTION",
-                    f"property '{name}' has no description; say what it holds (unit, format, source)",
-                    context.key_loc(part.file, path + ("properties", name)),
-                )
+            ref = prop.get("$ref")
+            if isinstance(ref, str):
+                if not ref.startswith("#/$defs/"):
+                    continue  # a broken $ref (CAT-REF says so)
+                target = ref[len("#/$defs/"):]
+                undescribed = targets[target] = _undescribed(shared, target)
+                if not undescribed:
+                    continue  # described where it points, or a broken $ref (CAT-REF says so)
+            yield context.report(
+                "PAY-DESCRIPTION",
+                f"property '{name}' has no description; say what it holds (unit, format, source)",
+                context.key_loc(part.file, path + ("properties", name)),
+            )
 
 
 # Keywords next to `required` that can bring in properties `properties` does not list.
