@@ -262,6 +262,7 @@ def _size_bound(
 # Attributes binary_fast leaves to structured_from_binary: ``data`` beside the
 # payload, a ``datacontenttype`` that may say what the payload is.
 _PLAIN_NAMES = frozenset({"data", "data_base64", "datacontenttype"})
+_JSON = "application/json"  # the usual content type, known to be JSON
 
 
 def binary_fast(
@@ -278,7 +279,7 @@ def binary_fast(
     path."""
     if not _PLAIN_NAMES.isdisjoint(attributes):
         return None
-    if payload and content_type and not is_json(content_type):
+    if payload and content_type not in ("", _JSON) and not is_json(content_type):
         return None  # data_base64
     if ";" in content_type and charset_problem(content_type):
         return None
