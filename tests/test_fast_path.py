@@ -400,3 +400,57 @@ def test_binary_fast_path_converts_integer_and_boolean_attributes(
             assert read == slow, (name, text)
         else:
             assert_same(read, slow)
+
+
+def _set(path: tuple[Any, ...], value: Any) -> Any:
+    def change(event: dict[str, Any]) -> None:
+        parent: Any = event
+        for part in path[:-1]:
+            parent = parent[part]
+        parent[path[-1]] = value
+    return change
+
+
+REGISTERS = ("data", "meter", "registers")
+NUMBERS = [2**63 - 1, -(2**63), 2**63, -(2**63) - 1, 10**30, 12345678901234567890, 1.5, 1e300, 3]
+
+
+@pytest.mark.parametrize("number", NUMBERS)
+@pytest.mark.parametrize("path", [
+    (*REGISTERS, 2, "multiplicationFactor"),  # Number (int or float), gt 0
+    ("data", "meter", "zzExtra"),  # an undeclared property of a closed model: refused
+    ("data", "zzExtra"),  # an undeclared property of an open model: any JSON
+    ("data", "zzList"),  # ... in an array, below
+    ("zzextra",),  # an undeclared extension attribute: Integer within int32
+])
+def test_integers_beyond_int64_are_refused_by_the_fast_validator_itself(
+        examples: list[tuple[ModuleType, dict[str, Any]]], path: tuple[Any, ...], number: Any) -> None:
+    """The fast validator bounds every integer to int64 and takes an int for a
+    float only within it (``_fastpath._Int64``), so parse_fast no longer looks
+    for 19-digit numbers in the text: an integer beyond int64 anywhere is left
+    to the careful path, which refuses it; one within is read alike."""
+    module, event = next((m, copy.deepcopy(e)) for m, e in examples
+                         if e["type"] == "mdm.meter.updated" and e.get("dataversion") == "2.0.0")
+    assert module._fastpath.fast_path(module.EVENTS).int64
+    _set(path, [number] if path[-1] == "zzList" else number)(event)
+    raw = json.dumps(event).encode()
+    assert not module._reading.may_hold_long_integers(raw) or abs(number) >= 10**18
+    quick, slow = judge(module, event)
+    beyond = type(number) is int and not -(2**63) <= number < 2**63
+    if beyond:
+        assert quick is None and slow is None
+        with pytest.raises(module.EventError, match="beyond 64 bits"):
+            module.parse_event(raw)
+    elif slow is not None:
+        assert quick is not None  # read fast, and alike (judge)
+
+
+def test_text_checks_the_int64_bound_trusts_refuse_numbers(examples: list[tuple[ModuleType, dict[str, Any]]]) -> None:
+    """The runtime's checks of text that _Int64 lets take a raw value refuse
+    an int (and so any integer beyond int64)."""
+    module = examples[0][0]
+    for name in module._fastpath._TEXT_CHECKS:
+        check = getattr(module._values, name)
+        for value in (2**64, -(2**64), 1, 1.5):
+            with pytest.raises(ValueError):
+                check(value)
