@@ -22,7 +22,12 @@ Both sides run in this process, one after the other in --runs rounds
 (``time.process_time``); the verdict is the median of the per-round ratios,
 shown with their spread.
 
-    python3 bench/parse_bench.py [--events 20000] [--runs 5] [--strict]
+With ``--careful``, each round also reads the same events with the fast path
+switched off (``parse_fast`` and ``binary_fast`` answering None, so every
+event goes the careful way: ``read_json``, then the models' own checks):
+what the compiled fast path buys, as on/off ratios in the same rounds.
+
+    python3 bench/parse_bench.py [--events 20000] [--runs 5] [--careful] [--strict]
 """
 
 from __future__ import annotations
@@ -50,6 +55,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--events", type=int, default=20_000)
     parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--careful", action="store_true",
+                        help="also time the careful path alone (fast path off), same rounds")
     measure.add_common_arguments(parser)
     arguments = parser.parse_args()
     measure.check_checkout()
@@ -94,18 +101,41 @@ def main() -> int:
         for message in messages:
             from_binary(message, sdk)
 
+    packages = {sys.modules[read.__module__] for read, _, _ in binary}
+
+    def careful(function):  # the fast path off: every event the careful way
+        def run() -> None:
+            switched = [(package._parsing, "parse_fast") for package in packages]
+            switched += [(package._http, "binary_fast") for package in packages]
+            originals = [getattr(module, name) for module, name in switched]
+            for module, name in switched:
+                setattr(module, name, lambda *arguments: None)
+            try:
+                function()
+            finally:
+                for (module, name), original in zip(switched, originals):
+                    setattr(module, name, original)
+        return run
+
     cases = {
         "structured": (("parse_event", ours_structured), ("SDK JSONFormat().read", theirs_structured)),
         "binary": (("from_http", ours_binary), ("SDK from_binary", theirs_binary)),
     }
-    for pair in cases.values():  # warm up: imports, compiled validators
-        for _, function in pair:
+    mechanisms = {}
+    if arguments.careful:
+        mechanisms = {
+            "structured": ("parse_event", ("parse_event, careful path only", careful(ours_structured))),
+            "binary": ("from_http", ("from_http, careful path only", careful(ours_binary))),
+        }
+    timed = {mode: list(pair) + ([mechanisms[mode][1]] if mode in mechanisms else []) for mode, pair in cases.items()}
+    for functions in timed.values():  # warm up: imports, compiled validators
+        for _, function in functions:
             function()
     wall: dict[str, list[float]] = {}
     cpu: dict[str, list[float]] = {}
     for run in range(arguments.runs):
-        for pair in cases.values():
-            for name, function in measure.alternate(run, list(pair)):
+        for functions in timed.values():
+            for name, function in measure.alternate(run, functions):
                 start_wall, start_cpu = time.perf_counter(), time.process_time()
                 function()
                 wall.setdefault(name, []).append(time.perf_counter() - start_wall)
@@ -123,6 +153,13 @@ def main() -> int:
         print(f"  {ours} speed / {theirs}'s, per round: wall {measure.spread(ratios, digits=2)}, CPU {measure.spread(cpu_ratios, digits=2)}")
         targets.check(f"{mode}: {ours} / {theirs}, wall (median of rounds)", statistics.median(ratios), 2, "x",
                       at_least=True, note=f"CPU {statistics.median(cpu_ratios):.2f}x")
+        if mode in mechanisms:
+            off = mechanisms[mode][1][0]
+            print(f"  {off:24} {arguments.events / statistics.median(wall[off]):10,.0f} events/s wall, "
+                  f"{arguments.events / statistics.median(cpu[off]):10,.0f} events per CPU second")
+            print(f"  fast path on/off ({ours} speed / careful path only), per round: "
+                  f"wall {measure.spread([a / b for a, b in zip(wall[off], wall[ours])], digits=2)}, "
+                  f"CPU {measure.spread([a / b for a, b in zip(cpu[off], cpu[ours])], digits=2)}")
     return targets.exit_code(arguments.strict)
 
 

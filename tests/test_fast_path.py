@@ -314,3 +314,143 @@ def test_binary_mode_readers_of_every_binding_take_the_fast_path(
             native = any(not isinstance(value, str) for value in properties.values())
             assert len(taken) == 3 - native and all(parsed is not None for parsed in taken), (example["type"], taken)
     assert fast_in_http >= len(shipped) // 2, (fast_in_http, len(shipped))
+
+
+def _binary_careful(module: ModuleType, headers: dict[str, str], body: bytes) -> Any:
+    """from_http's careful way alone (structured_from_binary, then the models)."""
+    lowered = {name.lower(): value for name, value in headers.items()}
+    content = lowered.get("content-type", "")
+    attributes = {name[3:]: value for name, value in lowered.items() if name.startswith("ce-")}
+    mapping = module._cloudevents.structured_from_binary(
+        attributes, content or None, body, module.EVENTS, percent_encoded=True)
+    return module._parsing.validated(module._models.event_class(mapping, module.EVENTS), mapping)
+
+
+def _outcome(read: Any) -> Any:
+    try:
+        return read()
+    except (ValueError, ValidationError) as error:  # EventError is a ValueError
+        return type(error).__name__
+
+
+@pytest.mark.parametrize("change", [
+    lambda h, b: (h, b),
+    lambda h, b: ({**h, "ce-subject": "a\ud800b"}, b),  # a lone surrogate in a header
+    lambda h, b: ({**h, "ce-subject": "a\u00e9b"}, b),  # text beyond ASCII
+    lambda h, b: ({**h, "ce-subject": "a\x01b"}, b),  # a control character
+    lambda h, b: ({k: v for k, v in h.items() if k != "content-type"} | {"ce-datacontenttype": "text/plain"}, b),
+    lambda h, b: ({k: v for k, v in h.items() if k != "content-type"}, b),  # no content type: JSON
+    lambda h, b: ({**h, "content-type": "text/plain"}, b),  # data_base64
+    lambda h, b: ({**h, "content-type": "application/json; charset=latin-1"}, b),
+    lambda h, b: (h, b[:-1] + b', "meterId": "E00000000035671400"}'),  # a name twice in the payload
+    lambda h, b: (h, b[:-1] + b', "big": 123456789012345678901234}'),  # beyond int64
+    lambda h, b: (h, b[:-1] + b', "meter_id": "x"}'),  # a field's Python name
+    lambda h, b: (h, b[:-1] + b', "n": NaN}'),
+    lambda h, b: (h, b"[" * 200 + b"]" * 200),
+    lambda h, b: (h, b"\xef\xbb\xbf" + b),  # a byte-order mark
+    lambda h, b: (h, b""),  # data left out
+    lambda h, b: ({**h, "ce-data": "x"}, b),
+    lambda h, b: ({**h, "ce-extra": "x"}, b),  # an undeclared extension
+    lambda h, b: ({**h, "ce-Extra_Name": "x"}, b),  # not an attribute name
+    lambda h, b: ({**h, "ce-dataversion": "9.9.9"}, b),
+    lambda h, b: ({k: v for k, v in h.items() if k != "ce-dataversion"}, b),
+])
+def test_binary_fast_path_gives_the_careful_verdict(
+        examples: list[tuple[ModuleType, dict[str, Any]]], change: Any) -> None:
+    """Binary-mode from_http reads the message's mapping in one pydantic-core
+    call on Python values (no JSON text written): whatever it accepts, the
+    careful way (structured_from_binary, then the models) accepts alike, and
+    what it leaves gets the careful verdict."""
+    module, event = _event(examples, "mdm.meter.updated")
+    headers, body = module.to_http(module.parse_event(json.dumps(event)), "binary")
+    headers, body = change(dict(headers), body)
+    lowered = {name.lower(): value for name, value in headers.items()}
+    attributes = {name[3:]: value for name, value in lowered.items() if name.startswith("ce-")}
+    quick = module._http.binary_fast(attributes, lowered.get("content-type", ""), body, module.EVENTS)
+    slow = _outcome(lambda: _binary_careful(module, headers, body))
+    read = _outcome(lambda: module.from_http(headers, body))
+    if quick is not None:
+        assert not isinstance(slow, str), slow
+        assert_same(quick, slow)
+    if isinstance(slow, str):
+        assert read == slow
+    else:
+        assert_same(read, slow)
+
+
+def test_binary_fast_path_converts_integer_and_boolean_attributes(
+        examples: list[tuple[ModuleType, dict[str, Any]]]) -> None:
+    """Integer and Boolean extension attributes (zaken's prioriteit and
+    spoedeisend) are converted from their header text as structured_from_binary
+    converts them, and the message is read fast; text no such type has is
+    refused alike."""
+    module, event = _event(examples, "nl.overheid.zaken.zaakstatus-gewijzigd")
+    headers, body = module.to_http(module.parse_event(json.dumps(event)), "binary")
+    attributes = {name[3:]: value for name, value in headers.items() if name.startswith("ce-")}
+    assert "prioriteit" in attributes and "spoedeisend" in attributes
+    quick = module._http.binary_fast(attributes, headers["content-type"], body, module.EVENTS)
+    assert quick is not None
+    assert_same(quick, _binary_careful(module, headers, body))
+    for name, text in [("prioriteit", "three"), ("prioriteit", "99999999999"), ("spoedeisend", "yes"),
+                       ("prioriteit", "+3"), ("spoedeisend", "TRUE")]:
+        changed = {**headers, f"ce-{name}": text}
+        slow = _outcome(lambda: _binary_careful(module, changed, body))
+        read = _outcome(lambda: module.from_http(changed, body))
+        if isinstance(slow, str):
+            assert read == slow, (name, text)
+        else:
+            assert_same(read, slow)
+
+
+def _set(path: tuple[Any, ...], value: Any) -> Any:
+    def change(event: dict[str, Any]) -> None:
+        parent: Any = event
+        for part in path[:-1]:
+            parent = parent[part]
+        parent[path[-1]] = value
+    return change
+
+
+REGISTERS = ("data", "meter", "registers")
+NUMBERS = [2**63 - 1, -(2**63), 2**63, -(2**63) - 1, 10**30, 12345678901234567890, 1.5, 1e300, 3]
+
+
+@pytest.mark.parametrize("number", NUMBERS)
+@pytest.mark.parametrize("path", [
+    (*REGISTERS, 2, "multiplicationFactor"),  # Number (int or float), gt 0
+    ("data", "meter", "zzExtra"),  # an undeclared property of a closed model: refused
+    ("data", "zzExtra"),  # an undeclared property of an open model: any JSON
+    ("data", "zzList"),  # ... in an array, below
+    ("zzextra",),  # an undeclared extension attribute: Integer within int32
+])
+def test_integers_beyond_int64_are_refused_by_the_fast_validator_itself(
+        examples: list[tuple[ModuleType, dict[str, Any]]], path: tuple[Any, ...], number: Any) -> None:
+    """The fast validator bounds every integer to int64 and takes an int for a
+    float only within it (``_fastpath._Int64``), so parse_fast no longer looks
+    for 19-digit numbers in the text: an integer beyond int64 anywhere is left
+    to the careful path, which refuses it; one within is read alike."""
+    module, event = next((m, copy.deepcopy(e)) for m, e in examples
+                         if e["type"] == "mdm.meter.updated" and e.get("dataversion") == "2.0.0")
+    assert module._fastpath.fast_path(module.EVENTS).int64
+    _set(path, [number] if path[-1] == "zzList" else number)(event)
+    raw = json.dumps(event).encode()
+    assert not module._reading.may_hold_long_integers(raw) or abs(number) >= 10**18
+    quick, slow = judge(module, event)
+    beyond = type(number) is int and not -(2**63) <= number < 2**63
+    if beyond:
+        assert quick is None and slow is None
+        with pytest.raises(module.EventError, match="beyond 64 bits"):
+            module.parse_event(raw)
+    elif slow is not None:
+        assert quick is not None  # read fast, and alike (judge)
+
+
+def test_text_checks_the_int64_bound_trusts_refuse_numbers(examples: list[tuple[ModuleType, dict[str, Any]]]) -> None:
+    """The runtime's checks of text that _Int64 lets take a raw value refuse
+    an int (and so any integer beyond int64)."""
+    module = examples[0][0]
+    for name in module._fastpath._TEXT_CHECKS:
+        check = getattr(module._values, name)
+        for value in (2**64, -(2**64), 1, 1.5):
+            with pytest.raises(ValueError):
+                check(value)

@@ -13,7 +13,9 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, Literal, cast
 from urllib.parse import unquote
 
-from ._fastpath import parse_fast
+from jiter import from_json
+
+from ._fastpath import fast_path, parse_fast_mapping
 from ._models import CloudEvent, Events, event_class
 from ._parsing import check_size, compact_size, parse_batch, parse_event, validated
 from ._reading import (
@@ -22,7 +24,6 @@ from ._reading import (
     charset_problem,
     essence,
     is_json,
-    one_json_value,
     read_json,
 )
 from ._values import INTEGER
@@ -222,9 +223,7 @@ def from_http(headers: Headers, body: bytes | str, events: Events) -> CloudEvent
         return parse_event(raw, events)
     if kind == BATCH_CONTENT_TYPE:
         raise EventError("this is a batch: use from_http_batch")
-    attributes = {
-        key[3:]: value for key, value in lowered.items() if key.startswith("ce-")
-    }
+    attributes = {key[3:]: value for key, value in lowered.items() if key[:3] == "ce-"}
     parsed = binary_fast(attributes, content_type, raw, events)
     if parsed is None:
         event = structured_from_binary(
@@ -255,52 +254,66 @@ def _size_bound(
     grows at most 4.5 times when written again (``1e15`` is
     ``1000000000000000.0``; strings only lose escapes), a header value at most
     6 times (a control character as ``\\u0000``), plus the names and quotes."""
-    head = sum(len(name) + 6 * len(value) + 6 for name, value in attributes.items())
+    head = sum(map(len, attributes)) + 6 * sum(map(len, attributes.values()))
+    head += 6 * len(attributes)
     return 5 * len(payload) + head + 6 * len(content_type) + 64
 
 
-# Classes whose attributes include an Integer or Boolean one (its header text
-# becomes a JSON number or boolean: structured_from_binary's step).
-_CONVERTED: dict[type[CloudEvent], frozenset[str]] = {}
+# Attributes binary_fast leaves to structured_from_binary: ``data`` beside the
+# payload, a ``datacontenttype`` that may say what the payload is.
+_PLAIN_NAMES = frozenset({"data", "data_base64", "datacontenttype"})
+_JSON = "application/json"  # the usual content type, known to be JSON
 
 
 def binary_fast(
     attributes: Mapping[str, str], content_type: str, payload: bytes, events: Events
 ) -> CloudEvent | None:
-    """A binary-mode message with a JSON payload through the structured fast
-    path (one pydantic-core call, ``parse_fast``): the JSON text of the same
-    mapping ``structured_from_binary`` makes, the payload's bytes as ``data``.
-    None where that mapping is not simply the headers' text (percent-encoded
-    or Integer and Boolean values) or the fast path leaves the verdict to the
-    careful path; the payload must be one JSON value whose names are unique
-    (else its bytes could add members beside ``data``)."""
-    if not payload or not is_json(content_type):
+    """A binary-mode message through the fast path (``parse_fast_mapping``:
+    one pydantic-core call, no JSON text written): the mapping
+    ``structured_from_binary`` makes of it, made here where that is simple
+    (the headers' text as sent, an Integer or Boolean attribute converted as
+    there, the payload one JSON value read by ``read_json``'s parser with
+    its checks, or no payload). None where it is not (percent-encoded text,
+    a ``data`` or ``datacontenttype`` attribute, a lone surrogate, a payload
+    that is not JSON) or the fast path leaves the verdict to the careful
+    path."""
+    if not _PLAIN_NAMES.isdisjoint(attributes):
         return None
+    if payload and content_type not in ("", _JSON) and not is_json(content_type):
+        return None  # data_base64
     if ";" in content_type and charset_problem(content_type):
         return None
-    if "data" in attributes or any("%" in value for value in attributes.values()):
+    event: dict[str, Any] = dict(attributes)
+    text = "".join(event.values())
+    if "%" in text or not text.isascii() and SURROGATE.search(text):
         return None
-    try:
-        cls = event_class(attributes, events)
-    except EventError:
-        return None
-    converted = _CONVERTED.get(cls)
-    if converted is None:
-        converted = _CONVERTED[cls] = frozenset(
-            name
-            for name, kind in cls.attribute_types.items()
-            if kind in ("Integer", "Boolean")
-        )
-    if converted and not converted.isdisjoint(attributes):
-        return None
-    if not one_json_value(payload):
-        return None
-    head = json.dumps({**attributes, "datacontenttype": content_type})
-    try:
-        text = head[:-1].encode("ascii") + b', "data": ' + payload + b"}"
-    except UnicodeEncodeError:  # json.dumps escapes all but lone surrogates
-        return None
-    return parse_fast(text, events, names_checked=True)
+    fast = fast_path(events)
+    if not fast.converted.isdisjoint(event):
+        try:
+            cls = event_class(event, events)
+        except EventError:
+            return None
+        for name, kind in cls.attribute_types.items():
+            value = event.get(name)
+            if value is None:
+                continue
+            if kind == "Integer" and len(value) <= 20 and INTEGER.match(value):
+                event[name] = int(value)
+            elif kind == "Boolean" and value.lower() in ("true", "false"):
+                event[name] = value.lower() == "true"
+    if content_type:
+        event["datacontenttype"] = content_type
+    if payload:
+        try:
+            event["data"] = from_json(
+                payload,
+                allow_inf_nan=False,
+                catch_duplicate_keys=True,
+                cache_mode=False,
+            )
+        except ValueError:
+            return None
+    return parse_fast_mapping(event, payload, fast)
 
 
 def _check_charset(content_type: str) -> None:

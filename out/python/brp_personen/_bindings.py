@@ -157,11 +157,11 @@ def _binary(
     ``from_http`` takes it (a JSON payload, attributes as text; a header's
     text here is as sent, never percent-encoded, so a ``%`` in it goes the
     careful way), else the structured-mode event of the same mapping."""
-    if content_type and all(isinstance(value, str) for value in attributes.values()):
+    if all(isinstance(value, str) for value in attributes.values()):
         texts = cast("dict[str, str]", attributes)
-        parsed = binary_fast(texts, content_type, payload, events)
+        parsed = binary_fast(texts, content_type or "", payload, events)
         if parsed is not None:
-            return binary_sized(parsed, texts, content_type, payload)
+            return binary_sized(parsed, texts, content_type or "", payload)
     return parse_event(
         structured_from_binary(attributes, content_type, payload, events), events
     )

@@ -10,14 +10,15 @@ from __future__ import annotations
 import math
 import re
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple, cast
 
+from jiter import from_json
 from pydantic import BaseModel, ValidationError
 from pydantic_core import CoreConfig, SchemaValidator
 
 from ._models import CloudEvent, Events, Payload, by_type, not_null
-from ._reading import MAX_DEPTH, duplicate_name_problem, may_hold_long_integers
+from ._reading import INT64_MAX, INT64_MIN, MAX_DEPTH, may_hold_long_integers
 from ._values import (
     ATTRIBUTE_NAME,
     DURATION,
@@ -42,7 +43,9 @@ from ._values import (
 )
 
 __all__ = [
+    "fast_path",
     "parse_fast",
+    "parse_fast_mapping",
 ]
 
 # --- The fast path: one pydantic-core call per event -------------------------------
@@ -449,6 +452,133 @@ class _Fast:
         return fast
 
 
+# --- Integers beyond int64 refused by the validator itself ------------------------
+#
+# The careful path refuses an integer beyond int64 wherever it is
+# (``check_value``). Validating Python values, the fast validator can too: each
+# integer schema bounded to int64, each float schema taking a float as it is and
+# an int only within int64 (strict float takes any int), and nothing else in the
+# registry's schema able to take an int. Then ``parse_fast`` need not look for
+# 19-digit numbers in the text (``may_hold_long_integers``); where something
+# else could take one (someone else's validator, an enum), it still does.
+
+_INT64_SCHEMA = {"type": "int", "strict": True, "ge": INT64_MIN, "le": INT64_MAX}
+# Nodes that take no int, or whose children are bounded below.
+_NO_INT = frozenset({"str", "bool", "none", "date", "datetime", "time"})
+_CONTAINERS = frozenset(
+    {
+        "list",
+        "dict",
+        "nullable",
+        "default",
+        "union",
+        "tagged-union",
+        "model",
+        "model-fields",
+        "definition-ref",
+        "custom-error",
+        "function-after",  # its schema reads the value first
+    }
+)
+# The runtime's checks of text (``_values``), each refusing what is no str.
+_TEXT_CHECKS = frozenset(
+    {
+        "_uri",
+        "_uri_reference",
+        "_non_empty_uri_reference",
+        "_uuid",
+        "_email",
+        "_hostname",
+        "_ipv6",
+        "_time",
+        "_ipv4",
+        "_duration",
+        "_json_pointer",
+        "_media_type",
+        "_binary",
+        "_timestamp",
+        "_normo_timestamp",
+        "_full_date",
+    }
+)
+
+
+class _Int64:
+    """A fast schema whose numbers are bounded to int64 (see above), and
+    whether nothing else in it may take an int (``bounded``)."""
+
+    def __init__(self) -> None:
+        self.bounded = True
+
+    def schema(self, schema: dict[str, Any]) -> Any:  # a CoreSchema
+        if schema["type"] == "definitions":
+            return {
+                **schema,
+                "schema": self.node(schema["schema"]),
+                "definitions": [self.node(d) for d in schema["definitions"]],
+            }
+        return self.node(schema)
+
+    def node(self, node: dict[str, Any], raw: bool = True) -> dict[str, Any]:
+        """``node`` bounded; ``raw``: it reads the value as sent (not the
+        output of a chain's earlier step), so it decides ``bounded``."""
+        kind = node["type"]
+        if kind == "int":
+            low, high = node.get("ge", INT64_MIN), node.get("le", INT64_MAX)
+            return {**node, "ge": max(low, INT64_MIN), "le": min(high, INT64_MAX)}
+        if kind == "float":
+            inner = {k: v for k, v in node.items() if k != "ref"}
+            wrapped: dict[str, Any] = {
+                "type": "union",
+                "mode": "left_to_right",
+                "choices": [
+                    {
+                        "type": "chain",
+                        "steps": [{"type": "is-instance", "cls": float}, inner],
+                    },
+                    {"type": "chain", "steps": [dict(_INT64_SCHEMA), inner]},
+                ],
+            }
+            if "ref" in node:
+                wrapped["ref"] = node["ref"]
+            return wrapped
+        if kind == "chain":
+            steps: list[Any] = node["steps"]
+            return {
+                **node,
+                "steps": [
+                    self.node(step, raw and not i) for i, step in enumerate(steps)
+                ],
+            }
+        if raw and not self.safe(node):
+            self.bounded = False
+        return _map(node, lambda child: self.node(child))
+
+    def safe(self, node: dict[str, Any]) -> bool:
+        """Whether ``node`` itself takes no int beyond int64 (its children are
+        bounded by ``node``)."""
+        kind = node["type"]
+        if kind in _NO_INT:
+            return (
+                kind == "str"
+                or kind == "bool"
+                or kind == "none"
+                or (node.get("strict") is not False)
+            )
+        if kind in _CONTAINERS:
+            return True
+        if kind == "literal":
+            return not any(
+                type(value) is int and not INT64_MIN <= value <= INT64_MAX
+                for value in node["expected"]
+            )
+        if kind == "function-before":
+            return _ours(node["function"]["function"]) == "_not_bool"
+        if kind == "function-plain":
+            return _ours(node["function"]["function"]) in _TEXT_CHECKS
+        return False
+
+
 class _FastPath(NamedTuple):
     """What ``parse_fast`` needs of a registry."""
 
@@ -456,6 +586,9 @@ class _FastPath(NamedTuple):
     bounded: bool  # what it accepts is at most MAX_DEPTH deep
     shadows: tuple[bytes, ...]  # "name" of each field with another wire name...
     underscored: frozenset[bytes]  # ...and name of those with a "_" in it
+    names: frozenset[str]  # all those names (the keys of a mapping)
+    converted: frozenset[str]  # the registry's Integer and Boolean attributes
+    int64: bool  # the validator refuses every integer beyond int64 (_Int64)
 
 
 _FAST: dict[int, tuple[Events, _FastPath]] = {}
@@ -495,7 +628,9 @@ def _compile(events: Events) -> _FastPath:
         schema = fast.registry(events)
     except _NoFastPath:
         schema = None
+    int64 = _Int64()
     if schema is not None:
+        schema = int64.schema(schema)
         # pydantic-core reuses a complete model's own validator for a "model"
         # schema of its class (its Python checks included): say it is not one
         # while the fast schema is compiled.
@@ -519,35 +654,82 @@ def _compile(events: Events) -> _FastPath:
         not fast.unbounded,
         tuple(b'"' + name + b'"' for name in names if b"_" not in name),
         frozenset(name for name in names if b"_" in name),
+        frozenset(fast.shadows),
+        frozenset(
+            name
+            for cls in events.values()
+            for name, kind in cls.attribute_types.items()
+            if kind in ("Integer", "Boolean")
+        ),
+        int64.bounded and not fast.unbounded,
     )
 
 
-def parse_fast(
-    data: bytes | bytearray, events: Events, *, names_checked: bool = False
-) -> CloudEvent | None:
-    """``parse_event`` in one pydantic-core call; None: left to the careful path.
-    ``names_checked``: the caller knows no object of ``data`` repeats a name."""
+def _left_to_careful(data: bytes | bytearray, fast: _FastPath) -> bool:
+    """Whether JSON text ``data`` holds what the fast path leaves to the
+    careful path (see ``_Fast``): nesting it may not bound, an integer
+    perhaps beyond int64 (``check_value`` decides), a name perhaps a field's
+    Python name (see ``_Fast.model_fields``)."""
+    if not fast.bounded and data.count(b"[") + data.count(b"{") > MAX_DEPTH:
+        return True
+    if not fast.int64 and may_hold_long_integers(data):
+        return True
+    if data.find(b"\\") >= 0 and _ESCAPED_NAME_CHAR.search(data):  # find: memchr
+        return True
+    shadows = fast.shadows
+    if shadows and any(name in data for name in shadows):
+        return True
+    underscored = fast.underscored
+    return bool(underscored and data.find(b"_") >= 0 and _names_one(data, underscored))
+
+
+def fast_path(events: Events) -> _FastPath:
+    """The fast path of a registry (compiled on first use)."""
+    known = _FAST.get(id(events))
+    return known[1] if known and known[0] is events else _fast_validator(events)
+
+
+def parse_fast(data: bytes | bytearray, events: Events) -> CloudEvent | None:
+    """``parse_event`` of JSON text in one pydantic-core call; None: left to
+    the careful path. The text is read once, as the careful path reads it
+    (``read_json``'s parser and options: a name repeated in an object, a
+    lone surrogate, NaN are refused there), and its value validated."""
     known = _FAST.get(id(events))
     fast = known[1] if known and known[0] is events else _fast_validator(events)
-    validator, bounded, shadows, underscored = fast
-    if validator is None:
-        return None
-    if not bounded and data.count(b"[") + data.count(b"{") > MAX_DEPTH:
-        return None
-    if may_hold_long_integers(data):  # perhaps beyond int64: check_value decides
-        return None
-    # perhaps a key named like a field's Python name (see _Fast.model_fields)
-    if data.find(b"\\") >= 0 and _ESCAPED_NAME_CHAR.search(data):  # find: memchr
-        return None
-    if shadows and any(name in data for name in shadows):
-        return None
-    if underscored and data.find(b"_") >= 0 and _names_one(data, underscored):
-        return None
-    if not names_checked and duplicate_name_problem(data) is not None:
-        # pydantic-core keeps the last one
+    if fast.validator is None or _left_to_careful(data, fast):
         return None
     try:
-        event: CloudEvent = validator.validate_json(data)
+        value = from_json(
+            bytes(data),
+            allow_inf_nan=False,
+            catch_duplicate_keys=True,
+            cache_mode=False,  # faster here, the same values
+        )
+    except ValueError:
+        return None  # the careful path says why
+    return _validated(value, fast)
+
+
+def parse_fast_mapping(
+    event: Mapping[str, Any], payload: bytes, fast: _FastPath
+) -> CloudEvent | None:
+    """``parse_fast`` for the structured-mode mapping of a binary-mode message
+    (``_http.binary_fast``): its attributes as ``structured_from_binary``
+    makes them, its ``data`` (if any) read by ``read_json``'s parser from the
+    JSON text ``payload``, which the same checks as ``parse_fast``'s look at.
+    None: left to the careful path. ``fast``: the registry's ``fast_path``."""
+    if fast.validator is None or not fast.names.isdisjoint(event):
+        return None
+    if payload and _left_to_careful(payload, fast):
+        return None
+    return _validated(event, fast)
+
+
+def _validated(value: Any, fast: _FastPath) -> CloudEvent | None:
+    """``value`` (JSON's Python values) validated by the fast validator, which
+    the careful path, too, reads Python values with (``model_validate``)."""
+    try:
+        event: CloudEvent = cast(SchemaValidator, fast.validator).validate_python(value)
     except ValidationError:
         return None  # the careful path says why (or accepts what it was left)
     if event.__pydantic_extra__ and not _undeclared_ok(event):
