@@ -10,6 +10,8 @@ from typing import Any
 
 import pytest
 
+from generator.rules import RULES
+
 from .test_schema_property import ENVELOPE, Judges
 
 BASE = {"type": "object", "description": "Base.", "properties": {
@@ -174,3 +176,52 @@ def test_null_that_two_one_of_branches_accept_is_refused(one_of_judges: Judges, 
     assert set(verdicts.values()) == {accepted}, (verdicts, one_of_judges.why)
     if accepted:
         one_of_judges.round_trip(event)
+
+
+# The finding of the schema property (issue 26): a closed branch of an allOf
+# (``additionalProperties: false``, or a schema) applies to the names the
+# allOf declares elsewhere. JSON Schema's judges refuse every event that
+# holds ``closedAt``; the generated model, which subclasses Base and adds
+# ``closedAt``, would take it. Lint refuses the catalog (PAY-ALLOF-CLOSED), so
+# no package with the split verdict is generated.
+CLOSED_BASE = {"type": "object", "description": "A base object.", "additionalProperties": False, "properties": {
+    "price": {"type": "number", "description": "Price."},
+    "pricePerKwh": {"type": "number", "description": "Per kWh."},
+    "note": {"type": "string", "description": "Note."},
+    "label": {"type": "string", "description": "Label."},
+}}
+CLOSED_DATA = {"allOf": [{"$ref": "#/schemas/Base"}], "type": "object", "description": "The payload.",
+               "properties": {"closedAt": {"type": ["string", "null"], "format": "date-time", "description": "Closed."}}}
+PLACE_AGAIN = {"allOf": [{"$ref": "#/schemas/Base"}], "type": "object", "description": "The payload.", "properties": {
+    "place": {"type": "object", "description": "Place again.", "properties": {
+        "country": {"type": "string", "description": "Not in the base's closed place."}}}}}
+# (base, payload schema, the name left out, an event's data that holds it)
+CLOSED_CASES = {
+    "additionalProperties false": (CLOSED_BASE, CLOSED_DATA, "closedAt", {"closedAt": None}),
+    "additionalProperties a schema": ({**CLOSED_BASE, "additionalProperties": {"type": "integer"}}, CLOSED_DATA,
+                                      "closedAt", {"closedAt": "2024-01-01T00:00:00Z"}),
+    "a closed object property redefined": (OBJECT_BASE, PLACE_AGAIN, "country",
+                                           {"place": {"city": "Ams", "country": "NL"}}),
+}
+
+
+@pytest.mark.parametrize("case", CLOSED_CASES)
+def test_a_closed_allof_branch_that_leaves_out_a_declared_property_is_refused(
+        case: str, tmp_path_factory: pytest.TempPathFactory) -> None:
+    base, schema, name, data = CLOSED_CASES[case]
+    catalog = {**CATALOG, "schemas": {"Base": base}, "events": [{**CATALOG["events"][0], "data": schema}]}
+    judges = Judges(catalog, tmp_path_factory.mktemp("closed"), refused_too=True)
+    assert [d.rule for d in judges.errors] == ["PAY-ALLOF-CLOSED"], judges.errors
+    error = judges.errors[0]
+    assert f"property '{name}'" in error.message and "'Base" in error.message, error.message
+    lines = (judges.root / "catalog" / "drawn.yaml").read_text(encoding="utf-8").splitlines()
+    assert lines[error.location.line - 1][error.location.column - 1:].startswith(name), (error.location, lines)
+    # Why: every judge that reads the schema refuses the name the closed branch leaves out.
+    event = {**ENVELOPE, "type": "org.example.redefined", "data": data}
+    _, python_judge, rust_judge = judges.schemas["org.example.redefined"]
+    assert not python_judge.is_valid(event) and not rust_judge.is_valid(event)
+    def is_error(problem: Any) -> bool:
+        return RULES[problem.rule].severity.name == "ERROR"
+
+    assert any(map(is_error, judges.fast.check(event, 100)))
+    assert any(map(is_error, judges.checker.check(event, wire_size=100)))

@@ -137,6 +137,12 @@ CASES = [
         "      required: [thingId, thingName] #<\n")))),
     Case("PAY-FORMAT", catalog_text(events=event().replace("{type: string, description: Id of the thing.}", "{type: string, format: zipcode, description: Id of the thing.} #<"))),
     Case("PAY-FORMAT-VERDICT", catalog_text(events=event().replace("{type: string, description: Id of the thing.}", "{type: string, format: regex, description: Id of the thing.} #<"))),
+    Case("PAY-ALLOF-CLOSED", catalog_text(
+        header="schemas:\n  Thing:\n    type: object\n    description: A thing.\n    additionalProperties: false\n"
+               "    properties:\n      thingId: {type: string, description: Id of the thing.}\n",
+        events=event(data=(
+            "    data:\n      type: object\n      description: The thing, closed.\n      allOf:\n        - $ref: '#/schemas/Thing'\n"
+            "      properties:\n        closedAt: {type: [string, 'null'], description: When. } #<\n")))),
     Case("PAY-PATTERN-PORTABLE", catalog_text(events=event().replace("{type: string, description: Id of the thing.}", "{type: string, pattern: '^\\d{4}$', description: Id of the thing.} #<"))),
     Case("PAY-PATTERN-BACKTRACK", catalog_text(events=event().replace("{type: string, description: Id of the thing.}", "{type: string, pattern: '^(a+)+$', description: Id of the thing.} #<"))),
     Case("CAT-PACKAGE-NAME", catalog_text(catalog_id="catalog-import").replace("catalog: catalog-import", "catalog: catalog-import #<"),

@@ -7,6 +7,7 @@ lowerCamelCase, as in the corresponding REST API.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 from ..diagnostics import Diagnostic, Severity
 from ..loader import Document, Path
 from ..model import EventType, SharedSchema
@@ -235,3 +236,124 @@ def _backtracking(context: Context, part: PayloadPart) -> Iterator[Diagnostic]:
     for pattern, path in _patterns(context, part):
         for reason in backtracking(pattern)[:2]:
             yield context.report("PAY-PATTERN-BACKTRACK", f"pattern {pattern[:80]!r}: {reason}", context.loc(part.file, path))
+
+
+# --- allOf with a closed branch (issue 26) -----------------------------------
+#
+# JSON Schema applies every branch of an ``allOf`` to the whole object: a
+# branch with ``additionalProperties: false`` refuses every name it does not
+# list in ``properties`` (or match by ``patternProperties``), also the names
+# another branch declares, and ``additionalProperties: <schema>`` applies its
+# schema to them as well. The generated model subclasses the branches and
+# takes such a name as the declaring branch says (a split verdict, contract
+# §4.1), so the catalog refuses the schema. The same holds one level down:
+# a property declared by two branches is their conjunction (an object
+# property redefined in an allOf).
+
+_CONJUNCTION_DEPTH = 16  # nested redefinitions followed at most this deep (a recursive $ref ends sooner)
+
+
+class _Member:
+    """One schema that the conjunction applies: its schema and where to point
+    (``site``: its path in the part's file, or the ``$ref`` that brought it in)."""
+
+    __slots__ = ("label", "local", "schema", "site")
+
+    def __init__(self, schema: dict, site: Path, local: bool, label: str) -> None:
+        self.schema, self.site, self.local, self.label = schema, site, local, label
+
+
+def _members(schema: Any, site: Path, local: bool, label: str, shared: dict, seen: set[int]) -> list[_Member]:
+    """``schema`` and every schema its ``allOf`` and ``$ref`` (transitively) make apply to the same value."""
+    if not isinstance(schema, dict) or id(schema) in seen:
+        return []
+    seen.add(id(schema))
+    found = [_Member(schema, site, local, label)]
+    ref = schema.get("$ref")
+    if isinstance(ref, str) and ref.startswith("#/$defs/"):
+        target = shared.get(ref[len("#/$defs/"):])
+        if target is not None:
+            found += _members(target.schema, site, False, target.declared_name, shared, seen)
+    branches = schema.get("allOf")
+    if isinstance(branches, list):
+        for index, branch in enumerate(branches):
+            found += _members(branch, site + ("allOf", index) if local else site, local,
+                              f"{label}allOf[{index}]" if local else label, shared, seen)
+    return found
+
+
+def _listed(member: dict, name: str) -> bool:
+    """Whether ``member``'s ``properties`` or ``patternProperties`` cover ``name``."""
+    import re
+
+    properties = member.get("properties")
+    if isinstance(properties, dict) and name in properties:
+        return True
+    patterns = member.get("patternProperties")
+    for pattern in patterns if isinstance(patterns, dict) else ():
+        try:
+            if isinstance(pattern, str) and re.search(pattern, name):
+                return True
+        except re.error:
+            return True  # an unreadable pattern: other rules say so; no finding built on it
+    return False
+
+
+def _closed_conjunction(context: Context, part: PayloadPart, members: list[_Member], shared: dict,
+                        depth: int, reported: set[tuple[Path, str]]) -> Iterator[Diagnostic]:
+    declared: dict[str, list[_Member]] = {}
+    for member in members:
+        properties = member.schema.get("properties")
+        if isinstance(properties, dict):
+            for name in properties:
+                if isinstance(name, str):
+                    declared.setdefault(name, []).append(member)
+    for closed in members:
+        extra = closed.schema.get("additionalProperties", True)
+        if extra is not False and not (isinstance(extra, dict) and extra):
+            continue  # open (absent, true, {}), or not a schema (CAT-SCHEMA says so)
+        what = "its additionalProperties: false refuses it" if extra is False else \
+            "its additionalProperties schema applies to it too"
+        for name, declaring in declared.items():
+            if _listed(closed.schema, name):
+                continue
+            where = next((m for m in declaring if m.local), declaring[0])
+            path = where.site + ("properties", name) if where.local else where.site
+            if (path, name) in reported:
+                continue
+            reported.add((path, name))
+            branch = f"'{closed.label}'" if closed.label else "the allOf's own schema"
+            yield context.report(
+                "PAY-ALLOF-CLOSED",
+                f"property '{name}' is declared in an allOf whose branch {branch} does not list it, and {what} "
+                "(JSON Schema applies every branch to the whole object; the generated model would not): "
+                f"list '{name}' under the properties of {branch}, or leave out its additionalProperties",
+                context.key_loc(part.file, path) if where.local else context.loc(part.file, path),
+            )
+    if depth >= _CONJUNCTION_DEPTH:
+        return
+    for name, declaring in declared.items():
+        if len(declaring) < 2:
+            continue  # one definition: no conjunction below it
+        nested: list[_Member] = []
+        seen: set[int] = set()
+        for member in declaring:
+            value = member.schema["properties"][name]
+            nested += _members(value, member.site + ("properties", name) if member.local else member.site,
+                               member.local, f"{member.label}.{name}" if member.label else name, shared, seen)
+        yield from _closed_conjunction(context, part, nested, shared, depth + 1, reported)
+
+
+@set_rule("PAY-ALLOF-CLOSED", E, "An allOf's branches allow every property the allOf declares "
+          "(no closed branch that leaves one out).", profiles=ALL)
+def allof_closed(context: Context) -> Iterator[Diagnostic]:
+    # Not part_findings: a branch brought in by $ref may sit in another file.
+    shared = context.built.catalog_set.schemas
+    for part in payload_parts(context):
+        reported: set[tuple[Path, str]] = set()
+        for path, node in schema_nodes(context, part):
+            if not isinstance(node.get("allOf"), list):
+                continue
+            members = _members(node, path, True, "", shared, set())
+            if len(members) > 1:
+                yield from _closed_conjunction(context, part, members, shared, 0, reported)
