@@ -140,44 +140,6 @@ def test_a_redefined_object_property_holds_for_both_definitions(object_judges: J
         object_judges.round_trip(event)
 
 
-# oneOf whose branches both accept null (found by test_schema_property): a
-# value must match exactly one branch (2020-12 §10.2.1.3), so null matches two
-# and is refused; datamodel-code-generator's union accepted it.
-ONE_OF = {
-    "catalog": "drawn", "title": "One of", "version": "1.0.0", "profile": "cloudevents",
-    "producer": {"source": ENVELOPE["source"]}, "defaults": {"datacontenttype": "application/json"},
-    "events": [{
-        "type": "org.example.one-of", "dataversion": "1.0.0", "title": "One of",
-        "description": "A payload whose property is one of two nullable types.",
-        "data": {"type": "object", "description": "The payload.", "properties": {
-            "closedAt": {"oneOf": [{"type": ["integer", "null"]}, {"type": ["boolean", "null"]}], "description": "Two nulls."},
-            "openedAt": {"oneOf": [{"type": ["integer", "null"]}, {"type": "boolean"}], "description": "One null."},
-        }},
-    }],
-}
-ONE_OF_CASES = [("closedAt", None, False), ("closedAt", 1, True), ("closedAt", True, True), ("closedAt", "x", False),
-                ("openedAt", None, True), ("openedAt", 2, True), ("openedAt", False, True)]
-
-
-@pytest.fixture(scope="module")
-def one_of_judges(tmp_path_factory: pytest.TempPathFactory) -> Judges:
-    found = Judges(ONE_OF, tmp_path_factory.mktemp("one-of"))
-    assert found.errors == []
-    found.generate()
-    return found
-
-
-@pytest.mark.parametrize(("name", "value", "accepted"), ONE_OF_CASES, ids=[f"{n}={v!r}" for n, v, _ in ONE_OF_CASES])
-def test_null_that_two_one_of_branches_accept_is_refused(one_of_judges: Judges, name: str, value: Any,
-                                                         accepted: bool) -> None:
-    event = {**ENVELOPE, "type": "org.example.one-of", "data": {name: value}}
-    verdicts = one_of_judges.verdicts(event)
-    assert verdicts["jsonschema"] is accepted  # the case is what JSON Schema says
-    assert set(verdicts.values()) == {accepted}, (verdicts, one_of_judges.why)
-    if accepted:
-        one_of_judges.round_trip(event)
-
-
 # The finding of the schema property (issue 26): a closed branch of an allOf
 # (``additionalProperties: false``, or a schema) applies to the names the
 # allOf declares elsewhere. JSON Schema's judges refuse every event that

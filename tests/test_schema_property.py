@@ -27,8 +27,9 @@ least half must get through); 5,000 with ``--hypothesis-profile=slow``. Not draw
 format ``regex``, which lint refuses (PAY-FORMAT-VERDICT). An ``allOf`` of a
 closed shared schema (or of one with a closed object property it redefines)
 that declares a name the closed schema does not list is drawn and must be
-refused by lint (PAY-ALLOF-CLOSED, counted as "refused"); the catalog's other
-events are judged.
+refused by lint (PAY-ALLOF-CLOSED, counted as "refused"), and so is a ``oneOf``
+whose branches may both take a value (PAY-ONEOF-EXCLUSIVE); the catalog's
+other events are judged.
 """
 
 from __future__ import annotations
@@ -146,6 +147,24 @@ def objects(inner: Any) -> Any:
     return build()
 
 
+def _family(schema: dict[str, Any]) -> str:
+    """The kind of value a drawn scalar takes (an integer is a number too)."""
+    if "const" in schema:
+        return {str: "string", int: "number", bool: "boolean"}[type(schema["const"])]
+    kind = schema["type"][0] if isinstance(schema["type"], list) else schema["type"]
+    return "number" if kind == "integer" else kind
+
+
+def _one_null(branches: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``branches`` with ``null`` taken from the second when the first takes it too."""
+    first, second = branches
+    if isinstance(first.get("type"), list) and isinstance(second.get("type"), list):
+        second = {**second, "type": second["type"][0]}
+        if "enum" in second:
+            second["enum"] = [value for value in second["enum"] if value is not None]
+    return [first, second]
+
+
 def schemas_of(shared: list[str]) -> Any:
     """Payload property schemas, ``$ref``s to ``shared`` among them."""
     leaves = scalars()
@@ -157,7 +176,10 @@ def schemas_of(shared: list[str]) -> Any:
             objects(inner),
             st.builds(lambda items, low: {"type": "array", "items": items, "minItems": low}, inner, st.integers(0, 1)),
             st.lists(scalars(), min_size=2, max_size=2).map(lambda branches: {"anyOf": branches}),
-            st.lists(scalars(), min_size=2, max_size=2).map(lambda branches: {"oneOf": branches}),
+            # oneOf: most branches exclude each other (other kinds, one null at
+            # most); the others may both take a value, which lint refuses.
+            st.one_of(st.lists(scalars(), min_size=2, max_size=2, unique_by=_family).map(_one_null),
+                      st.lists(scalars(), min_size=2, max_size=2)).map(lambda branches: {"oneOf": branches}),
         )
 
     return st.recursive(leaves, extend, max_leaves=5)
@@ -421,18 +443,25 @@ def test_every_judge_agrees_on_every_drawn_schema(catalog: dict[str, Any], data:
     judges = Judges(catalog, tmp_path_factory.mktemp("drawn"))
     refused = _refused_allof_closed(catalog)
     closed = [d for d in judges.errors if d.rule == "PAY-ALLOF-CLOSED"]
-    if closed or refused:
+    one_of = [d for d in judges.errors if d.rule == "PAY-ONEOF-EXCLUSIVE"]
+    if closed or refused or one_of:
         # A closed allOf branch that leaves out a declared name: lint refuses
-        # exactly those events (their schemas are counted as refused); the
-        # catalog's other events are judged.
+        # exactly those events. A oneOf whose branches may both take a value:
+        # lint refuses it (tests/test_oneof_exclusive.py), only in events that
+        # have one. Their schemas are counted as refused; the catalog's other
+        # events are judged, and among them every oneOf's verdict is the
+        # schema's.
         assert _events_at(judges, closed) == refused, (refused, [d.message for d in closed])
+        with_one_of = {event["type"] for event in catalog["events"] if "'oneOf'" in repr(event["data"])}
+        assert _events_at(judges, one_of) <= with_one_of, [d.message for d in one_of]
+        refused |= _events_at(judges, one_of)
         catalog = {**catalog, "events": [event for event in catalog["events"] if event["type"] not in refused]}
         if not catalog["events"]:
             STATS["catalogs"] += 1
             STATS["refused"] += len(refused)
             return
         judges = Judges(catalog, tmp_path_factory.mktemp("drawn"))
-        assert not [d for d in judges.errors if d.rule == "PAY-ALLOF-CLOSED"], judges.errors
+        assert not [d for d in judges.errors if d.rule in ("PAY-ALLOF-CLOSED", "PAY-ONEOF-EXCLUSIVE")], judges.errors
     if judges.errors:
         STATS["linted out"] += 1
         return  # the format refuses this schema: nothing to judge (counted below)

@@ -169,31 +169,9 @@ def _nullable(schema: Any, facts: PayloadFacts, seen: frozenset[str] = frozenset
     for keyword in ("anyOf", "oneOf"):
         if isinstance(schema.get(keyword), list) and not any(_nullable(branch, facts, seen) for branch in schema[keyword]):
             return False
-    # oneOf: a value must match exactly one branch (2020-12 §10.2.1.3), so
-    # null, which two branches surely accept, is refused.
-    if isinstance(schema.get("oneOf"), list) and sum(map(_surely_null, schema["oneOf"])) > 1:
-        return False
     if isinstance(schema.get("allOf"), list) and not all(_nullable(branch, facts, seen) for branch in schema["allOf"]):
         return False
     return True
-
-
-def _surely_null(schema: Any) -> bool:
-    """Does ``schema`` surely accept ``null``? Only a plain type list with
-    ``null`` (or no keyword but annotations and keywords that do not apply
-    to ``null``) is sure; anything else is not."""
-    if schema is True:
-        return True
-    if not isinstance(schema, dict):
-        return False
-    types = schema.get("type")
-    if types is not None and types != "null" and not (isinstance(types, list) and "null" in types):
-        return False
-    if "enum" in schema and (not isinstance(schema["enum"], list) or None not in schema["enum"]):
-        return False
-    if "const" in schema and schema["const"] is not None:
-        return False
-    return not any(keyword in schema for keyword in ("$ref", "allOf", "anyOf", "oneOf", "not", "if", "$dynamicRef"))
 
 
 def _branch(schema: Any, facts: PayloadFacts) -> Any:

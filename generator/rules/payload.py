@@ -357,3 +357,138 @@ def allof_closed(context: Context) -> Iterator[Diagnostic]:
             members = _members(node, path, True, "", shared, set())
             if len(members) > 1:
                 yield from _closed_conjunction(context, part, members, shared, 0, reported)
+
+
+# --- oneOf whose branches may take one value twice (issue 26) ------------------
+#
+# A value is valid against a oneOf when exactly one branch takes it (JSON
+# Schema 2020-12 §10.2.1.3): a value two branches take is refused. The
+# generated model is a union, which takes a value any member fits, so it
+# cannot count (a split verdict, contract §4.1). The catalog's oneOf branches
+# must therefore exclude each other, and lint shows it from what each branch
+# says at its top (followed through $ref and allOf): its types (an integer is
+# a number too), its const or enum values, or a property every branch
+# requires whose const or enum values differ (a discriminator). What the
+# reading cannot show (bounds, patterns, formats, other required names) is
+# refused: anyOf says "one or more" and gets one verdict from every judge.
+
+_KINDS = {"null": ("null",), "boolean": ("boolean",), "object": ("object",), "array": ("array",),
+          "string": ("string",), "integer": ("integer",), "number": ("integer", "fraction")}
+_EVERY_KIND = frozenset(kind for kinds in _KINDS.values() for kind in kinds)
+_KIND_WORDS = {"null": "null", "boolean": "booleans", "object": "objects", "array": "arrays", "string": "strings",
+               "integer": "integers", "fraction": "numbers"}
+
+
+def _kind_of(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "integer" if value.is_integer() else "fraction"
+    return {str: "string", list: "array", dict: "object"}.get(type(value), "object")
+
+
+def _value_key(value: Any) -> str:
+    """One text for equal JSON values (1 and 1.0 are one value, true and 1 two)."""
+    import json
+
+    def plain(item: Any) -> Any:
+        if isinstance(item, float) and item.is_integer():
+            return int(item)
+        if isinstance(item, list):
+            return [plain(child) for child in item]
+        if isinstance(item, dict):
+            return {str(key): plain(child) for key, child in item.items()}
+        return item
+
+    return json.dumps(plain(value), sort_keys=True, default=str)
+
+
+def _values_of(schema: dict) -> dict[str, Any] | None:
+    """The values ``schema``'s const or enum allows (by ``_value_key``), or None: any."""
+    if "const" in schema:
+        return {_value_key(schema["const"]): schema["const"]}
+    if isinstance(schema.get("enum"), list):
+        return {_value_key(value): value for value in schema["enum"]}
+    return None
+
+
+class _Branch:
+    """What a oneOf branch surely says: the kinds of value it may take, the
+    values (None: any of those kinds), and the values of its discriminating
+    properties (required, with const or enum)."""
+
+    __slots__ = ("kinds", "tags", "values")
+
+    def __init__(self, branch: Any, shared: dict) -> None:
+        self.kinds, self.values, self.tags = set(_EVERY_KIND), None, {}
+        if branch is False:
+            self.kinds = set()
+        required: set[str] = set()
+        tags: dict[str, dict[str, Any]] = {}
+        for member in _members(branch, (), False, "", shared, set()):
+            schema = member.schema
+            kinds = schema.get("type")
+            kinds = [kinds] if isinstance(kinds, str) else kinds
+            if isinstance(kinds, list):
+                self.kinds &= {kind for name in kinds if isinstance(name, str) for kind in _KINDS.get(name, ())}
+            values = _values_of(schema)
+            if values is not None:
+                self.values = values if self.values is None else \
+                    {key: value for key, value in self.values.items() if key in values}
+            if isinstance(schema.get("required"), list):
+                required.update(name for name in schema["required"] if isinstance(name, str))
+            properties = schema.get("properties")
+            for name, prop in properties.items() if isinstance(properties, dict) else ():
+                values = _values_of(prop) if isinstance(prop, dict) else None
+                if values is not None:
+                    tags[name] = values if name not in tags else \
+                        {key: value for key, value in tags[name].items() if key in values}
+        if self.values is not None:
+            self.values = {key: value for key, value in self.values.items() if _kind_of(value) in self.kinds}
+            self.kinds = {_kind_of(value) for value in self.values.values()}
+        self.tags = {name: set(values) for name, values in tags.items() if name in required}
+
+    def overlap(self, other: _Branch) -> str | None:
+        """What both may take (words for a message), or None: they exclude each other."""
+        kinds = self.kinds & other.kinds
+        if not kinds:
+            return None
+        if self.values is not None and other.values is not None:
+            both = [value for key, value in self.values.items() if key in other.values]
+            return f"the value {_value_key(both[0])}" if both else None
+        if self.values is not None or other.values is not None:
+            values = self.values if self.values is not None else other.values
+            return f"the value {_value_key(next(iter(values.values())))}"
+        if kinds == {"object"} and any(not self.tags[name] & other.tags[name] for name in self.tags.keys() & other.tags.keys()):
+            return None  # a required property whose const or enum values differ
+        return " and ".join(_KIND_WORDS[kind] for kind in sorted(kinds, key=list(_KIND_WORDS).index))
+
+
+@set_rule("PAY-ONEOF-EXCLUSIVE", E, "A oneOf's branches exclude each other (other types, const or enum values, "
+          "or a required property with its own const).", profiles=ALL)
+def oneof_exclusive(context: Context) -> Iterator[Diagnostic]:
+    # Not part_findings: a branch brought in by $ref may sit in another file.
+    shared = context.built.catalog_set.schemas
+    for part in payload_parts(context):
+        for path, node in schema_nodes(context, part):
+            branches = node.get("oneOf")
+            if not isinstance(branches, list) or len(branches) < 2:
+                continue
+            read = [_Branch(branch, shared) for branch in branches]
+            found = next(((first, second, what) for second in range(len(read)) for first in range(second)
+                          if (what := read[first].overlap(read[second])) is not None), None)
+            if found is None:
+                continue
+            first, second, what = found
+            yield context.report(
+                "PAY-ONEOF-EXCLUSIVE",
+                f"oneOf branches {first + 1} and {second + 1} may both take {what}: JSON Schema refuses a value "
+                "two branches take (2020-12 §10.2.1.3), the generated model would accept it; write anyOf if a "
+                "value may fit both, or make the branches exclude each other (other types, const or enum values, "
+                "or a property both require with a const of its own)",
+                context.loc(part.file, path + ("oneOf", second)),
+            )
