@@ -135,6 +135,40 @@ def test_a_check_that_reads_another_file_is_run_again(tmp_path: Path) -> None:
 
 
 
+def test_a_schema_check_that_follows_refs_into_another_file_is_run_again(tmp_path: Path) -> None:
+    """PAY-ALLOF-CLOSED and PAY-ONEOF-EXCLUSIVE read the shared schemas a
+    payload references (rules.part_findings with follows_refs): closed or
+    made to overlap in another file, the unchanged event is reported; undone,
+    the finding goes, as a fresh check says."""
+    from .conftest import catalog_text
+
+    catalog = tmp_path / "catalog"
+    catalog.mkdir()
+    shared = ("schemas:\n  Base:\n    type: object\n    description: A base.\n"
+              "    properties:\n      code: {type: string, description: Code.}\n"
+              "  Count:\n    type: integer\n    description: A count.\n")
+    user = catalog_text("cloudevents", catalog_id="user", events=(
+        "  - type: org.example.thing-happened\n    dataversion: 1.0.0\n    title: Thing happened\n"
+        "    description: A thing happened.\n"
+        "    data:\n      description: The thing.\n      allOf: [{$ref: 'a.yaml#/schemas/Base'}]\n"
+        "      properties:\n        note: {type: string, description: Note.}\n"
+        "        size: {description: Size., oneOf: [{$ref: 'a.yaml#/schemas/Count'}, {type: string}]}\n"))
+    (catalog / "a.yaml").write_text(shared, encoding="utf-8")
+    (catalog / "b.yaml").write_text(user, encoding="utf-8")
+    folder = Folder.open(str(catalog))
+    assert [row for row in _rows(folder.check()) if row[4] == "error"] == []
+    for changed, rule in ((shared.replace("  Count:\n    type: integer", "  Count:\n    type: string"), "PAY-ONEOF-EXCLUSIVE"),
+                          (shared.replace("    properties:\n", "    additionalProperties: false\n    properties:\n"),
+                           "PAY-ALLOF-CLOSED"), (shared, None)):
+        folder.set_buffer("a.yaml", changed)
+        incremental = _rows(folder.check())
+        fresh_folder = Folder.open(str(catalog))
+        fresh_folder.set_buffer("a.yaml", changed)
+        assert incremental == _rows(fresh_folder.check())
+        assert {row[0] for row in incremental if row[3] == rule} == (set() if rule is None else {"b.yaml"}), incremental
+        assert [row for row in incremental if row[4] == "error" and row[3] != rule] == [], incremental
+
+
 def test_an_event_check_that_reads_beyond_its_event_says_so() -> None:
     """engine.checks keeps the findings of an unchanged event's checks: a
     check that reads the model of the directory, the rules' shared cache or

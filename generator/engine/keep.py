@@ -28,12 +28,12 @@ from ..model import EventType
 from ..model.build import Build, Built, Rewritten
 
 # The caches of ``rules.Context.cache`` kept between checks: each entry holds
-# the schema object it was made from (``rules.part_findings``,
+# the schema object it was made from (``rules.part_findings``, ``rules.shared_read``,
 # ``catalog._refs_resolved``, ``payload.property_description`` with the
 # descriptions it read), the files' digests (``Context.fingerprint``) or the
 # event object (``engine.checks``'s
 # findings of the checks that read their event alone).
-KEPT_RULE_CACHES = ("part-findings", "refs-resolved", "fingerprints", "event-findings", "described")
+KEPT_RULE_CACHES = ("part-findings", "part-refs", "refs-resolved", "fingerprints", "event-findings", "described")
 
 
 class Keep:

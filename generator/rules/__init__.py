@@ -303,21 +303,53 @@ def schema_nodes(context: Context, part: PayloadPart) -> list[tuple[Path, dict[s
 
 
 def part_findings(
-    context: Context, rule_id: str, part: PayloadPart, compute: Callable[[], Iterable[Diagnostic]]
+    context: Context, rule_id: str, part: PayloadPart, compute: Callable[[], Iterable[Diagnostic]],
+    *, follows_refs: bool = False,
 ) -> list[Diagnostic]:
     """``compute()``: the findings of a check that reads nothing but ``part``
     (cached by the part's schema object, which ``build`` hands back unchanged
     to a long-running caller for an unchanged file, see ``engine.keep``;
-    and in the memo of checks by the content of the part's file)."""
+    and in the memo of checks by the content of the part's file).
+    ``follows_refs``: the check also reads the shared schemas ``part``
+    references, directly or not (cached by their schema objects and files too)."""
     cache = context.cache.setdefault("part-findings", {})
     key = (rule_id, part.file, part.path)
     known = cache.get(key)
-    if known is None or known[0] is not part.schema:
-        # Across runs: by the content of the part's file (its findings' locations are in it).
-        findings, _ = context.remembered(context.fingerprint(rule_id, part.path, (part.file,)), lambda: (compute(), None))
-        known = cache[key] = (part.schema, findings)
+    reads = shared_read(context, part) if follows_refs else ()
+    if known is None or known[0] is not part.schema or len(known[2]) != len(reads) \
+            or any(kept is not shared.schema for kept, shared in zip(known[2], reads)):
+        # Across runs: by the content of the files its findings' locations and schemas are in.
+        files = (part.file, *(shared.file for shared in reads))
+        findings, _ = context.remembered(context.fingerprint(rule_id, part.path, files), lambda: (compute(), None))
+        known = cache[key] = (part.schema, findings, tuple(shared.schema for shared in reads))
     findings: list[Diagnostic] = known[1]
     return findings
+
+
+def shared_read(context: Context, part: PayloadPart) -> tuple[SharedSchema, ...]:
+    """The shared schemas ``part`` references, directly or not, by name (each
+    schema's own references kept by its schema object between checks)."""
+    shared = context.built.catalog_set.schemas
+    direct = context.cache.setdefault("part-refs", {})
+
+    def references(file: str, path: Path, schema: Any) -> frozenset[str]:
+        known = direct.get((file, path))
+        if known is None or known[0] is not schema:
+            names = frozenset(node["$ref"][len("#/$defs/"):] for _, node in subschemas(schema, path)
+                              if isinstance(node.get("$ref"), str) and node["$ref"].startswith("#/$defs/"))
+            known = direct[(file, path)] = (schema, names)
+        found: frozenset[str] = known[1]
+        return found
+
+    seen: set[str] = set()
+    stack = list(references(part.file, part.path, part.schema))
+    while stack:
+        name = stack.pop()
+        if name in seen or name not in shared:
+            continue
+        seen.add(name)
+        stack.extend(references(shared[name].file, shared[name].path, shared[name].schema))
+    return tuple(shared[name] for name in sorted(seen))
 
 
 def shared_schemas_of(document: Document, context: Context) -> Iterator[SharedSchema]:

@@ -347,16 +347,20 @@ def _closed_conjunction(context: Context, part: PayloadPart, members: list[_Memb
 @set_rule("PAY-ALLOF-CLOSED", E, "An allOf's branches allow every property the allOf declares "
           "(no closed branch that leaves one out).", profiles=ALL)
 def allof_closed(context: Context) -> Iterator[Diagnostic]:
-    # Not part_findings: a branch brought in by $ref may sit in another file.
-    shared = context.built.catalog_set.schemas
     for part in payload_parts(context):
-        reported: set[tuple[Path, str]] = set()
-        for path, node in schema_nodes(context, part):
-            if not isinstance(node.get("allOf"), list):
-                continue
-            members = _members(node, path, True, "", shared, set())
-            if len(members) > 1:
-                yield from _closed_conjunction(context, part, members, shared, 0, reported)
+        yield from part_findings(context, "PAY-ALLOF-CLOSED", part, lambda part=part: _allof_closed(context, part),
+                                 follows_refs=True)  # a branch brought in by $ref may sit in another file
+
+
+def _allof_closed(context: Context, part: PayloadPart) -> Iterator[Diagnostic]:
+    shared = context.built.catalog_set.schemas
+    reported: set[tuple[Path, str]] = set()
+    for path, node in schema_nodes(context, part):
+        if not isinstance(node.get("allOf"), list):
+            continue
+        members = _members(node, path, True, "", shared, set())
+        if len(members) > 1:
+            yield from _closed_conjunction(context, part, members, shared, 0, reported)
 
 
 # --- oneOf whose branches may take one value twice (issue 26) ------------------
@@ -471,24 +475,28 @@ class _Branch:
 @set_rule("PAY-ONEOF-EXCLUSIVE", E, "A oneOf's branches exclude each other (other types, const or enum values, "
           "or a required property with its own const).", profiles=ALL)
 def oneof_exclusive(context: Context) -> Iterator[Diagnostic]:
-    # Not part_findings: a branch brought in by $ref may sit in another file.
-    shared = context.built.catalog_set.schemas
     for part in payload_parts(context):
-        for path, node in schema_nodes(context, part):
-            branches = node.get("oneOf")
-            if not isinstance(branches, list) or len(branches) < 2:
-                continue
-            read = [_Branch(branch, shared) for branch in branches]
-            found = next(((first, second, what) for second in range(len(read)) for first in range(second)
-                          if (what := read[first].overlap(read[second])) is not None), None)
-            if found is None:
-                continue
-            first, second, what = found
-            yield context.report(
-                "PAY-ONEOF-EXCLUSIVE",
-                f"oneOf branches {first + 1} and {second + 1} may both take {what}: JSON Schema refuses a value "
-                "two branches take (2020-12 §10.2.1.3), the generated model would accept it; write anyOf if a "
-                "value may fit both, or make the branches exclude each other (other types, const or enum values, "
-                "or a property both require with a const of its own)",
-                context.loc(part.file, path + ("oneOf", second)),
-            )
+        yield from part_findings(context, "PAY-ONEOF-EXCLUSIVE", part, lambda part=part: _oneof_exclusive(context, part),
+                                 follows_refs=True)  # a branch brought in by $ref may sit in another file
+
+
+def _oneof_exclusive(context: Context, part: PayloadPart) -> Iterator[Diagnostic]:
+    shared = context.built.catalog_set.schemas
+    for path, node in schema_nodes(context, part):
+        branches = node.get("oneOf")
+        if not isinstance(branches, list) or len(branches) < 2:
+            continue
+        read = [_Branch(branch, shared) for branch in branches]
+        found = next(((first, second, what) for second in range(len(read)) for first in range(second)
+                      if (what := read[first].overlap(read[second])) is not None), None)
+        if found is None:
+            continue
+        first, second, what = found
+        yield context.report(
+            "PAY-ONEOF-EXCLUSIVE",
+            f"oneOf branches {first + 1} and {second + 1} may both take {what}: JSON Schema refuses a value "
+            "two branches take (2020-12 §10.2.1.3), the generated model would accept it; write anyOf if a "
+            "value may fit both, or make the branches exclude each other (other types, const or enum values, "
+            "or a property both require with a const of its own)",
+            context.loc(part.file, path + ("oneOf", second)),
+        )
