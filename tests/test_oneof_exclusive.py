@@ -96,6 +96,8 @@ EXCLUSIVE = {
     "two consts": ([{"const": "a"}, {"const": "b"}], None, [("a", True), ("b", True), ("c", False)]),
     "a const and a type it is not": ([{"const": "v1"}, {"type": "integer"}], None,
                                      [("v1", True), (3, True), ("v2", False)]),
+    "a true const and an integer": ([{"const": True}, {"type": "integer"}], None,
+                                    [(True, True), (1, True), (1.0, True), (0, True), (False, False), ("true", False)]),
     "objects with a discriminator": ([{"$ref": "#/schemas/Card"}, {"$ref": "#/schemas/Bank"}],
                                      {"Card": CARD, "Bank": BANK},
                                      [({"kind": "card", "number": "1"}, True), ({"kind": "bank", "iban": "NL"}, True),
@@ -126,3 +128,42 @@ def test_a_one_of_whose_branches_exclude_each_other_gets_one_verdict(
     assert set(verdicts.values()) == {accepted}, (verdicts, judges.why)
     if accepted:
         judges.round_trip(event)
+
+
+# Found by review (issue 26): pydantic's Literal[True] takes 1 and 1.0, and
+# Literal[1] takes true, each giving another value back; JSON Schema's const
+# and enum compare JSON values (2020-12 §4.2.2: true is no 1, 1.0 is 1).
+CONSTS = {
+    "catalog": "drawn", "title": "Consts", "version": "1.0.0", "profile": "cloudevents",
+    "producer": {"source": ENVELOPE["source"]}, "defaults": {"datacontenttype": "application/json"},
+    "events": [{
+        "type": "org.example.consts", "dataversion": "1.0.0", "title": "Consts",
+        "description": "A payload of consts and enums.",
+        "data": {"type": "object", "description": "The payload.", "properties": {
+            "flag": {"const": True, "description": "Always true."},
+            "one": {"const": 1, "description": "Always 1."},
+            "mixed": {"enum": [1, True, "v1"], "description": "One of three kinds."},
+        }},
+    }],
+}
+CONST_CASES = [("flag", True, True), ("flag", 1, False), ("flag", 1.0, False), ("one", 1, True), ("one", 1.0, True),
+               ("one", True, False), ("mixed", 1, True), ("mixed", 1.0, True), ("mixed", True, True),
+               ("mixed", False, False), ("mixed", "v1", True), ("mixed", "1", False), ("one", 2**63, False)]
+
+
+@pytest.fixture(scope="module")
+def const_judges(tmp_path_factory: pytest.TempPathFactory) -> Judges:
+    judges = Judges(CONSTS, tmp_path_factory.mktemp("consts"))
+    assert judges.errors == []
+    judges.generate()
+    return judges
+
+
+@pytest.mark.parametrize(("name", "value", "accepted"), CONST_CASES, ids=[f"{n}={v!r}" for n, v, _ in CONST_CASES])
+def test_consts_and_enums_compare_json_values(const_judges: Judges, name: str, value: Any, accepted: bool) -> None:
+    event = {**ENVELOPE, "type": "org.example.consts", "data": {name: value}}
+    verdicts = const_judges.verdicts(event)
+    assert verdicts.get("jsonschema", accepted) is accepted  # the case is what JSON Schema says (2**63: evcat's limit)
+    assert set(verdicts.values()) == {accepted}, (verdicts, const_judges.why)
+    if accepted:
+        const_judges.round_trip(event)  # 1.0 comes back as 1.0, true as true

@@ -491,15 +491,12 @@ def _drawn_catalogs() -> Any:
     @st.composite
     def build(draw: Any) -> dict[str, Any]:
         catalog = draw(catalogs())
-        # Not about one verdict (tests/test_oneof_exclusive.py): a oneOf whose
-        # branches may both take a value travels like any other schema.
-        catalog["rules"] = {"PAY-ONEOF-EXCLUSIVE": "off"}
         channels = draw(st.dictionaries(st.sampled_from(CHANNEL_NAMES), channel, max_size=3))
         if channels:
             catalog["channels"] = channels
         if draw(st.booleans()):
             catalog["producer"] = {"source": "https://example.org/{tenant}/drawn"}
-            catalog["rules"]["CE-SOURCE-URI"] = "off"
+            catalog["rules"] = {"CE-SOURCE-URI": "off"}
         for event in catalog["events"]:
             if draw(st.integers(0, 3)) == 0:
                 event["dataversion"] = draw(st.sampled_from(["1.0.1", "2.10.0", "0.1.0"]))
@@ -524,9 +521,21 @@ def _round_trip(document: dict[str, Any], root: Path) -> tuple[CatalogSet, Catal
     from generator.commands.lint import check
     from generator.loader import load_text
 
-    result = check([load_text(yaml.safe_dump(document, sort_keys=False), "c.yaml")])
+    text = yaml.safe_dump(document, sort_keys=False)
+    result = check([load_text(text, "c.yaml")])
     if result.has_errors:
-        return None
+        # The events lint refuses for one verdict (a oneOf whose branches may
+        # both take a value, a closed allOf branch: tests/test_oneof_exclusive.py)
+        # are left out; the others travel.
+        starts = [number for number, line in enumerate(text.splitlines(), 1) if line.startswith("- type: ")]
+        refused = {sum(start <= d.location.line for start in starts) - 1 for d in result.diagnostics
+                   if d.severity is Severity.ERROR}
+        if -1 in refused:
+            return None  # outside the events
+        document = {**document, "events": [e for i, e in enumerate(document["events"]) if i not in refused]}
+        result = check([load_text(yaml.safe_dump(document, sort_keys=False), "c.yaml")])
+        if result.has_errors or not document["events"]:
+            return None
     files = render(result.catalog_set, ["xregistry"], RunConfig(jobs=1))["xregistry"]
     (content,) = files.values()
     written = root / "drawn.xreg.json"

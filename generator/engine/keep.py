@@ -28,7 +28,7 @@ from ..model import EventType
 from ..model.build import Build, Built, Rewritten
 
 # The caches of ``rules.Context.cache`` kept between checks: each entry holds
-# the schema object it was made from (``rules.part_findings``, ``rules.shared_read``,
+# the schema object it was made from (``rules.part_findings``, ``rules.shared_generation``,
 # ``catalog._refs_resolved``, ``payload.property_description`` with the
 # descriptions it read), the files' digests (``Context.fingerprint``) or the
 # event object (``engine.checks``'s

@@ -382,7 +382,7 @@ def _with_facts(source: str, facts: PayloadFacts) -> str:
         source = _replace_word(source, "StrictInt", "JsonInt")
         source = re.sub(r"(from pydantic import [^\n]*?)JsonInt, |, JsonInt(?=[,\n])", r"\1", source)
         source = _with_runtime_import(source, "JsonInt")
-    source = _literals_without_booleans(source)
+    source = _json_literals(source)
     lines = []
     classes = set(re.findall(r"^class (.*?)\(", source, re.MULTILINE))  # one pass (a pattern per title cost a quarter second)
     for title in sorted(set(facts.not_null) | set(facts.defaults)):
@@ -409,21 +409,22 @@ def _with_runtime_import(source: str, name: str) -> str:
                   lambda m: "from ._cloudevents import " + ", ".join(sorted({*m[1].split(", "), name})), source, count=1)
 
 
-def _literals_without_booleans(source: str) -> str:
-    """Each ``Literal`` of numbers (a ``const`` or ``enum``) refuses booleans,
-    as JSON Schema does (pydantic's ``Literal[1]`` takes ``true`` and gives
-    ``1`` back): ``Annotated[Literal[1], NotBool]``."""
+def _json_literals(source: str) -> str:
+    """Each ``Literal`` that holds a number or a boolean (a ``const`` or
+    ``enum``) takes what JSON Schema's takes, as sent (pydantic's
+    ``Literal[1]`` takes ``true``, ``Literal[True]`` takes ``1``, and both
+    give another value back): ``Annotated[Literal[1], JsonConst()]``."""
 
-    def strict(match: re.Match[str]) -> str:
+    def exact(match: re.Match[str]) -> str:
         values = _QUOTED.sub("", match[1])
-        if not re.search(r"\d", values) or re.search(r"\b(?:True|False)\b", values):
+        if not re.search(r"\d|\b(?:True|False)\b", values):
             return match[0]
-        return f"Annotated[{match[0]}, NotBool]"
+        return f"Annotated[{match[0]}, JsonConst()]"
 
-    changed = _LITERAL.sub(strict, source)
+    changed = _LITERAL.sub(exact, source)
     if changed == source:
         return source
-    changed = _with_runtime_import(changed, "NotBool")
+    changed = _with_runtime_import(changed, "JsonConst")
     if not re.search(r"^from typing import [^\n]*\bAnnotated\b", changed, re.MULTILINE):
         changed = re.sub(r"^from typing import ", "from typing import Annotated, ", changed, count=1, flags=re.MULTILINE)
     return changed

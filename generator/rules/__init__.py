@@ -9,6 +9,7 @@ documents); they return diagnostics and never raise for bad input.
 from __future__ import annotations
 
 import hashlib
+import operator
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -311,45 +312,52 @@ def part_findings(
     to a long-running caller for an unchanged file, see ``engine.keep``;
     and in the memo of checks by the content of the part's file).
     ``follows_refs``: the check also reads the shared schemas ``part``
-    references, directly or not (cached by their schema objects and files too)."""
+    references: where it references any, its findings are kept while no
+    shared schema of the directory changes (and by the content of every file
+    that holds one)."""
     cache = context.cache.setdefault("part-findings", {})
     key = (rule_id, part.file, part.path)
     known = cache.get(key)
-    reads = shared_read(context, part) if follows_refs else ()
-    if known is None or known[0] is not part.schema or len(known[2]) != len(reads) \
-            or any(kept is not shared.schema for kept, shared in zip(known[2], reads)):
+    generation = shared_generation(context) if follows_refs and _references(context, part) else None
+    if known is None or known[0] is not part.schema or known[2] != generation:
         # Across runs: by the content of the files its findings' locations and schemas are in.
-        files = (part.file, *(shared.file for shared in reads))
+        files = (part.file,) if generation is None else (part.file, *_shared_files(context))
         findings, _ = context.remembered(context.fingerprint(rule_id, part.path, files), lambda: (compute(), None))
-        known = cache[key] = (part.schema, findings, tuple(shared.schema for shared in reads))
+        known = cache[key] = (part.schema, findings, generation)
     findings: list[Diagnostic] = known[1]
     return findings
 
 
-def shared_read(context: Context, part: PayloadPart) -> tuple[SharedSchema, ...]:
-    """The shared schemas ``part`` references, directly or not, by name (each
-    schema's own references kept by its schema object between checks)."""
-    shared = context.built.catalog_set.schemas
+def _references(context: Context, part: PayloadPart) -> bool:
+    """Whether ``part`` has a ``$ref`` (kept by its schema object between checks)."""
     direct = context.cache.setdefault("part-refs", {})
+    known = direct.get((part.file, part.path))
+    if known is None or known[0] is not part.schema:
+        found = any(isinstance(node.get("$ref"), str) for _, node in subschemas(part.schema, part.path))
+        known = direct[(part.file, part.path)] = (part.schema, found)
+    has: bool = known[1]
+    return has
 
-    def references(file: str, path: Path, schema: Any) -> frozenset[str]:
-        known = direct.get((file, path))
-        if known is None or known[0] is not schema:
-            names = frozenset(node["$ref"][len("#/$defs/"):] for _, node in subschemas(schema, path)
-                              if isinstance(node.get("$ref"), str) and node["$ref"].startswith("#/$defs/"))
-            known = direct[(file, path)] = (schema, names)
-        found: frozenset[str] = known[1]
-        return found
 
-    seen: set[str] = set()
-    stack = list(references(part.file, part.path, part.schema))
-    while stack:
-        name = stack.pop()
-        if name in seen or name not in shared:
-            continue
-        seen.add(name)
-        stack.extend(references(shared[name].file, shared[name].path, shared[name].schema))
-    return tuple(shared[name] for name in sorted(seen))
+def shared_generation(context: Context) -> int:
+    """A number that changes whenever a shared schema of the directory does
+    (by object: ``build`` hands back an unchanged file's schemas unchanged)."""
+    if "shared-generation" not in context.cache:
+        shared = tuple(schema.schema for schema in context.built.catalog_set.schemas.values())
+        kept = context.cache.setdefault("part-refs", {})
+        before = kept.get("generation")
+        same = before is not None and len(before[0]) == len(shared) and all(map(operator.is_, before[0], shared))
+        kept["generation"] = (shared, before[1] if same else (before[1] + 1 if before else 0))
+        context.cache["shared-generation"] = kept["generation"][1]
+    generation: int = context.cache["shared-generation"]
+    return generation
+
+
+def _shared_files(context: Context) -> tuple[str, ...]:
+    if "shared-files" not in context.cache:
+        context.cache["shared-files"] = tuple(sorted({schema.file for schema in context.built.catalog_set.schemas.values()}))
+    files: tuple[str, ...] = context.cache["shared-files"]
+    return files
 
 
 def shared_schemas_of(document: Document, context: Context) -> Iterator[SharedSchema]:

@@ -179,7 +179,7 @@ def _known_formats(context: Context, part: PayloadPart) -> Iterator[Diagnostic]:
 SPLIT_FORMATS = {"regex": "Python's re and ECMA-262 engines read a regular expression's syntax differently"}
 
 
-@set_rule("PAY-FORMAT-VERDICT", E, "A payload format gets one verdict from every judge (not regex).", profiles=ALL)
+@set_rule("PAY-FORMAT-VERDICT", E, "A payload format gets one verdict from every judge (not regex).", profiles=ALL, fixed=True)
 def format_verdict(context: Context) -> Iterator[Diagnostic]:
     for part in payload_parts(context):
         yield from part_findings(context, "PAY-FORMAT-VERDICT", part, lambda part=part: _format_verdict(context, part))
@@ -263,44 +263,99 @@ class _Member:
         self.schema, self.site, self.local, self.label = schema, site, local, label
 
 
+_MEMBERS_AT_MOST = 10_000  # schemas one conjunction gathers (a long $ref chain or fan-out ends there)
+
+
 def _members(schema: Any, site: Path, local: bool, label: str, shared: dict, seen: set[int]) -> list[_Member]:
-    """``schema`` and every schema its ``allOf`` and ``$ref`` (transitively) make apply to the same value."""
-    if not isinstance(schema, dict) or id(schema) in seen:
-        return []
-    seen.add(id(schema))
-    found = [_Member(schema, site, local, label)]
-    ref = schema.get("$ref")
-    if isinstance(ref, str) and ref.startswith("#/$defs/"):
-        target = shared.get(ref[len("#/$defs/"):])
-        if target is not None:
-            found += _members(target.schema, site, False, target.declared_name, shared, seen)
-    branches = schema.get("allOf")
-    if isinstance(branches, list):
-        for index, branch in enumerate(branches):
-            found += _members(branch, site + ("allOf", index) if local else site, local,
-                              f"{label}allOf[{index}]" if local else label, shared, seen)
+    """``schema`` and every schema its ``allOf`` and ``$ref`` (transitively) make
+    apply to the same value, in document order (no recursion: a chain of
+    references may be as long as the catalog is)."""
+    found: list[_Member] = []
+    stack = [(schema, site, local, label)]
+    while stack and len(found) < _MEMBERS_AT_MOST:
+        schema, site, local, label = stack.pop()
+        if not isinstance(schema, dict) or id(schema) in seen:
+            continue
+        seen.add(id(schema))
+        found.append(_Member(schema, site, local, label))
+        after: list[tuple[Any, Path, bool, str]] = []
+        ref = schema.get("$ref")
+        if isinstance(ref, str) and ref.startswith("#/$defs/"):
+            target = shared.get(ref[len("#/$defs/"):])
+            if target is not None:
+                after.append((target.schema, site, False, target.declared_name))
+        branches = schema.get("allOf")
+        if isinstance(branches, list):
+            after += [(branch, site + ("allOf", index) if local else site, local,
+                       f"{label}allOf[{index}]" if local else label) for index, branch in enumerate(branches)]
+        stack.extend(reversed(after))
     return found
+
+
+def _matches(pattern: Any, name: str) -> bool:
+    """Whether the catalog's ``pattern`` (ECMA-262) finds ``name``; True for a
+    pattern lint refuses or cannot read (other rules say so: no finding is
+    built on it). Only a pattern PAY-PATTERN-BACKTRACK accepts is run, so the
+    search is linear in the name."""
+    import re
+
+    from ..pattern_cost import backtracking
+    from ..patterns import python_pattern
+
+    if not isinstance(pattern, str):
+        return True
+    try:
+        if backtracking(pattern):
+            return True
+        return re.search(python_pattern(pattern), name) is not None
+    except Exception:  # noqa: BLE001  (re.error, RecursionError of a deeply nested pattern: unreadable)
+        return True
 
 
 def _listed(member: dict, name: str) -> bool:
     """Whether ``member``'s ``properties`` or ``patternProperties`` cover ``name``."""
-    import re
-
     properties = member.get("properties")
     if isinstance(properties, dict) and name in properties:
         return True
     patterns = member.get("patternProperties")
-    for pattern in patterns if isinstance(patterns, dict) else ():
-        try:
-            if isinstance(pattern, str) and re.search(pattern, name):
-                return True
-        except re.error:
-            return True  # an unreadable pattern: other rules say so; no finding built on it
-    return False
+    return any(_matches(pattern, name) for pattern in (patterns if isinstance(patterns, dict) else ()))
+
+
+def _name_allowed(names: dict, name: str) -> bool:
+    """Whether the ``propertyNames`` schema ``names`` surely takes ``name``
+    (its const, enum or pattern say so; any other keyword is not followed)."""
+    if set(names) - {"const", "enum", "pattern", "type", "description", "title"} or names.get("type", "string") != "string":
+        return False
+    if "const" in names and names["const"] != name:
+        return False
+    if "enum" in names and not (isinstance(names["enum"], list) and name in names["enum"]):
+        return False
+    return "pattern" not in names or _matches(names["pattern"], name)
+
+
+def _refusal(closed: dict, name: str) -> str | None:
+    """Why the branch ``closed`` refuses (or constrains) a name another branch
+    declares, or None: it takes it as the declaring branch says."""
+    names = closed.get("propertyNames")
+    if isinstance(names, dict) and names and not _name_allowed(names, name):
+        return "its propertyNames applies to every name of the object"
+    if _listed(closed, name):
+        return None
+    for keyword in ("additionalProperties", "unevaluatedProperties"):
+        extra = closed.get(keyword, True)
+        if extra is False:
+            return f"its {keyword}: false refuses it"
+        if isinstance(extra, dict) and extra:
+            return f"its {keyword} schema applies to it too"
+    return None  # open (absent, true, {}), or not a schema (CAT-SCHEMA says so)
 
 
 def _closed_conjunction(context: Context, part: PayloadPart, members: list[_Member], shared: dict,
-                        depth: int, reported: set[tuple[Path, str]]) -> Iterator[Diagnostic]:
+                        depth: int, reported: set[tuple[Path, str]], walked: set[frozenset[int]]) -> Iterator[Diagnostic]:
+    key = frozenset(id(member.schema) for member in members)
+    if key in walked:
+        return  # the same schemas again (a recursive $ref): nothing new below
+    walked.add(key)
     declared: dict[str, list[_Member]] = {}
     for member in members:
         properties = member.schema.get("properties")
@@ -309,13 +364,9 @@ def _closed_conjunction(context: Context, part: PayloadPart, members: list[_Memb
                 if isinstance(name, str):
                     declared.setdefault(name, []).append(member)
     for closed in members:
-        extra = closed.schema.get("additionalProperties", True)
-        if extra is not False and not (isinstance(extra, dict) and extra):
-            continue  # open (absent, true, {}), or not a schema (CAT-SCHEMA says so)
-        what = "its additionalProperties: false refuses it" if extra is False else \
-            "its additionalProperties schema applies to it too"
         for name, declaring in declared.items():
-            if _listed(closed.schema, name):
+            what = _refusal(closed.schema, name)
+            if what is None:
                 continue
             where = next((m for m in declaring if m.local), declaring[0])
             path = where.site + ("properties", name) if where.local else where.site
@@ -325,9 +376,9 @@ def _closed_conjunction(context: Context, part: PayloadPart, members: list[_Memb
             branch = f"'{closed.label}'" if closed.label else "the allOf's own schema"
             yield context.report(
                 "PAY-ALLOF-CLOSED",
-                f"property '{name}' is declared in an allOf whose branch {branch} does not list it, and {what} "
+                f"property '{name}' is declared in an allOf whose branch {branch} does not allow it as declared, and {what} "
                 "(JSON Schema applies every branch to the whole object; the generated model would not): "
-                f"list '{name}' under the properties of {branch}, or leave out its additionalProperties",
+                f"list '{name}' under the properties of {branch}, or leave out what closes it",
                 context.key_loc(part.file, path) if where.local else context.loc(part.file, path),
             )
     if depth >= _CONJUNCTION_DEPTH:
@@ -341,11 +392,15 @@ def _closed_conjunction(context: Context, part: PayloadPart, members: list[_Memb
             value = member.schema["properties"][name]
             nested += _members(value, member.site + ("properties", name) if member.local else member.site,
                                member.local, f"{member.label}.{name}" if member.label else name, shared, seen)
-        yield from _closed_conjunction(context, part, nested, shared, depth + 1, reported)
+        yield from _closed_conjunction(context, part, nested, shared, depth + 1, reported, walked)
+
+
+# Keywords beside a $ref that make it a conjunction of its own (2020-12 §8.2.3.1: $ref is an applicator).
+_BESIDE_REF = ("properties", "patternProperties", "additionalProperties", "unevaluatedProperties", "propertyNames")
 
 
 @set_rule("PAY-ALLOF-CLOSED", E, "An allOf's branches allow every property the allOf declares "
-          "(no closed branch that leaves one out).", profiles=ALL)
+          "(no closed branch that leaves one out).", profiles=ALL, fixed=True)
 def allof_closed(context: Context) -> Iterator[Diagnostic]:
     for part in payload_parts(context):
         yield from part_findings(context, "PAY-ALLOF-CLOSED", part, lambda part=part: _allof_closed(context, part),
@@ -355,12 +410,14 @@ def allof_closed(context: Context) -> Iterator[Diagnostic]:
 def _allof_closed(context: Context, part: PayloadPart) -> Iterator[Diagnostic]:
     shared = context.built.catalog_set.schemas
     reported: set[tuple[Path, str]] = set()
+    walked: set[frozenset[int]] = set()
     for path, node in schema_nodes(context, part):
-        if not isinstance(node.get("allOf"), list):
+        if not isinstance(node.get("allOf"), list) and not (
+                isinstance(node.get("$ref"), str) and any(keyword in node for keyword in _BESIDE_REF)):
             continue
         members = _members(node, path, True, "", shared, set())
         if len(members) > 1:
-            yield from _closed_conjunction(context, part, members, shared, 0, reported)
+            yield from _closed_conjunction(context, part, members, shared, 0, reported, walked)
 
 
 # --- oneOf whose branches may take one value twice (issue 26) ------------------
@@ -473,7 +530,7 @@ class _Branch:
 
 
 @set_rule("PAY-ONEOF-EXCLUSIVE", E, "A oneOf's branches exclude each other (other types, const or enum values, "
-          "or a required property with its own const).", profiles=ALL)
+          "or a required property with its own const).", profiles=ALL, fixed=True)
 def oneof_exclusive(context: Context) -> Iterator[Diagnostic]:
     for part in payload_parts(context):
         yield from part_findings(context, "PAY-ONEOF-EXCLUSIVE", part, lambda part=part: _oneof_exclusive(context, part),

@@ -572,8 +572,8 @@ class _Int64:
                 type(value) is int and not INT64_MIN <= value <= INT64_MAX
                 for value in node["expected"]
             )
-        if kind == "function-before":
-            return _ours(node["function"]["function"]) == "_not_bool"
+        if kind == "function-wrap":
+            return _ours(node["function"]["function"]) == "_json_const"  # refuses them itself
         if kind == "function-plain":
             return _ours(node["function"]["function"]) in _TEXT_CHECKS
         return False

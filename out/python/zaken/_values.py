@@ -30,7 +30,9 @@ from pydantic import (
     ValidationError,
     WithJsonSchema,
 )
-from pydantic_core import SchemaValidator
+from pydantic_core import SchemaValidator, core_schema
+
+from ._reading import INT64_MAX, INT64_MIN
 
 __all__ = [
     "ATTRIBUTE_NAME",
@@ -71,13 +73,13 @@ __all__ = [
     "Ipv6",
     "Iri",
     "IriReference",
+    "JsonConst",
     "JsonInt",
     "JsonPointer",
     "MediaType",
     "NonEmptyString",
     "NonEmptyUriReference",
     "NormoTimestamp",
-    "NotBool",
     "Number",
     "RelativeJsonPointer",
     "SequenceString",
@@ -519,17 +521,42 @@ Int32 = Annotated[
 JsonInt = Annotated[int, BeforeValidator(integral), Strict()]
 
 
-def _not_bool(value: Any) -> Any:
-    # JSON Schema const/enum compare JSON values: true is no 1 (pydantic's
-    # Literal[1] takes it, and gives 1 back).
-    if isinstance(value, bool):
-        # a ValueError: pydantic turns only that into a validation error
-        raise ValueError("a boolean is not a number")  # noqa: TRY004
-    return value
+class _JsonConstCheck:
+    """The check of ``JsonConst``: ``values`` are the Literal's."""
+
+    __slots__ = ("__name__", "values")
+
+    def __init__(self, values: tuple[Any, ...]) -> None:
+        self.values = values
+        self.__name__ = "_json_const"  # the fast path knows it (_fastpath._ours)
+
+    def __call__(self, value: Any, handler: Callable[[Any], Any]) -> Any:
+        # JSON Schema's const and enum compare JSON values (2020-12 §4.2.2):
+        # true is no 1 and 1 no true (pydantic's Literal[1] takes true, and
+        # Literal[True] takes 1), 1.0 is 1 and stays 1.0 (the text is kept).
+        if isinstance(value, bool):
+            if not any(type(known) is bool and known is value for known in self.values):
+                raise ValueError(f"{value!r} is none of {list(self.values)!r}")
+            return value
+        if isinstance(value, (int, float)):
+            if isinstance(value, int) and not INT64_MIN <= value <= INT64_MAX:
+                raise ValueError("an integer beyond 64 bits")  # README, Limits
+            if not any(type(known) in (int, float) and known == value for known in self.values):
+                raise ValueError(f"{value!r} is none of {list(self.values)!r}")
+            return value
+        return handler(value)  # text and null: the Literal's own check
 
 
-# Before a Literal of numbers only (the Python renderer puts it there).
-NotBool = BeforeValidator(_not_bool)
+class JsonConst:
+    """After a Literal that holds a number or a boolean (the Python renderer
+    puts it there): ``Annotated[Literal[1, True], JsonConst()]`` takes the
+    values JSON Schema's const or enum takes, as sent."""
+
+    def __get_pydantic_core_schema__(self, source: Any, handler: Callable[[Any], Any]) -> Any:
+        schema = handler(source)
+        return core_schema.no_info_wrap_validator_function(_JsonConstCheck(tuple(schema["expected"])), schema)
+
+
 # A payload ``number`` (JSON Schema 2020-12 §6.1.1): an integer stays an int
 # (sent as 1, written as 1, exact beyond 2**53), a fraction a float (contract
 # §4.1: round trips keep the text of every value).
