@@ -47,7 +47,12 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 def pytest_collection_finish(session: pytest.Session) -> None:
     """A test module may start its long external work (a Node.js build) in the
     background as soon as the run's tests are known, so that it overlaps the
-    tests before it: ``start_in_background(items)``, given its selected items."""
+    tests before it: ``start_in_background(items)``, given its selected items.
+    Not in a pytest-xdist worker: every worker collects every test, and the
+    other worker keeps the second core busy anyway (the module's fixture then
+    builds when its tests run)."""
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        return
     modules: dict[Any, list[pytest.Item]] = {}
     for item in session.items:
         module = getattr(item, "module", None)

@@ -49,6 +49,7 @@ def test_spec_examples_import_lint_and_generate(node_tools: Path, tmp_path: Path
     counts = _parser_counts(node_tools, sources)
     catalogs = tmp_path / "catalog"
     imported = 0
+    refused_for_one_verdict: list[str] = []
     for source in sources:
         name = _name(source)
         count = counts[source]
@@ -64,16 +65,26 @@ def test_spec_examples_import_lint_and_generate(node_tools: Path, tmp_path: Path
             assert "not imported: its payload is in application/vnd.apache.avro" in err
             assert not out.exists()
             continue
-        assert code == 0, (source, err)
         assert not count["errors"], count
         (written,) = out.glob("*.yaml")
         document = yaml.safe_load(written.read_text())
         assert len(document["events"]) == count["importable"], (source, count, [e["type"] for e in document["events"]])
         errors = [d for d in lint(str(out)).diagnostics if d.severity is Severity.ERROR]
+        if code == 1 and errors and {d.rule for d in errors} <= {"PAY-KEYWORD-VERDICT", "PAY-ONEOF-EXCLUSIVE"}:
+            # imported as written, and refused where the generated model cannot
+            # give JSON Schema's verdict: a 'not' schema, a oneOf of open objects
+            # that one value can match both (README, one verdict)
+            refused_for_one_verdict.append(source.name)
+            continue
+        assert code == 0, (source, err)
         assert errors == [], (source, errors)
         shutil.copy(written, catalogs / written.name) if catalogs.exists() else (catalogs.mkdir(), shutil.copy(written, catalogs))
         imported += 1
-    assert imported == len(sources) - 1
+    assert sorted(refused_for_one_verdict) == [  # a 'not' schema; oneOfs of open objects told apart by nothing
+        "kraken-websocket-request-reply-message-filter-in-reply-asyncapi.yml",
+        "kraken-websocket-request-reply-multiple-channels-asyncapi.yml", "not-asyncapi.yml", "not.yml",
+        "oneof-asyncapi.yml", "oneof.yml"]
+    assert imported == len(sources) - 1 - len(refused_for_one_verdict)
     # all of them generate (one run over the directory of every imported catalog)
     assert main(["generate", str(catalogs), "-o", str(tmp_path / "out"), "--no-cache"]) == 0, capsys.readouterr()
     assert len(list((tmp_path / "out" / "asyncapi").glob("*.yaml"))) == imported

@@ -136,3 +136,48 @@ def test_a_recursive_fan_out_ends(tmp_path: Path) -> None:
     out = _hostile(tmp_path, {"A": fan("A"), "B": fan("B")},
                    {"type": "object", "allOf": [{"$ref": "#/schemas/A"}, {"$ref": "#/schemas/B"}]})
     assert "no problems" in out, out
+
+
+# What the generated model does not check (found by a probe of every keyword of
+# the format, issue 26): each was accepted by parse_event and from_http and
+# refused by every schema judge. (the property's schema, a value JSON Schema refuses)
+UNCHECKED = {
+    "not": ({"not": {"type": "string"}}, "s"),
+    "if": ({"if": {"type": "integer"}, "then": {"minimum": 5}}, 1),
+    "dependentRequired": ({"type": "object", "dependentRequired": {"a": ["b"]}}, {"a": 1}),
+    "dependentSchemas": ({"type": "object", "dependentSchemas": {"a": {"required": ["b"]}}}, {"a": 1}),
+    "uniqueItems": ({"type": "array", "items": {"type": "integer"}, "uniqueItems": True}, [1, 1]),
+    "contains": ({"type": "array", "contains": {"const": 2}}, [1]),
+    "prefixItems": ({"type": "array", "prefixItems": [{"type": "integer"}]}, ["s"]),
+    "const": ({"const": {"a": 1}}, {"a": 2}),
+    "enum": ({"enum": [0.5, 2]}, 1),
+    "required": ({"type": "object", "required": ["a"]}, {"c": 1}),
+    "maxLength": ({"maxLength": 1}, "ab"),
+    "minimum": ({"minimum": 5}, 1),
+    "allOf": ({"allOf": [{"type": "string"}, {"pattern": "^a"}]}, "b"),
+}
+
+
+@pytest.mark.parametrize("keyword", UNCHECKED)
+def test_what_the_model_does_not_check_is_refused(keyword: str, tmp_path_factory: pytest.TempPathFactory) -> None:
+    schema, refused = UNCHECKED[keyword]
+    data = {"type": "object", "properties": {"v": {**schema, "description": "V."}}}
+    judges = Judges(_catalog(data, {}), tmp_path_factory.mktemp("unchecked"), refused_too=True)
+    assert {d.rule for d in judges.errors} == {"PAY-KEYWORD-VERDICT"}, judges.errors
+    assert any(d.message.startswith(f"'{keyword}': ") for d in judges.errors), judges.errors
+    # Why: the keyword decides (JSON Schema refuses the value).
+    event = {**ENVELOPE, "type": "org.example.closed", "data": {"v": refused}}
+    _, python_judge, rust_judge = judges.schemas["org.example.closed"]
+    assert not python_judge.is_valid(event) and not rust_judge.is_valid(event)
+
+
+@pytest.mark.parametrize("schema", [
+    {"type": "object", "maxProperties": 1}, {"type": "object", "propertyNames": {"maxLength": 1}},
+    {"type": "array", "maxItems": 1, "uniqueItems": False}, {"type": ["string", "null"], "maxLength": 1},
+    {"enum": ["a", 1, True]}, {"allOf": [{"$ref": "#/schemas/Base"}], "description": "Annotated."},
+    {"$ref": "#/schemas/Base", "required": ["a"]}, {"type": "number", "multipleOf": 0.5},
+], ids=str)
+def test_what_the_model_checks_is_not_refused(schema: dict[str, Any], tmp_path_factory: pytest.TempPathFactory) -> None:
+    data = {"type": "object", "properties": {"v": {"description": "V.", **schema}}}
+    judges = Judges(_catalog(data, {"Base": BASE}), tmp_path_factory.mktemp("checked"), refused_too=True)
+    assert judges.errors == []

@@ -557,3 +557,97 @@ def _oneof_exclusive(context: Context, part: PayloadPart) -> Iterator[Diagnostic
             "or a property both require with a const of its own)",
             context.loc(part.file, path + ("oneOf", second)),
         )
+
+
+# --- what the generated model cannot check (issue 26) ---------------------------
+#
+# Each construct below is one the generated model (datamodel-code-generator's
+# pydantic classes, evcat's types) does not check, while `evcat validate`,
+# the example check and event.schema.json's validators do: a split verdict
+# (contract §4.1), shown by tests/test_one_verdict_lint.py for each. The
+# catalog refuses them until the model checks them too.
+
+# Keywords the model ignores (JSON Schema 2020-12 §10.2.2, §10.3.1, §6.4, §6.5).
+_UNCHECKED = {
+    "not": "a value a 'not' schema refuses", "if": "an 'if'/'then'/'else' condition",
+    "then": "an 'if'/'then'/'else' condition", "else": "an 'if'/'then'/'else' condition",
+    "dependentRequired": "names another name requires", "dependencies": "names another name requires",
+    "dependentSchemas": "a schema another name brings in", "prefixItems": "the schemas of the first items",
+    "contains": "what some item must be", "minContains": "how many items must match 'contains'",
+    "maxContains": "how many items may match 'contains'",
+}
+_STRING_KEYWORDS = ("minLength", "maxLength", "pattern", "format")
+_NUMBER_KEYWORDS = ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf")
+
+
+def _types(schema: dict) -> set[str] | None:
+    kinds = schema.get("type")
+    if isinstance(kinds, str):
+        return {kinds}
+    if isinstance(kinds, list):
+        return {kind for kind in kinds if isinstance(kind, str)}
+    values = _values_of(schema)
+    return {_kind_of(value).replace("fraction", "number") for value in values.values()} if values is not None else None
+
+
+def _unchecked(node: dict, shared: dict, names: bool) -> Iterator[tuple[str, str]]:
+    """(keyword, why) for each construct of ``node`` the model does not check
+    (``names``: ``node`` is a ``propertyNames`` schema, whose values are strings)."""
+    for keyword, what in _UNCHECKED.items():
+        if keyword in node:
+            yield keyword, f"the generated model does not check {what}"
+    if node.get("uniqueItems") is True:
+        yield "uniqueItems", "the generated model does not check that items differ"
+    for keyword in ("const", "enum"):
+        values = [node[keyword]] if keyword == "const" and keyword in node else node.get(keyword)
+        for value in values if isinstance(values, list) else ():
+            if isinstance(value, (dict, list)) or isinstance(value, float) and not value.is_integer():
+                yield keyword, f"the generated model does not compare {'an object or array' if isinstance(value, (dict, list)) else 'a fraction'} as a {keyword} value"
+                break
+    if isinstance(node.get("required"), list) and node["required"] and not any(
+            keyword in node for keyword in ("properties", "allOf", "anyOf", "oneOf", "$ref", "patternProperties")):
+        yield "required", "the generated model sees no property that the names under required could be"
+    if "$ref" not in node and not names and not any(keyword in node for keyword in ("allOf", "anyOf", "oneOf")):
+        kinds = _types(node)
+        for keywords, kind in ((_STRING_KEYWORDS, "string"), (_NUMBER_KEYWORDS, "number")):
+            present = [keyword for keyword in keywords if keyword in node]
+            if present and kinds is None:
+                yield present[0], f"the generated model checks '{present[0]}' only beside a type ({kind}): add 'type: {kind}'"
+    branches = node.get("allOf")
+    if isinstance(branches, list):
+        members = _members(node, (), False, "", shared, set())
+        scalar = [member for member in members[1:] if not _object_like(member.schema)]
+        asserting = [member for member in members if set(member.schema) - _ANNOTATIONS - {"allOf", "$ref"}]
+        if scalar and len(asserting) > 1:
+            yield "allOf", "the generated model takes one of the allOf's non-object schemas, not all of them"
+
+
+# What does not assert anything about a value (JSON Schema 2020-12 §9, core §8).
+_ANNOTATIONS = frozenset({"title", "description", "default", "examples", "deprecated", "readOnly", "writeOnly",
+                          "$comment", "$id", "$schema", "$anchor", "$defs", "contentEncoding", "contentMediaType"})
+
+
+def _object_like(schema: dict) -> bool:
+    kinds = _types(schema)
+    return "properties" in schema or kinds is not None and kinds <= {"object"} or \
+        kinds is None and not set(schema) - _ANNOTATIONS - {"allOf", "$ref", "required", "additionalProperties"}
+
+
+@set_rule("PAY-KEYWORD-VERDICT", E, "A payload schema uses only what the generated model checks too "
+          "(no not, if, dependentRequired, contains, prefixItems, uniqueItems, ...).", profiles=ALL, fixed=True)
+def keyword_verdict(context: Context) -> Iterator[Diagnostic]:
+    for part in payload_parts(context):
+        yield from part_findings(context, "PAY-KEYWORD-VERDICT", part, lambda part=part: _keyword_verdict(context, part),
+                                 follows_refs=True)  # an allOf's branch brought in by $ref may sit in another file
+
+
+def _keyword_verdict(context: Context, part: PayloadPart) -> Iterator[Diagnostic]:
+    shared = context.built.catalog_set.schemas
+    for path, node in schema_nodes(context, part):
+        for keyword, why in _unchecked(node, shared, path[-1:] == ("propertyNames",)):
+            yield context.report(
+                "PAY-KEYWORD-VERDICT",
+                f"'{keyword}': {why}, while `evcat validate` and the JSON Schemas do (one verdict, contract §4.1); "
+                "leave it out, or say it in the description",
+                context.key_loc(part.file, path + (keyword,)),
+            )
