@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -60,6 +61,26 @@ def pytest_collection_finish(session: pytest.Session) -> None:
             modules.setdefault(module, []).append(item)
     for module, items in modules.items():
         module.start_in_background(items)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
+    """A test marked ``own_process`` checks what the engine does in a process
+    with no other threads (it forks workers only there: engine.workers). A
+    pytest-xdist worker runs an I/O thread, so there the test runs again in
+    a fresh pytest process of its own, and passes or fails as it does there."""
+    if pyfuncitem.get_closest_marker("own_process") is None or os.environ.get("EVCAT_OWN_PROCESS"):
+        return None
+    from generator.engine.workers import single_threaded
+
+    if single_threaded():
+        return None
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-n", "0", "-p", "no:cacheprovider", pyfuncitem.nodeid],
+        cwd=ROOT, capture_output=True, text=True, timeout=900, env=dict(os.environ, EVCAT_OWN_PROCESS="1"),
+    )
+    assert done.returncode == 0 and re.search(r"^1 passed", done.stdout, re.MULTILINE), (done.stdout + done.stderr)[-6000:]
+    return True
 
 
 @pytest.hookimpl(hookwrapper=True)

@@ -132,6 +132,7 @@ def test_committed_out_is_current() -> None:
     assert result.returncode == 0, result.stderr
 
 
+@pytest.mark.own_process
 def test_prefork_workers_render(catalog: Path, tmp_path: Path) -> None:
     """The workers forked before lint render the units (issue 29): the pool's
     own threads make ``worker_count`` say 1 afterwards, and rendering once

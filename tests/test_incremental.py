@@ -95,6 +95,7 @@ def test_a_changed_template_changes_the_key(catalog: Path, tmp_path: Path, monke
     assert RenderCache(str(tmp_path)).key(unit) == before
 
 
+@pytest.mark.own_process
 def test_parallel_and_serial_rendering_agree(catalog: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     catalog_set = lint(str(catalog)).catalog_set
     stats = RenderStats()

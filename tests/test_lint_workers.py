@@ -45,6 +45,7 @@ def directory(tmp_path: Path) -> Path:
     return target
 
 
+@pytest.mark.own_process
 def test_costly_checks_in_workers_give_the_serial_outcome(
     directory: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

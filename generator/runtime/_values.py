@@ -541,7 +541,9 @@ class _JsonConstCheck:
         if isinstance(value, (int, float)):
             if isinstance(value, int) and not INT64_MIN <= value <= INT64_MAX:
                 raise ValueError("an integer beyond 64 bits")  # README, Limits
-            if not any(type(known) in (int, float) and known == value for known in self.values):
+            if not any(
+                type(known) in (int, float) and known == value for known in self.values
+            ):
                 raise ValueError(f"{value!r} is none of {list(self.values)!r}")
             return value
         return handler(value)  # text and null: the Literal's own check
@@ -552,9 +554,13 @@ class JsonConst:
     puts it there): ``Annotated[Literal[1, True], JsonConst()]`` takes the
     values JSON Schema's const or enum takes, as sent."""
 
-    def __get_pydantic_core_schema__(self, source: Any, handler: Callable[[Any], Any]) -> Any:
+    def __get_pydantic_core_schema__(
+        self, source: Any, handler: Callable[[Any], Any]
+    ) -> Any:
         schema = handler(source)
-        return core_schema.no_info_wrap_validator_function(_JsonConstCheck(tuple(schema["expected"])), schema)
+        return core_schema.no_info_wrap_validator_function(
+            _JsonConstCheck(tuple(schema["expected"])), schema
+        )
 
 
 # A payload ``number`` (JSON Schema 2020-12 §6.1.1): an integer stays an int

@@ -573,7 +573,9 @@ class _Int64:
                 for value in node["expected"]
             )
         if kind == "function-wrap":
-            return _ours(node["function"]["function"]) == "_json_const"  # refuses them itself
+            return (
+                _ours(node["function"]["function"]) == "_json_const"
+            )  # refuses them itself
         if kind == "function-plain":
             return _ours(node["function"]["function"]) in _TEXT_CHECKS
         return False
