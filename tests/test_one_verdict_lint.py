@@ -181,3 +181,23 @@ def test_what_the_model_checks_is_not_refused(schema: dict[str, Any], tmp_path_f
     data = {"type": "object", "properties": {"v": {"description": "V.", **schema}}}
     judges = Judges(_catalog(data, {"Base": BASE}), tmp_path_factory.mktemp("checked"), refused_too=True)
     assert judges.errors == []
+
+
+@pytest.mark.parametrize(("base_x", "own_x", "refused"), [
+    ({"enum": ["a", "b"]}, {"enum": ["b", "c"]}, "c"),
+    ({"type": "string"}, {"type": "integer"}, 1),
+], ids=["enum", "type"])
+def test_a_property_of_a_redefined_object_property_defined_twice_is_refused(
+        base_x: dict[str, Any], own_x: dict[str, Any], refused: Any, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Found by review: the model kept the redefinition's definition of meta.x
+    and took {"meta": {"x": "c"}}, which the base's enum refuses."""
+    base = {"type": "object", "description": "B.", "properties": {"meta": {
+        "type": "object", "description": "M.", "properties": {"x": {**base_x, "description": "X."}}}}}
+    data = {"type": "object", "allOf": [{"$ref": "#/schemas/Base"}], "properties": {"meta": {
+        "type": "object", "description": "M2.", "properties": {"x": {**own_x, "description": "X2."}}}}}
+    judges = Judges(_catalog(data, {"Base": base}), tmp_path_factory.mktemp("nested"), refused_too=True)
+    assert [d.rule for d in judges.errors] == ["PAY-KEYWORD-VERDICT"], judges.errors
+    assert "one definition of 'meta.x'" in judges.errors[0].message
+    event = {**ENVELOPE, "type": "org.example.closed", "data": {"meta": {"x": refused}}}
+    _, python_judge, rust_judge = judges.schemas["org.example.closed"]
+    assert not python_judge.is_valid(event) and not rust_judge.is_valid(event)

@@ -443,16 +443,18 @@ def test_every_judge_agrees_on_every_drawn_schema(catalog: dict[str, Any], data:
     judges = Judges(catalog, tmp_path_factory.mktemp("drawn"))
     refused = _refused_allof_closed(catalog)
     closed = [d for d in judges.errors if d.rule == "PAY-ALLOF-CLOSED"]
-    one_of = [d for d in judges.errors if d.rule == "PAY-ONEOF-EXCLUSIVE"]
+    one_of = [d for d in judges.errors if d.rule in ("PAY-ONEOF-EXCLUSIVE", "PAY-KEYWORD-VERDICT")]
     if closed or refused or one_of:
         # A closed allOf branch that leaves out a declared name: lint refuses
-        # exactly those events. A oneOf whose branches may both take a value:
-        # lint refuses it (tests/test_oneof_exclusive.py), only in events that
-        # have one. Their schemas are counted as refused; the catalog's other
+        # exactly those events. A oneOf whose branches may both take a value,
+        # an object property redefined with another type or enum inside:
+        # lint refuses them (tests/test_oneof_exclusive.py,
+        # tests/test_one_verdict_lint.py), only in events that have one. Their schemas are counted as refused; the catalog's other
         # events are judged, and among them every oneOf's verdict is the
         # schema's.
         assert _events_at(judges, closed) == refused, (refused, [d.message for d in closed])
-        with_one_of = {event["type"] for event in catalog["events"] if "'oneOf'" in repr(event["data"])}
+        with_one_of = {event["type"] for event in catalog["events"]
+                       if "'oneOf'" in repr(event["data"]) or "'allOf'" in repr(event["data"])}
         assert _events_at(judges, one_of) <= with_one_of, [d.message for d in one_of]
         refused |= _events_at(judges, one_of)
         catalog = {**catalog, "events": [event for event in catalog["events"] if event["type"] not in refused]}
@@ -461,7 +463,8 @@ def test_every_judge_agrees_on_every_drawn_schema(catalog: dict[str, Any], data:
             STATS["refused"] += len(refused)
             return
         judges = Judges(catalog, tmp_path_factory.mktemp("drawn"))
-        assert not [d for d in judges.errors if d.rule in ("PAY-ALLOF-CLOSED", "PAY-ONEOF-EXCLUSIVE")], judges.errors
+        assert not [d for d in judges.errors if d.rule in ("PAY-ALLOF-CLOSED", "PAY-ONEOF-EXCLUSIVE",
+                                                            "PAY-KEYWORD-VERDICT")], judges.errors
     if judges.errors:
         STATS["linted out"] += 1
         return  # the format refuses this schema: nothing to judge (counted below)

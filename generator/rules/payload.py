@@ -620,6 +620,37 @@ def _unchecked(node: dict, shared: dict, names: bool) -> Iterator[tuple[str, str
         asserting = [member for member in members if set(member.schema) - _ANNOTATIONS - {"allOf", "$ref"}]
         if scalar and len(asserting) > 1:
             yield "allOf", "the generated model takes one of the allOf's non-object schemas, not all of them"
+        twice = _redefined_inside(members)
+        if twice is not None:
+            yield "allOf", (f"the generated model keeps one definition of '{twice}' (a property of an object property "
+                            "that more than one branch defines), not every one")
+
+
+# What datamodel-code-generator keeps of only one definition of a property of a
+# redefined object property (its bounds it merges: README, one verdict).
+_ONE_DEFINITION = ("type", "enum", "const", "format", "pattern", "$ref", "items", "properties", "allOf", "anyOf", "oneOf")
+
+
+def _redefined_inside(members: list[_Member]) -> str | None:
+    """``object.property`` where definitions of an object property that the
+    allOf's members define more than once disagree on what the model keeps once."""
+    declared: dict[str, list[Any]] = {}
+    for member in members:
+        properties = member.schema.get("properties")
+        for name, child in properties.items() if isinstance(properties, dict) else ():
+            declared.setdefault(name, []).append(child)
+    for name, children in declared.items():
+        inner: dict[str, list[Any]] = {}
+        for child in children:
+            if isinstance(child, dict) and isinstance(child.get("properties"), dict):
+                for child_name, schema in child["properties"].items():
+                    inner.setdefault(child_name, []).append(schema)
+        for child_name, schemas in inner.items():
+            facts = [{key: schema.get(key) for key in _ONE_DEFINITION} if isinstance(schema, dict) else schema
+                     for schema in schemas]
+            if any(fact != facts[0] for fact in facts[1:]):
+                return f"{name}.{child_name}"
+    return None
 
 
 # What does not assert anything about a value (JSON Schema 2020-12 §9, core §8).
