@@ -91,13 +91,16 @@ class Context:
             files.update(shared[name].file for name in event.payload.uses)
         return self.fingerprint(rule_id, event.path, files)
 
-    def fingerprint(self, rule_id: str, path: Path, files: Iterable[str]) -> str | None:
+    def fingerprint(self, rule_id: str, path: Path, files: Iterable[str], also: str = "") -> str | None:
         """The memo key of ``rule_id``'s check at ``path`` that reads ``files``:
-        their content (None when one has no content hash, as in tests)."""
+        their content (None when one has no content hash, as in tests), and
+        ``also`` (a digest of what else it reads)."""
         names = tuple(sorted(set(files)))
         digests = [self.documents[file].digest for file in names]
         if not all(digests):
             return None
+        if also:
+            digests.append(also)
         # A long-running caller keeps the keys between runs (``lint.check``):
         # a sha256 per check and event was a fifth of an edit's check.
         known = self.cache.get("fingerprints")
@@ -321,8 +324,9 @@ def part_findings(
     generation = shared_generation(context) if follows_refs and _references(context, part) else None
     if known is None or known[0] is not part.schema or known[2] != generation:
         # Across runs: by the content of the files its findings' locations and schemas are in.
-        files = (part.file,) if generation is None else (part.file, *_shared_files(context))
-        findings, _ = context.remembered(context.fingerprint(rule_id, part.path, files), lambda: (compute(), None))
+        also = "" if generation is None else _shared_digest(context)
+        memo_key = None if also is None else context.fingerprint(rule_id, part.path, (part.file,), also)
+        findings, _ = context.remembered(memo_key, lambda: (compute(), None))
         known = cache[key] = (part.schema, findings, generation)
     findings: list[Diagnostic] = known[1]
     return findings
@@ -353,11 +357,16 @@ def shared_generation(context: Context) -> int:
     return generation
 
 
-def _shared_files(context: Context) -> tuple[str, ...]:
-    if "shared-files" not in context.cache:
-        context.cache["shared-files"] = tuple(sorted({schema.file for schema in context.built.catalog_set.schemas.values()}))
-    files: tuple[str, ...] = context.cache["shared-files"]
-    return files
+def _shared_digest(context: Context) -> str | None:
+    """One digest of the content of every file that holds a shared schema
+    (once a check; None when one has no content hash, as in tests)."""
+    if "shared-digest" not in context.cache:
+        files = sorted({schema.file for schema in context.built.catalog_set.schemas.values()})
+        digests = [context.documents[file].digest for file in files]
+        context.cache["shared-digest"] = hashlib.sha256(repr((files, digests)).encode()).hexdigest() \
+            if all(digests) else None
+    digest: str | None = context.cache["shared-digest"]
+    return digest
 
 
 def shared_schemas_of(document: Document, context: Context) -> Iterator[SharedSchema]:
