@@ -30,14 +30,15 @@ OPEN_BANK = {"type": "object", "description": "A bank account.", "required": ["i
     "iban": {"type": "string", "description": "IBAN."}}}
 
 
-def catalog(branches: list[Any], shared: dict[str, Any] | None = None) -> dict[str, Any]:
+def catalog(branches: list[Any], shared: dict[str, Any] | None = None, *, event_type: str = "org.example.one-of",
+            properties: dict[str, Any] | None = None) -> dict[str, Any]:
+    """A one-event catalog whose payload has ``amount: {oneOf: branches}`` (or ``properties``)."""
     found = {
         "catalog": "drawn", "title": "One of", "version": "1.0.0", "profile": "cloudevents",
         "producer": {"source": ENVELOPE["source"]}, "defaults": {"datacontenttype": "application/json"},
         "events": [{
-            "type": "org.example.one-of", "dataversion": "1.0.0", "title": "One of",
-            "description": "A payload with a oneOf property.",
-            "data": {"type": "object", "description": "The payload.", "properties": {
+            "type": event_type, "dataversion": "1.0.0", "title": "One of", "description": "A payload to judge.",
+            "data": {"type": "object", "description": "The payload.", "properties": properties or {
                 "amount": {"oneOf": branches, "description": "One of these."}}},
         }],
     }
@@ -133,19 +134,11 @@ def test_a_one_of_whose_branches_exclude_each_other_gets_one_verdict(
 # Found by review (issue 26): pydantic's Literal[True] takes 1 and 1.0, and
 # Literal[1] takes true, each giving another value back; JSON Schema's const
 # and enum compare JSON values (2020-12 §4.2.2: true is no 1, 1.0 is 1).
-CONSTS = {
-    "catalog": "drawn", "title": "Consts", "version": "1.0.0", "profile": "cloudevents",
-    "producer": {"source": ENVELOPE["source"]}, "defaults": {"datacontenttype": "application/json"},
-    "events": [{
-        "type": "org.example.consts", "dataversion": "1.0.0", "title": "Consts",
-        "description": "A payload of consts and enums.",
-        "data": {"type": "object", "description": "The payload.", "properties": {
-            "flag": {"const": True, "description": "Always true."},
-            "one": {"const": 1, "description": "Always 1."},
-            "mixed": {"enum": [1, True, "v1"], "description": "One of three kinds."},
-        }},
-    }],
-}
+CONSTS = catalog([], event_type="org.example.consts", properties={
+    "flag": {"const": True, "description": "Always true."},
+    "one": {"const": 1, "description": "Always 1."},
+    "mixed": {"enum": [1, True, "v1"], "description": "One of three kinds."},
+})
 CONST_CASES = [("flag", True, True), ("flag", 1, False), ("flag", 1.0, False), ("one", 1, True), ("one", 1.0, True),
                ("one", True, False), ("mixed", 1, True), ("mixed", 1.0, True), ("mixed", True, True),
                ("mixed", False, False), ("mixed", "v1", True), ("mixed", "1", False), ("one", 2**63, False)]
