@@ -6,7 +6,7 @@ lowerCamelCase, as in the corresponding REST API.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 from ..diagnostics import Diagnostic, Severity
 from ..loader import Document, Path
@@ -395,6 +395,15 @@ def _closed_conjunction(context: Context, part: PayloadPart, members: list[_Memb
         yield from _closed_conjunction(context, part, nested, shared, depth + 1, reported, walked)
 
 
+def _per_part_following_refs(context: Context, rule_id: str,
+                             check: Callable[[Context, PayloadPart], Iterable[Diagnostic]]) -> Iterator[Diagnostic]:
+    """``check`` of every payload part, whose findings are kept as
+    ``part_findings`` keeps them; it reads the shared schemas the part
+    references too (an allOf's or oneOf's branch may sit in another file)."""
+    for part in payload_parts(context):
+        yield from part_findings(context, rule_id, part, lambda part=part: check(context, part), follows_refs=True)
+
+
 # Keywords beside a $ref that make it a conjunction of its own (2020-12 §8.2.3.1: $ref is an applicator).
 _BESIDE_REF = ("properties", "patternProperties", "additionalProperties", "unevaluatedProperties", "propertyNames")
 
@@ -402,9 +411,7 @@ _BESIDE_REF = ("properties", "patternProperties", "additionalProperties", "uneva
 @set_rule("PAY-ALLOF-CLOSED", E, "An allOf's branches allow every property the allOf declares "
           "(no closed branch that leaves one out).", profiles=ALL, fixed=True)
 def allof_closed(context: Context) -> Iterator[Diagnostic]:
-    for part in payload_parts(context):
-        yield from part_findings(context, "PAY-ALLOF-CLOSED", part, lambda part=part: _allof_closed(context, part),
-                                 follows_refs=True)  # a branch brought in by $ref may sit in another file
+    return _per_part_following_refs(context, "PAY-ALLOF-CLOSED", _allof_closed)
 
 
 def _allof_closed(context: Context, part: PayloadPart) -> Iterator[Diagnostic]:
@@ -532,9 +539,7 @@ class _Branch:
 @set_rule("PAY-ONEOF-EXCLUSIVE", E, "A oneOf's branches exclude each other (other types, const or enum values, "
           "or a required property with its own const).", profiles=ALL, fixed=True)
 def oneof_exclusive(context: Context) -> Iterator[Diagnostic]:
-    for part in payload_parts(context):
-        yield from part_findings(context, "PAY-ONEOF-EXCLUSIVE", part, lambda part=part: _oneof_exclusive(context, part),
-                                 follows_refs=True)  # a branch brought in by $ref may sit in another file
+    return _per_part_following_refs(context, "PAY-ONEOF-EXCLUSIVE", _oneof_exclusive)
 
 
 def _oneof_exclusive(context: Context, part: PayloadPart) -> Iterator[Diagnostic]:
@@ -667,9 +672,7 @@ def _object_like(schema: dict) -> bool:
 @set_rule("PAY-KEYWORD-VERDICT", E, "A payload schema uses only what the generated model checks too "
           "(no not, if, dependentRequired, contains, prefixItems, uniqueItems, ...).", profiles=ALL, fixed=True)
 def keyword_verdict(context: Context) -> Iterator[Diagnostic]:
-    for part in payload_parts(context):
-        yield from part_findings(context, "PAY-KEYWORD-VERDICT", part, lambda part=part: _keyword_verdict(context, part),
-                                 follows_refs=True)  # an allOf's branch brought in by $ref may sit in another file
+    return _per_part_following_refs(context, "PAY-KEYWORD-VERDICT", _keyword_verdict)
 
 
 def _keyword_verdict(context: Context, part: PayloadPart) -> Iterator[Diagnostic]:
