@@ -24,6 +24,7 @@ from generator.commands.lint import lint
 from generator.naming import python_package_name
 from generator.runtime import runtime_files
 from generator.runtime._reading import MAX_DEPTH
+from generator.runtime._uritemplate import is_template
 
 from .conftest import ROOT
 
@@ -234,21 +235,66 @@ def test_the_fast_path_runs_no_python_for_the_shipped_examples(examples: list[tu
         if event == "call":
             called.append(f"{frame.f_code.co_filename}:{frame.f_code.co_name}")
 
+    checked = 0
     for module, example in examples:
-        if module.__name__ not in ("brp_personen", "zaken"):
-            continue  # meter-data's Timestamp extension holds .000000Z: Python keeps that text
+        if module.__name__ not in ("brp_personen", "zaken", "meter_data"):
+            continue
+        if example.get("validfrom", "").endswith(".000000Z"):
+            continue  # a Timestamp extension holding .000000Z: Python keeps that text
         cls = module.EVENTS[(example["type"], example.get("dataversion"))]
-        if cls.catalog_source is not None and cls.source_match == "error":
-            continue  # CE-SOURCE-MATCH as an error: the source is held to the catalog's in Python (source_check)
-        raw = json.dumps(example).encode()
+        if cls.catalog_source is not None and is_template(cls.catalog_source) and cls.source_match == "error":
+            continue  # CE-SOURCE-MATCH as an error on a source template: matched in Python (source_check)
+        checked += 1
+        value = json.loads(json.dumps(example))  # the values parse_fast validates
         validator = module._fastpath._fast_validator(module.EVENTS).validator
         sys.setprofile(profile)
         try:
-            validator.validate_json(raw)
+            validator.validate_python(value)
         finally:
             sys.setprofile(None)
     runtime = tuple(runtime_files())  # the runtime's modules, by file name
     assert [name for name in called if name.split(":")[0].endswith(runtime) or "pydantic" in name] == []
+    assert checked >= 9  # CE-SOURCE-MATCH error on an exact source (BRP, mdm.meter.removed) and gt/ge numbers too
+
+
+@pytest.mark.parametrize("value", [0, 0.0, -0.0, 5e-324, -5e-324, 1, -1, 1.5, 1e308, True, "1", None, 2**63, -(2**63) - 1])
+def test_number_bounds_in_rust_give_the_careful_verdict(examples: list[tuple[ModuleType, dict[str, Any]]], value: Any) -> None:
+    """gt/ge on a payload ``number`` (StrictInt | StrictFloat: pydantic puts the
+    bound in a Python validator behind the union): the fast path puts it in
+    each number schema of the union."""
+    module, event = next((m, copy.deepcopy(e)) for m, e in examples if (e["type"], e.get("dataversion")) == ("mdm.meter.updated", "2.0.0"))
+    event["data"] = {"meter": {"meterId": "E00000000035671400", "product": "gas",
+                               "registers": [{"registerId": "1", "direction": "production", "tariff": "low",
+                                              "multiplicationFactor": value}]}}  # exclusiveMinimum: 0
+    quick, slow = judge(module, event)
+    positive = type(value) in (int, float) and value > 0 and (type(value) is float or value < 2**63)
+    assert (slow is not None) == positive, value
+    assert (quick is not None) == positive, value
+    module, event = _event(examples, "mdm.reading.validated")
+    event["data"]["registers"][0]["valueKwh"] = value  # minimum: 0
+    quick, slow = judge(module, event)
+    at_least_zero = type(value) in (int, float) and value >= 0 and (type(value) is float or value < 2**63)
+    assert (slow is not None) == at_least_zero, value
+    assert (quick is not None) == at_least_zero, value
+
+
+@pytest.mark.parametrize(
+    ("event_type", "level"),
+    [("mdm.meter.removed", "error"), ("mdm.meter.updated", "warning"), ("com.example.storage.error.blob-created", "error")],
+)
+def test_source_match_in_the_fast_path(examples: list[tuple[ModuleType, dict[str, Any]]], event_type: str, level: str) -> None:
+    """CE-SOURCE-MATCH (rules.md): at error level a source other than the
+    catalog's is refused by both paths (an exact source as a Rust literal, a
+    template in Python); below it, reading never refuses one."""
+    module, event = _event(examples, event_type)
+    cls = module.EVENTS[(event["type"], event.get("dataversion"))]
+    assert cls.source_match == level
+    quick, slow = judge(module, event)
+    assert quick is not None and slow is not None
+    event["source"] = "urn:example:somewhere-else"
+    quick, slow = judge(module, event)
+    assert (slow is not None) == (level != "error")
+    assert (quick is not None) == (level != "error")
 
 
 def test_text_input(examples: list[tuple[ModuleType, dict[str, Any]]]) -> None:

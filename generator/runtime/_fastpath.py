@@ -19,6 +19,7 @@ from pydantic_core import CoreConfig, SchemaValidator
 
 from ._models import CloudEvent, Events, Payload, by_type, not_null
 from ._reading import INT64_MAX, INT64_MIN, MAX_DEPTH, may_hold_long_integers
+from ._uritemplate import is_template
 from ._values import (
     ATTRIBUTE_NAME,
     DURATION,
@@ -239,6 +240,27 @@ def _ours(function: Any) -> str | None:
     return name if isinstance(name, str) else None
 
 
+def _bounded(node: dict[str, Any], bound: str, limit: Any) -> dict[str, Any] | None:
+    """``node`` (a number, a nullable one, a union of numbers) with pydantic's
+    ``bound`` (ge, gt, le, lt: the same comparison of the value as sent) in
+    each of its number schemas; None: not such a node. A multiple_of with a
+    float in it stays in Python: pydantic-core's float multiple_of has a
+    tolerance, Python's % none."""
+    kind = node["type"]
+    exact = bound != "multiple_of" or (kind == "int" and type(limit) is int)
+    if kind in ("int", "float") and exact:
+        return {**node, bound: limit}
+    if kind == "nullable":
+        inner = _bounded(node["schema"], bound, limit)
+        return None if inner is None else {**node, "schema": inner}
+    if kind == "union" and not any(isinstance(c, tuple) for c in node["choices"]):
+        choices = [_bounded(choice, bound, limit) for choice in node["choices"]]
+        if any(choice is None for choice in choices):
+            return None
+        return {**node, "choices": choices}
+    return None
+
+
 def _optional(schema: dict[str, Any]) -> dict[str, Any]:
     """``schema`` without its ``nullable`` (inside a ``default`` too)."""
     if schema["type"] == "default":
@@ -379,15 +401,30 @@ class _Fast:
                 if inner["type"] == "str" and "pattern" not in inner:
                     return {**inner, "pattern": _RUST_SEQUENCE}
                 return {**node, "schema": inner}
+            if kind == "function-after" and name == "_source_checked":
+                # CE-SOURCE-MATCH refuses nothing read from the wire unless the
+                # event's level is error (_models._source_checked): then in Python
+                owner = node["function"]["function"].__self__
+                source = owner.catalog_source
+                if owner.source_match != "error" or source is None:
+                    return self.schema(node["schema"])
+                if not is_template(source):  # that source only
+                    literal = {"type": "literal", "expected": [source]}
+                    return {
+                        "type": "chain",
+                        "steps": [self.schema(node["schema"]), literal],
+                    }
             bound = _CONSTRAINTS.get(
                 getattr(node["function"]["function"], "func", None)
             )
             if kind == "function-after" and bound is not None:
                 # pydantic's own ge/le/... behind a validator: in the number schema
+                # (each number of a union too: Number = StrictInt | StrictFloat)
                 inner = self.schema(node["schema"])
                 keywords = node["function"]["function"].keywords
-                if inner["type"] in ("int", "float") and set(keywords) == {bound}:
-                    return {**inner, bound: keywords[bound]}
+                bounded = _bounded(inner, bound, keywords[bound])
+                if set(keywords) == {bound} and bounded is not None:
+                    return bounded
                 return {**node, "schema": inner}
             if kind == "function-before" and name == "integral":
                 return self.schema(node["schema"])  # 1.0: the careful path
