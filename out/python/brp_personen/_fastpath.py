@@ -735,18 +735,23 @@ def parse_fast(data: bytes | bytearray, events: Events) -> CloudEvent | None:
     lone surrogate, NaN are refused there), and its value validated."""
     known = _FAST.get(id(events))
     fast = known[1] if known and known[0] is events else _fast_validator(events)
-    if fast.validator is None or _left_to_careful(data, fast):
+    validator = fast.validator
+    if validator is None or _left_to_careful(data, fast):
         return None
     try:
-        value = from_json(
-            bytes(data),
-            allow_inf_nan=False,
-            catch_duplicate_keys=True,
-            cache_mode=False,  # faster here, the same values
+        event: CloudEvent = validator.validate_python(
+            from_json(
+                data if type(data) is bytes else bytes(data),
+                allow_inf_nan=False,
+                catch_duplicate_keys=True,
+                cache_mode=False,  # faster here, the same values
+            )
         )
-    except ValueError:
-        return None  # the careful path says why
-    return _validated(value, fast)
+    except ValueError:  # not JSON, or not valid: the careful path says why
+        return None  # (pydantic's ValidationError is a ValueError)
+    if event.__pydantic_extra__ and not _undeclared_ok(event):
+        return None
+    return event
 
 
 def parse_fast_mapping(

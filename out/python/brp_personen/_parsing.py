@@ -42,7 +42,8 @@ def parse_event(raw: str | bytes | Mapping[str, Any], events: Events) -> CloudEv
         event = parse_fast(data, events)
         if event is None:
             event = _parse_careful(data, events)
-        if type(event).max_size is not None:
+        limit = type(event).max_size
+        if limit is not None and len(data) > limit[0]:
             check_size(type(event), len(data))
         return event
     event = _parse_careful(raw, events)
