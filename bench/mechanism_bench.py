@@ -72,6 +72,9 @@ MECHANISMS: dict[str, tuple[str, list[tuple[str, str, str]], list[str]]] = {
     "prefork": ("workers forked when rendering starts (after lint), not before lint", [
         ("commands/generate.py", "pool = workers_module.pool(config.workers(1 << 16), ", "pool = None and workers_module.pool(config.workers(1 << 16), "),
     ], ["all-cold", "all-payload"]),
+    "helper": ("no warm helper: a payload's new models are rendered after lint, datamodel-code-generator loaded then", [
+        ("commands/generate.py", "helper = start_helper() if cache_dir", "helper = None if cache_dir"),
+    ], ["all-title", "all-payload"]),
     "frozen": ("no gc.freeze around rendering in generate", [
         ("commands/generate.py", "with workers_module.frozen():", "with __import__('contextlib').nullcontext():"),
     ], ["all-cold", "docs-nocache"]),

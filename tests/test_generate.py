@@ -146,3 +146,58 @@ def test_prefork_workers_render(catalog: Path, tmp_path: Path) -> None:
     result = generate(str(catalog), str(tmp_path / "out"), ["jsonschema"], RunConfig(jobs=2))
     assert result.stats is not None and result.stats.rendered > 2
     assert result.stats.workers == 2
+
+
+@pytest.mark.own_process
+def test_the_warm_helper_renders_new_payload_models_only(catalog: Path, tmp_path: Path) -> None:
+    """On a warm cache the helper loads datamodel-code-generator while lint
+    runs and renders the Python units whose payload models the models store
+    lacks; a title edit renders here (bench/MECHANISMS.md). Either way the
+    output is what a run without any cache writes."""
+    from generator.commands.generate import generate
+    from generator.engine import workers
+    from generator.engine.config import RunConfig
+
+    if workers.worker_count(2, 2) < 2:
+        pytest.skip("one core here: no helper")
+    config = RunConfig(jobs=2, cache_dir=str(tmp_path / "cache"))
+    readings = catalog / "normo" / "meter-readings.yaml"
+    original = readings.read_text(encoding="utf-8")
+
+    def run() -> int:
+        result = generate(str(catalog), str(tmp_path / "out"), ["python"], config)
+        fresh = tmp_path / "fresh"
+        shutil.rmtree(fresh, ignore_errors=True)
+        assert main(["generate", str(catalog), "-o", str(fresh), "--only", "python", "--no-cache"]) == 0
+        assert snapshot(tmp_path / "out" / "python") == snapshot(fresh / "python")
+        assert result.stats is not None
+        return result.stats.helped
+
+    assert run() == 0  # cold: the workers render, no helper
+    readings.write_text(original.replace("title: Meter reading validated", "title: Meter reading checked"), encoding="utf-8")
+    assert run() == 0  # a title: the models store has the models
+    readings.write_text(original.replace("              estimated: {type: boolean",
+                                         "              note: {type: string, description: A note.}\n"
+                                         "              estimated: {type: boolean"), encoding="utf-8")
+    assert run() == 1  # a payload: new models, by the helper
+
+
+@pytest.mark.own_process
+def test_the_helper_runs_work_in_order_and_raises_what_it_raises() -> None:
+    """``engine.workers.Helper``: no thread in the parent (workers may still be
+    forked after it), results in order, an exception raised in the parent."""
+    from generator.engine import workers
+
+    if workers.worker_count(2, 2) < 2:
+        pytest.skip("one core here: no helper")
+    helper = workers.helper(lambda: None)
+    assert helper is not None
+    try:
+        assert workers.worker_count(2, 2) == 2
+        assert list(helper.imap(abs, [-3, 2, -1])) == [3, 2, 1]
+        with pytest.raises(ValueError, match="invalid literal"):
+            list(helper.imap(int, ["x"]))
+        assert list(helper.imap(abs, [-5])) == [5]  # it goes on after an error
+    finally:
+        workers.stop(helper)
+    assert not helper.process.is_alive()

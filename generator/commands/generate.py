@@ -66,6 +66,7 @@ class RenderStats:
     cached: int = 0
     rendered: int = 0
     workers: int = 1
+    helped: int = 0  # units the warm helper rendered (Python units with new payload models)
     keys: list[tuple[str, str]] | None = None  # (kind, cache key) of every unit, in order (None: not all cacheable)
     replayed: bool = False  # nothing changed since a recorded run: lint and rendering were skipped
 
@@ -186,10 +187,16 @@ Task = tuple[int, Callable[[tuple[Any, ...]], dict[str, bytes]], tuple[Any, ...]
 
 
 def _render_task(task: Task) -> tuple[int, dict[str, bytes]]:
-    """In a worker: everything comes with the task (a
+    """In a worker or the warm helper: everything comes with the task (a
     unit's settings are bound to its render function, see python.units)."""
     index, function, inputs = task
     return index, function(inputs)
+
+
+# A few changed catalogs are rendered by the helper: a process forked when
+# generation starts, which loads datamodel-code-generator while the parent
+# lints (almost a second a fresh process would otherwise spend after lint).
+HELPER_MAX_UNITS = 2
 
 
 def _module(kind: str) -> ModuleType:
@@ -207,18 +214,22 @@ def _template_code(cache_dir: str | None) -> TemplateCode | None:
 def _warm_up(kinds: Sequence[str], code: TemplateCode | None) -> None:
     """Before the workers fork: what the first unit of a renderer would
     otherwise spend first (templates compiled, parsers made), done once
-    here; the workers inherit it. (Not python's, which loads
-    datamodel-code-generator: on a cold cache the workers run it while this
-    process lints; else most runs need no new models.)"""
+    here; the workers inherit it. (python's is the helper's: it loads
+    datamodel-code-generator.)"""
     for kind in kinds:
         warm = getattr(_module(kind), "warm_up", None)
-        if warm is not None and kind != "python":
+        if warm is not None and kind != "python":  # python's is the helper's (it loads datamodel-code-generator)
             warm(code)
 
 
 def _warm_cache(cache_dir: str) -> bool:
     """Whether an earlier run rendered into this cache (so few catalogs are new)."""
     return Store(cache_dir, "render").directory.is_dir()
+
+
+def start_helper() -> Any:
+    """The warm helper (one process that loads datamodel-code-generator now), or None where fork is not available."""
+    return workers_module.helper(_module("python").warm_up)
 
 
 def render(catalog_set: CatalogSet, kinds: Sequence[str], config: RunConfig = RunConfig(), *,
@@ -233,9 +244,10 @@ def render(catalog_set: CatalogSet, kinds: Sequence[str], config: RunConfig = Ru
 
 
 def _render(catalog_set: CatalogSet, kinds: Sequence[str], config: RunConfig, *, stats: RenderStats | None = None,
-            pool: Any = None, lazy: bool = False) -> dict[str, dict[str, Any]]:
-    """``render``, with the workers ``generate`` forked before lint
-    (``pool``). With ``lazy``, files of units found in the cache are
+            started: workers_module.Started = workers_module.Started(), lazy: bool = False) -> dict[str, dict[str, Any]]:
+    """``render``, with the processes ``generate`` started before lint:
+    ``started.pool`` (the workers) and ``started.helper`` (see
+    ``start_helper``: a few Python units). With ``lazy``, files of units found in the cache are
     ``engine.store.CachedFile``s (``writer.LazyFile``), which the writer compares with OUT by their
     digest and reads only when they must be written."""
     cache_dir, formatter, templates = config.cache_dir, config.formatter, config.templates
@@ -267,10 +279,22 @@ def _render(catalog_set: CatalogSet, kinds: Sequence[str], config: RunConfig, *,
             if hit is not None:
                 results[index] = hit
     pending = sorted((i for i in range(len(units)) if i not in results), key=lambda i: (-outputs.RENDERERS[units[i].kind].cost, i))
+    pool, helper = started
+    # The helper takes the few Python units whose payload models are not in
+    # the models store (it has loaded datamodel-code-generator meanwhile);
+    # a title or an example edit renders here, without sending the unit
+    # over; many units go to the workers.
+    python = [i for i in pending if units[i].kind == "python"] if helper is not None else []
+    to_helper = [i for i in python if _module("python").needs_library(units[i].inputs, settings)] \
+        if len(python) <= HELPER_MAX_UNITS else []
+    if helper is not None and not to_helper:
+        workers_module.stop(helper)  # its warm-up would only take CPU from the units rendered now
+
     def tasks(indexes: list[int]) -> list[Task]:
         return [(i, units[i].render, units[i].inputs) for i in indexes]
 
-    here = pending
+    handed = helper.imap(_render_task, tasks(to_helper)) if to_helper else iter(())
+    here = [i for i in pending if i not in to_helper]
     # Indexes read every catalog: sending them to a worker would cost more
     # (pickling the whole model) than rendering them here, while workers run.
     # (Not those of DIR's templates: each renders in a child process, which
@@ -291,7 +315,7 @@ def _render(catalog_set: CatalogSet, kinds: Sequence[str], config: RunConfig, *,
         rendering = parallel(_render_task, tasks(here), workers, ordered=False)
     here_first = parallel(_render_task, tasks(local), 1)
     try:
-        for index, files in itertools.chain(here_first, rendering):  # the workers are busy meanwhile
+        for index, files in itertools.chain(here_first, rendering, handed):  # the workers are busy meanwhile
             results[index] = files
             if index in untrusted:
                 written += sum(len(content) for content in files.values())
@@ -309,6 +333,7 @@ def _render(catalog_set: CatalogSet, kinds: Sequence[str], config: RunConfig, *,
             bar.close()
     if stats is not None:
         stats.units, stats.rendered, stats.workers = len(units), len(pending), workers
+        stats.helped = len(to_helper)
         stats.cached = len(units) - len(pending)
         stats.keys = [(units[i].kind, keys[i]) for i in range(len(units))] if len(keys) == len(units) else None
     rendered: dict[str, dict[str, Any]] = {kind: {} for kind in kinds}
@@ -346,15 +371,20 @@ def generate(catalog: str, out: str, kinds: Sequence[str], config: RunConfig = R
         # would share the parent's large, fragmented heap and copy its pages
         # as it allocates (measured: 270 MB per worker at 5,000 types). The
         # renderers are imported and warmed up first, so the workers share them too.
+        # With a cache, few catalogs usually changed: the helper loads
+        # datamodel-code-generator while this process lints, and renders the
+        # Python units (two at most) whose payloads the models store does not
+        # hold. Not on a cold cache (every catalog is new: the workers render
+        # them), where it would only take a core from lint. (bench/MECHANISMS.md:
+        # one payload changed 0.77x wall with it, --only python; a title edit
+        # pays its load in CPU, on the core lint leaves idle.)
+        helper = start_helper() if cache_dir and "python" in kinds and _warm_cache(cache_dir) \
+            and config.workers(2) > 1 else None
         _warm_up(kinds, _template_code(cache_dir))
         # On a cold cache every Python unit is rendered, by the workers: each
         # loads datamodel-code-generator while this process lints (lint runs
         # here, on one core).
-        # (With a warm cache few units change, and often not a payload: the
-        # models store has their models. A helper process that loaded the
-        # library while lint ran cost 0.79x CPU on a title edit and bought
-        # nothing on a payload edit, 1.00x: bench/MECHANISMS.md; deleted.)
-        cold = "python" in kinds and not (cache_dir and _warm_cache(cache_dir))
+        cold = "python" in kinds and helper is None and not (cache_dir and _warm_cache(cache_dir))
         pool = workers_module.pool(config.workers(1 << 16), _module("python").warm_up if cold else None)
         try:
             result = lint(catalog, config, exclude=[out])
@@ -369,9 +399,10 @@ def generate(catalog: str, out: str, kinds: Sequence[str], config: RunConfig = R
             # leave it alone (at 5,000 types they took half the docs index time).
             with workers_module.frozen():
                 stats = RenderStats()
-                rendered = _render(result.catalog_set, kinds, config, stats=stats, pool=pool, lazy=True)
+                rendered = _render(result.catalog_set, kinds, config, stats=stats,
+                                   started=workers_module.Started(pool, helper), lazy=True)
         finally:
-            workers_module.stop(pool)
+            workers_module.stop(helper, pool)
         if run_key and cache_dir and stats.keys is not None:
             _record(run_key, cache_dir, result, kinds, stats.keys)
     out_path = Path(out)

@@ -406,16 +406,26 @@ class Memo:
         if known in Memo._known:
             return Memo._known[known]
         store = Store(self.cache_dir, self.name) if self.cache_dir is not None else None
-        key = hashlib.sha256(f"{self.salt}\0{text}".encode("utf-8", "surrogatepass")).hexdigest()
-        stored = store.get(key) if store is not None else None
+        stored = store.get(self._key(text)) if store is not None else None
         if isinstance(stored, str):
             result = stored
         else:
             result = function(text)
             if store is not None:
-                store.put(key, result)
+                store.put(self._key(text), result)
         Memo._known[known] = result
         return result
+
+    def has(self, text: str) -> bool:
+        """Whether the result for ``text`` is known without running the function."""
+        if (self.name, self.salt, text) in Memo._known:
+            return True
+        if self.cache_dir is None:
+            return False
+        return isinstance(Store(self.cache_dir, self.name).get(self._key(text)), str)
+
+    def _key(self, text: str) -> str:
+        return hashlib.sha256(f"{self.salt}\0{text}".encode("utf-8", "surrogatepass")).hexdigest()
 
 
 class TemplateCode:

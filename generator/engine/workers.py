@@ -1,5 +1,5 @@
-"""The one home of evcat's execution machinery: worker processes,
-garbage-collector tuning and signal handling.
+"""The one home of evcat's execution machinery: worker processes, the warm
+helper, garbage-collector tuning and signal handling.
 
 Work spreads over CPU cores in forked processes (lint parsing, rendering,
 validation): ``fork`` lets workers start with evcat imported and the catalog
@@ -9,7 +9,7 @@ pickled. Workers ignore Ctrl-C: the parent gets it, stops them and raises
 traceback per worker. The interface:
 
 - ``worker_count``, ``run``, ``run_shared``: map work over processes;
-- ``pool``, ``stop``: processes started ahead of their work;
+- ``pool``, ``helper``, ``Started``, ``stop``: processes started ahead of their work;
 - ``no_collection``, ``frozen``: garbage-collector tuning for a stage;
 - ``bounded``, ``Limits``: untrusted work (``--templates``) in a child
   process with a deadline and a memory bound.
@@ -36,7 +36,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from multiprocessing import get_all_start_methods, get_context
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 Item = TypeVar("Item")
 Result = TypeVar("Result")
@@ -102,8 +102,76 @@ def _warm(function: Callable[[], object], parent: int) -> None:
     function()
 
 
+class Helper:
+    """One forked process that runs ``warm_up`` at once (e.g. loads a slow
+    library while the parent works), then the work handed to it with
+    ``imap``. Unlike a ``Pool`` it starts no thread here, so the parent may
+    still fork its workers (``pool``) after it."""
+
+    def __init__(self, warm_up: Callable[[], object]) -> None:
+        context = get_context("fork")
+        self.connection, theirs = context.Pipe()
+        self.process = context.Process(target=_help, args=(theirs, warm_up, os.getpid()), daemon=True)
+        self.process.start()
+        theirs.close()
+
+    def imap(self, function: Callable[[Item], Result], items: Iterable[Item]) -> Iterator[Result]:
+        """``function`` of each of ``items``, in order, run in the helper
+        (both pickled, sent now); what it raises is raised here."""
+        sent = 0
+        for item in items:
+            self.connection.send((function, item))
+            sent += 1
+        return self._results(sent)
+
+    def _results(self, count: int) -> Iterator[Any]:
+        for _ in range(count):
+            ok, result = self.connection.recv()
+            if not ok:
+                raise result
+            yield result
+
+    def terminate(self) -> None:
+        self.process.kill()
+
+    def join(self) -> None:
+        self.process.join()
+        self.connection.close()
+
+
+def _help(connection: Any, warm_up: Callable[[], object], parent: int) -> None:
+    _ignore_interrupts(parent)
+    warm_up()
+    while True:
+        try:
+            function, item = connection.recv()
+        except EOFError:  # the parent is done
+            return
+        try:
+            connection.send((True, function(item)))
+        except BaseException as error:  # noqa: BLE001 - raised in the parent
+            connection.send((False, error))
+
+
+def helper(warm_up: Callable[[], object]) -> Helper | None:
+    """The warm ``Helper``, or None where a second process is not wanted
+    (one core, ``EVCAT_JOBS=1``, a threaded process, no fork)."""
+    if worker_count(2, 2) < 2:
+        return None
+    _prctl()
+    return Helper(warm_up)
+
+
+class Started(NamedTuple):
+    """The processes a command forked ahead of their work: the workers
+    (``pool``) and the warm helper (``helper``); None where not started."""
+
+    pool: Any = None
+    helper: Any = None
+
+
 def stop(*pools: Any) -> None:
-    """Stop pools started by ``pool`` (None is skipped)."""
+    """Stop pools started by ``pool`` or ``helper`` (None is skipped)."""
     for processes in pools:
         if processes is not None:
             processes.terminate()

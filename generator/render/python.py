@@ -328,6 +328,17 @@ def _titled(schema: Any, title: str, facts: PayloadFacts) -> Any:
 
 def models_source(catalog: Catalog, catalog_set: CatalogSet, data_names: dict[tuple[str, str | None], str],
                   memo: Memo | None = None) -> str:
+    text, facts = _models_input(catalog, catalog_set, data_names)
+    if text is None:
+        return '"""This catalog has no payloads: every event is a notification."""\n\n__all__: list[str] = []\n'
+    models = memo(text, _run_datamodel_codegen) if memo is not None else _run_datamodel_codegen(text)
+    return _with_facts(_strip_container(models), facts)
+
+
+def _models_input(catalog: Catalog, catalog_set: CatalogSet,
+                  data_names: dict[tuple[str, str | None], str]) -> tuple[str | None, PayloadFacts]:
+    """The JSON Schema text datamodel-code-generator reads for the payloads
+    of ``catalog`` (None: it has none), and the wire facts found on the way."""
     used: set[str] = set()
     defs: dict[str, Any] = {}
     facts = PayloadFacts(shared={name: schema.schema for name, schema in catalog_set.schemas.items()})
@@ -344,15 +355,29 @@ def models_source(catalog: Catalog, catalog_set: CatalogSet, data_names: dict[tu
     if renamed:
         defs = _renamed_refs(defs, {f"#/$defs/{old}": f"#/$defs/{new}" for old, new in renamed.items()})
     if not defs:
-        return '"""This catalog has no payloads: every event is a notification."""\n\n__all__: list[str] = []\n'
+        return None, facts
     schema = {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "title": _CONTAINER,
         "$defs": python_patterns(dict(sorted(defs.items()))),  # ECMA-262 patterns, written as pydantic reads them
     }
-    text = json.dumps(schema, sort_keys=False)
-    models = memo(text, _run_datamodel_codegen) if memo is not None else _run_datamodel_codegen(text)
-    return _with_facts(_strip_container(models), facts)
+    return json.dumps(schema, sort_keys=False), facts
+
+
+def needs_library(inputs: tuple[Any, ...], settings: Settings) -> bool:
+    """Whether rendering the unit of ``inputs`` (``units``) runs
+    datamodel-code-generator: its payloads' schema text is not in
+    ``settings.memo`` (a title or an example changed: it is)."""
+    catalog, schemas = inputs
+    _, data_names = _class_names(sorted(catalog.events, key=event_order))
+    text, _ = _models_input(catalog, partial_set((catalog,), schemas), data_names)
+    return text is not None and (settings.memo is None or not settings.memo.has(text))
+
+
+def _class_names(events: list[EventType]) -> tuple[dict[tuple[str, str | None], str], dict[tuple[str, str | None], str]]:
+    """The envelope and the payload class name of each of ``events`` (in ``event_order``)."""
+    names = envelope_class_names(event.key for event in events)
+    return names, {key: payload_class_name(name) for key, name in names.items()}
 
 
 # datamodel-code-generator allows arbitrary types wherever a custom type
@@ -740,8 +765,7 @@ def _channel_context(catalog: Catalog, events: list[EventType]) -> dict[str, Any
 def render_catalog(catalog: Catalog, catalog_set: CatalogSet, env: Any, settings: Settings = Settings()) -> dict[str, str]:
     package = catalog.package_name  # `package`, or the catalog id with _ (catalog-format.md §9)
     events = sorted(catalog.events, key=event_order)
-    names = envelope_class_names(event.key for event in events)
-    data_names = {key: payload_class_name(name) for key, name in names.items()}
+    names, data_names = _class_names(events)
     views = [_event_view(event, names[event.key], data_names[event.key]) for event in events]
     context = {"catalog": catalog, "package": package, "version": __version__, "events": views,
                "imports": _event_imports(views), "wire_constants": wire_constants(views)}
@@ -866,4 +890,4 @@ def render(catalog_set: CatalogSet) -> dict[str, bytes]:
     return render_all(bound_units("python", catalog_set, {"python": Settings()}))
 
 
-__all__ = ["FORMATTERS", "Settings", "format_sources", "render", "units", "warm_up"]
+__all__ = ["FORMATTERS", "Settings", "format_sources", "needs_library", "render", "units", "warm_up"]
