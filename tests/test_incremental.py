@@ -311,3 +311,38 @@ def test_workers_load_the_model_library_only_on_a_cold_cache(
     generate(str(catalog), str(tmp_path / "cold"), KINDS, RunConfig(cache_dir=None))
     assert warmed == [True, False, True]
     assert snapshot(tmp_path / "warm") == snapshot(tmp_path / "cold")
+
+
+def test_lint_findings_are_not_reused_by_other_code_of_the_same_version(tmp_path: Path) -> None:
+    """The parse cache and the memo of checks are keyed by evcat's code, not
+    only its version (``engine.cache.code_digest``): a checkout edited, or a
+    build of another commit with the same version, never shows the findings
+    the old code made. (They were keyed by the version alone: a rule fixed
+    in a checkout still showed its old verdict from .evcat-cache/.)"""
+    code = tmp_path / "code"
+    shutil.copytree(ROOT / "generator", code / "generator", ignore=shutil.ignore_patterns("__pycache__"))
+    catalog = tmp_path / "catalog"
+    catalog.mkdir()
+    closed = {"type": "object", "description": "A.", "properties": {"a": {"type": "string", "description": "A."}},
+              "additionalProperties": False}
+    data = {"type": "object", "description": "The payload.", "allOf": [{"$ref": "#/schemas/Base"}],
+            "properties": {"b": {"type": "string", "description": "B."}}}
+    (catalog / "c.yaml").write_text(json.dumps({
+        "catalog": "drawn", "title": "Closed", "version": "1.0.0", "profile": "cloudevents",
+        "producer": {"source": "urn:example:x"}, "schemas": {"Base": closed},
+        "events": [{"type": "org.example.closed", "dataversion": "1.0.0", "title": "Closed",
+                    "description": "A payload over a closed schema.", "data": data}]}), encoding="utf-8")
+    environment = {**os.environ, "PYTHONPATH": str(code)}
+    command = [sys.executable, "-m", "generator", "lint", str(catalog), "--cache-dir", str(tmp_path / "cache")]
+
+    def findings() -> str:
+        done = subprocess.run(command, env=environment, capture_output=True, text=True, timeout=120, cwd=tmp_path)
+        assert "Traceback" not in done.stderr, done.stderr
+        return done.stdout
+
+    assert "PAY-ALLOF-CLOSED" in findings()  # kept in the memo of checks (rules.part_findings)
+    rules = code / "generator" / "rules" / "payload.py"
+    text = rules.read_text(encoding="utf-8")
+    assert text.count("or leave out what closes it") == 1
+    rules.write_text(text.replace("or leave out what closes it", "or leave out what closes it (new words)"), encoding="utf-8")
+    assert "(new words)" in findings()

@@ -21,7 +21,6 @@ import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
-from functools import cache
 from pathlib import Path
 from types import ModuleType
 from typing import Any, TextIO
@@ -29,6 +28,8 @@ from typing import Any, TextIO
 from .. import __version__, outputs
 from ..diagnostics import diagnostic_from_data, diagnostic_to_data, display_path
 from ..engine import workers as workers_module
+from ..engine.cache import code_digest
+from ..engine.cache import forget_code_digest as forget_cache_code_digest
 from ..engine.config import RunConfig
 from ..engine.store import Memo, Store, TemplateCode
 from ..engine.workers import run as parallel
@@ -137,23 +138,16 @@ class RenderCache:
         self.store.put_files(key, files)
 
 
-@cache
 def _salt() -> str:
     """What, besides a unit's inputs and its kind's templates and tools
-    (``outputs.kind_salt``), decides its output: evcat's code (hashed, so
-    an edited checkout never reuses stale entries) and Python's version."""
-    digest = hashlib.sha256(__version__.encode())
-    package = Path(__file__).resolve().parent.parent  # the whole generator package
-    for path in sorted(package.rglob("*")):
-        if path.is_file() and path.suffix in (".py", ".json"):
-            digest.update(str(path.relative_to(package)).encode() + b"\0" + path.read_bytes() + b"\0")
-    digest.update(sys.version.encode())
-    return digest.hexdigest()
+    (``outputs.kind_salt``), decides its output: evcat's code and Python's
+    version (``engine.cache.code_digest``)."""
+    return code_digest()
 
 
 def forget_code_digest() -> None:
     """For --watch: templates edited, added or removed since the last run give new cache keys."""
-    _salt.cache_clear()
+    forget_cache_code_digest()
     outputs.forget()
 
 
@@ -244,9 +238,9 @@ def render(catalog_set: CatalogSet, kinds: Sequence[str], config: RunConfig = Ru
 
 
 def _render(catalog_set: CatalogSet, kinds: Sequence[str], config: RunConfig, *, stats: RenderStats | None = None,
-            started: workers_module.Started = workers_module.Started(), lazy: bool = False) -> dict[str, dict[str, Any]]:
+            processes: workers_module.Started | None = None, lazy: bool = False) -> dict[str, dict[str, Any]]:
     """``render``, with the processes ``generate`` started before lint:
-    ``started.pool`` (the workers) and ``started.helper`` (see
+    ``processes.pool`` (the workers) and ``processes.helper`` (see
     ``start_helper``: a few Python units). With ``lazy``, files of units found in the cache are
     ``engine.store.CachedFile``s (``writer.LazyFile``), which the writer compares with OUT by their
     digest and reads only when they must be written."""
@@ -279,7 +273,7 @@ def _render(catalog_set: CatalogSet, kinds: Sequence[str], config: RunConfig, *,
             if hit is not None:
                 results[index] = hit
     pending = sorted((i for i in range(len(units)) if i not in results), key=lambda i: (-outputs.RENDERERS[units[i].kind].cost, i))
-    pool, helper = started
+    pool, helper = processes if processes is not None else workers_module.Started()
     # The helper takes the few Python units whose payload models are not in
     # the models store (it has loaded datamodel-code-generator meanwhile);
     # a title or an example edit renders here, without sending the unit
@@ -400,7 +394,7 @@ def generate(catalog: str, out: str, kinds: Sequence[str], config: RunConfig = R
             with workers_module.frozen():
                 stats = RenderStats()
                 rendered = _render(result.catalog_set, kinds, config, stats=stats,
-                                   started=workers_module.Started(pool, helper), lazy=True)
+                                   processes=workers_module.Started(pool, helper), lazy=True)
         finally:
             workers_module.stop(helper, pool)
         if run_key and cache_dir and stats.keys is not None:

@@ -15,9 +15,11 @@ directory is always safe.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import marshal
 import os
+import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path as FsPath
 from typing import Any
@@ -30,6 +32,27 @@ from .workers import run as parallel
 from .workers import worker_count
 
 _CACHE_FORMAT = f"{__version__}-6"  # 6: a diagnostic keeps its YAML path
+
+
+@functools.cache
+def code_digest() -> str:
+    """What, besides their inputs, decides every cached result: evcat's
+    code (each ``.py`` and ``.json`` file of the package, hashed, so an
+    edited checkout or a build from another commit with the same version
+    never reuses stale entries: parses, memoised findings, renderings) and
+    Python's version. About 6 ms, once per process (``forget_code_digest``)."""
+    digest = hashlib.sha256(_CACHE_FORMAT.encode())
+    package = FsPath(__file__).resolve().parent.parent  # the whole generator package
+    for path in sorted(package.rglob("*")):
+        if path.is_file() and path.suffix in (".py", ".json"):
+            digest.update(str(path.relative_to(package)).encode() + b"\0" + path.read_bytes() + b"\0")
+    digest.update(sys.version.encode())
+    return digest.hexdigest()
+
+
+def forget_code_digest() -> None:
+    """For --watch: the code may have changed since the last run."""
+    code_digest.cache_clear()
 
 CACHE_NAME = ".evcat-cache"
 PROJECT_MARKERS = ("pyproject.toml", ".git")
@@ -57,7 +80,7 @@ def default_cache_dir(catalog: str) -> str:
 
 def source_digest(display: str, raw: bytes) -> str:
     """The key of a file's parse-cache entry and memoised checks."""
-    return hashlib.sha256(f"{_CACHE_FORMAT}\0{display}\0".encode() + raw).hexdigest()
+    return hashlib.sha256(f"{code_digest()}\0{display}\0".encode() + raw).hexdigest()
 
 
 class Cache:
