@@ -15,7 +15,7 @@ from typing import Any, NamedTuple, cast
 
 from jiter import from_json
 from pydantic import BaseModel, ValidationError
-from pydantic_core import CoreConfig, SchemaValidator
+from pydantic_core import CoreConfig, SchemaError, SchemaValidator
 
 from ._models import CloudEvent, Events, Payload, by_type, not_null
 from ._reading import INT64_MAX, INT64_MIN, MAX_DEPTH, may_hold_long_integers
@@ -243,12 +243,13 @@ def _ours(function: Any) -> str | None:
 def _bounded(node: dict[str, Any], bound: str, limit: Any) -> dict[str, Any] | None:
     """``node`` (a number, a nullable one, a union of numbers) with pydantic's
     ``bound`` (ge, gt, le, lt: the same comparison of the value as sent) in
-    each of its number schemas; None: not such a node. A multiple_of with a
-    float in it stays in Python: pydantic-core's float multiple_of has a
-    tolerance, Python's % none."""
+    each of its number schemas; None: not such a node, or a bound one of them
+    cannot hold (an int schema takes int bounds only; a float's multiple_of
+    stays in Python: pydantic-core's has a tolerance, Python's % none)."""
     kind = node["type"]
-    exact = bound != "multiple_of" or (kind == "int" and type(limit) is int)
-    if kind in ("int", "float") and exact:
+    if kind == "int" and type(limit) is int:  # an int schema takes int bounds only
+        return {**node, bound: limit}
+    if kind == "float" and bound != "multiple_of" and type(limit) in (int, float):
         return {**node, bound: limit}
     if kind == "nullable":
         inner = _bounded(node["schema"], bound, limit)
@@ -681,6 +682,10 @@ def _compile(events: Events) -> _FastPath:
                 for cls in complete:
                     cls.__pydantic_complete__ = False
                 validator = SchemaValidator(schema, CoreConfig(strict=True))
+            except (
+                SchemaError
+            ):  # a translation pydantic-core refuses: the careful path alone
+                validator = None
             finally:
                 for cls, value in complete.items():
                     if value is None:
