@@ -201,3 +201,41 @@ def test_a_property_of_a_redefined_object_property_defined_twice_is_refused(
     event = {**ENVELOPE, "type": "org.example.closed", "data": {"meta": {"x": refused}}}
     _, python_judge, rust_judge = judges.schemas["org.example.closed"]
     assert not python_judge.is_valid(event) and not rust_judge.is_valid(event)
+
+
+A_OR_C = [{"type": "object", "description": "Only a.", "properties": {"a": {"type": "string", "description": "A."}},
+           "additionalProperties": False},
+          {"type": "object", "description": "Only c.", "properties": {"c": {"type": "string", "description": "C."}},
+           "additionalProperties": False}]
+
+
+@pytest.mark.parametrize("keyword", ["anyOf", "oneOf"])
+@pytest.mark.parametrize("shape", ["allOf", "beside"])
+def test_a_closed_branch_of_an_alternative_in_a_conjunction_is_refused(
+        keyword: str, shape: str, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """A chosen anyOf/oneOf branch applies to the whole object too (2020-12
+    §10.2.1.2-3): closed, it refuses what the conjunction declares beside it,
+    while the generated model (the branch's class merged with the rest) takes
+    it. Found by review: the closed branch under an alternative was not read."""
+    alternative = {"type": "object", "description": "One of two.", keyword: A_OR_C}
+    data = {"type": "object", "allOf": [alternative], **OWN_B} if shape == "allOf" else {**alternative, **OWN_B}
+    judges = Judges(_catalog(data, {}), tmp_path_factory.mktemp("alternative"), refused_too=True)
+    closed = [d for d in judges.errors if d.rule == "PAY-ALLOF-CLOSED"]
+    assert closed and all("property 'b'" in d.message for d in closed), judges.errors
+    assert f"{keyword}[0]" in closed[0].message
+    # Why: every schema judge refuses "b" beside "a", which the model would take.
+    event = {**ENVELOPE, "type": "org.example.closed", "data": {"a": "x", "b": "y"}}
+    _, python_judge, rust_judge = judges.schemas["org.example.closed"]
+    assert not python_judge.is_valid(event) and not rust_judge.is_valid(event)
+
+
+def test_closed_alternatives_with_nothing_beside_them_are_no_refusal(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Each closed branch declares its own properties: a name one branch
+    declares is no conjunction's, so the other branch may leave it out."""
+    data = {"type": "object", "allOf": [{"type": "object", "description": "One of two.", "anyOf": A_OR_C}]}
+    judges = Judges(_catalog(data, {}), tmp_path_factory.mktemp("alternatives"))
+    assert judges.errors == []
+    judges.generate()
+    for value, accepted in (({"a": "x"}, True), ({"c": "y"}, True), ({"a": "x", "c": "y"}, False), ({"b": "z"}, False)):
+        verdicts = judges.verdicts({**ENVELOPE, "type": "org.example.closed", "data": value})
+        assert set(verdicts.values()) == {accepted}, (value, verdicts, judges.why)

@@ -397,10 +397,52 @@ def _renamed_refs(value: Any, refs: dict[str, str]) -> Any:
     return value
 
 
+_CLASS_HEADER = re.compile(r"^class (\w+)\(([^)]*)\):\n", re.MULTILINE)
+_FORBID = "extra='forbid'"
+
+
+def _closed_merges(source: str) -> str:
+    """datamodel-code-generator's ``source`` with each class of several bases,
+    one of which is closed (``extra='forbid'``, itself or through its own
+    bases), closed too: JSON Schema applies every branch of an allOf (and a
+    chosen anyOf/oneOf branch) to the whole object, so a conjunction with a
+    closed branch takes no undeclared property; pydantic would merge the
+    bases' configs and let a later, open base (``Payload``: ``extra='allow'``)
+    win (one verdict, contract §4.1). A class that sets its own config is
+    left as it is."""
+    if _FORBID not in source:
+        return source
+    headers = list(_CLASS_HEADER.finditer(source))
+    classes: dict[str, tuple[list[str], str, int]] = {}
+    for index, header in enumerate(headers):
+        end = headers[index + 1].start() if index + 1 < len(headers) else len(source)
+        bases = [base.strip() for base in header.group(2).split(",") if base.strip()]
+        classes[header.group(1)] = (bases, source[header.end():end], header.end())
+    closed: dict[str, bool] = {}
+    for name in classes:  # bases come first in the module: one pass settles them
+        bases, body, _ = classes[name]
+        own = "\n    model_config = " in "\n" + body.split("\n\n\n", 1)[0]
+        closed[name] = (own and _FORBID in body.split("\n    )\n", 1)[0]) or any(closed.get(base, False) for base in bases)
+    insertions = []
+    for name, (bases, body, start) in classes.items():
+        own = "\n    model_config = " in "\n" + body
+        if len(bases) < 2 or own or not any(closed.get(base, False) for base in bases):
+            continue
+        at = start
+        if body.startswith('    """'):
+            at = start + body.index('"""\n', len('    """')) + len('"""\n')
+        insertions.append(at)
+    for at in reversed(insertions):
+        source = source[:at] + f"    model_config = ConfigDict(\n        {_FORBID},\n    )\n" + source[at:]
+    return source
+
+
 def _with_facts(source: str, facts: PayloadFacts) -> str:
     """The models as the runtime needs them: the runtime imported relatively,
-    no config they do not need, JSON integers (1.0 is one), and each model's
+    no config they do not need, JSON integers (1.0 is one), each class that
+    merges a closed branch closed (``_closed_merges``), and each model's
     wire facts set after it."""
+    source = _closed_merges(source)
     source = source.replace(f"from {_RUNTIME_PATH} import", "from ._cloudevents import")
     source = _EMPTY_CONFIG.sub("", _ARBITRARY_TYPES.sub("", source))
     if _has_word(source, "StrictInt"):

@@ -350,6 +350,30 @@ def _refusal(closed: dict, name: str) -> str | None:
     return None  # open (absent, true, {}), or not a schema (CAT-SCHEMA says so)
 
 
+_ALTERNATIVES = frozenset({"anyOf", "oneOf"})
+
+
+def _alternatives(members: list[_Member], shared: dict) -> list[_Member]:
+    """The schemas of the anyOf and oneOf branches of ``members`` (each
+    with what its allOf and ``$ref`` apply, and their own branches in
+    turn): a chosen branch applies to the whole object too, so a closed one
+    refuses what the conjunction declares beside it (2020-12 §10.2.1.2-3)."""
+    found: list[_Member] = []
+    stack = list(members)
+    seen = {id(member.schema) for member in members}
+    while stack and len(found) < _MEMBERS_AT_MOST:
+        member = stack.pop()
+        for keyword in _ALTERNATIVES & member.schema.keys():
+            branches = member.schema[keyword]
+            for index, branch in enumerate(branches if isinstance(branches, list) else ()):
+                site = member.site + (keyword, index) if member.local else member.site
+                label = f"{member.label}{'.' if member.label else ''}{keyword}[{index}]"
+                gathered = _members(branch, site, member.local, label, shared, seen)
+                found += gathered
+                stack += gathered
+    return found
+
+
 def _closed_conjunction(context: Context, part: PayloadPart, members: list[_Member], shared: dict,
                         depth: int, reported: set[tuple[Path, str]], walked: set[frozenset[int]]) -> Iterator[Diagnostic]:
     key = frozenset(id(member.schema) for member in members)
@@ -363,7 +387,10 @@ def _closed_conjunction(context: Context, part: PayloadPart, members: list[_Memb
             for name in properties:
                 if isinstance(name, str):
                     declared.setdefault(name, []).append(member)
-    for closed in members:
+    alternatives = _alternatives(members, shared)
+    for closed in [*members, *alternatives]:
+        # a chosen anyOf/oneOf branch, like an allOf branch, applies to the whole object
+        where_declared = "beside an anyOf or oneOf" if closed in alternatives else "in an allOf"
         for name, declaring in declared.items():
             what = _refusal(closed.schema, name)
             if what is None:
@@ -376,7 +403,7 @@ def _closed_conjunction(context: Context, part: PayloadPart, members: list[_Memb
             branch = f"'{closed.label}'" if closed.label else "the allOf's own schema"
             yield context.report(
                 "PAY-ALLOF-CLOSED",
-                f"property '{name}' is declared in an allOf whose branch {branch} does not allow it as declared, and {what} "
+                f"property '{name}' is declared {where_declared} whose branch {branch} does not allow it as declared, and {what} "
                 "(JSON Schema applies every branch to the whole object; the generated model would not): "
                 f"list '{name}' under the properties of {branch}, or leave out what closes it",
                 context.key_loc(part.file, path) if where.local else context.loc(part.file, path),
@@ -419,11 +446,11 @@ def _allof_closed(context: Context, part: PayloadPart) -> Iterator[Diagnostic]:
     reported: set[tuple[Path, str]] = set()
     walked: set[frozenset[int]] = set()
     for path, node in schema_nodes(context, part):
-        if not isinstance(node.get("allOf"), list) and not (
+        if not any(isinstance(node.get(keyword), list) for keyword in ("allOf", "anyOf", "oneOf")) and not (
                 isinstance(node.get("$ref"), str) and any(keyword in node for keyword in _BESIDE_REF)):
             continue
         members = _members(node, path, True, "", shared, set())
-        if len(members) > 1:
+        if len(members) > 1 or _ALTERNATIVES & node.keys():
             yield from _closed_conjunction(context, part, members, shared, 0, reported, walked)
 
 
