@@ -240,22 +240,42 @@ def _ours(function: Any) -> str | None:
     return name if isinstance(name, str) else None
 
 
-def _bounded(node: dict[str, Any], bound: str, limit: Any) -> dict[str, Any] | None:
+def _bounded(
+    node: dict[str, Any], bound: str, limit: Any, beside_int: bool = False
+) -> dict[str, Any] | None:
     """``node`` (a number, a nullable one, a union of numbers) with pydantic's
-    ``bound`` (ge, gt, le, lt: the same comparison of the value as sent) in
-    each of its number schemas; None: not such a node, or a bound one of them
-    cannot hold (an int schema takes int bounds only; a float's multiple_of
-    stays in Python: pydantic-core's has a tolerance, Python's % none)."""
+    ``bound`` (ge, gt, le, lt, multiple_of) in each of its number schemas,
+    comparing as Python compares the value as sent; None: not such a node, or
+    a bound one of them cannot hold so. An int schema holds an int bound
+    within int64; a float schema a bound that is exactly a float (Rust
+    compares in f64: 2**53 + 1 would round), not a multiple_of (pydantic-core's
+    has a tolerance, Python's % none). ``beside_int``: the float schema sits
+    in a union beside an int schema, so it takes floats only (an int that
+    the bounded int schema refuses must not pass as a float)."""
     kind = node["type"]
-    if kind == "int" and type(limit) is int:  # an int schema takes int bounds only
-        return {**node, bound: limit}
-    if kind == "float" and bound != "multiple_of" and type(limit) in (int, float):
-        return {**node, bound: limit}
+    if kind == "int":
+        exact = type(limit) is int and INT64_MIN <= limit <= INT64_MAX
+        return {**node, bound: limit} if exact else None
+    if kind == "float":
+        try:
+            exact = type(limit) in (int, float) and float(limit) == limit
+        except OverflowError:  # an int beyond every float
+            exact = False
+        if bound == "multiple_of" or not exact:
+            return None
+        bounded = {**node, bound: limit}
+        if not beside_int:
+            return bounded
+        return {
+            "type": "chain",
+            "steps": [{"type": "is-instance", "cls": float}, bounded],
+        }
     if kind == "nullable":
         inner = _bounded(node["schema"], bound, limit)
         return None if inner is None else {**node, "schema": inner}
     if kind == "union" and not any(isinstance(c, tuple) for c in node["choices"]):
-        choices = [_bounded(choice, bound, limit) for choice in node["choices"]]
+        ints = any(choice["type"] == "int" for choice in node["choices"])
+        choices = [_bounded(choice, bound, limit, ints) for choice in node["choices"]]
         if any(choice is None for choice in choices):
             return None
         return {**node, "choices": choices}
@@ -610,6 +630,8 @@ class _Int64:
                 type(value) is int and not INT64_MIN <= value <= INT64_MAX
                 for value in node["expected"]
             )
+        if kind == "is-instance":
+            return node["cls"] is float  # no int is a float
         if kind == "function-wrap":
             return (
                 _ours(node["function"]["function"]) == "_json_const"
