@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
@@ -201,3 +202,56 @@ def test_the_helper_runs_work_in_order_and_raises_what_it_raises() -> None:
     finally:
         workers.stop(helper)
     assert not helper.process.is_alive()
+
+
+PARENT = os.getpid()
+
+
+def _echo(item: bytes) -> bytes:
+    return item
+
+
+def _dies_in_the_helper(item: int) -> int:
+    if os.getpid() != PARENT:
+        os._exit(3)
+    return item * 2
+
+
+def _unpicklable_in_the_helper(item: int) -> object:
+    return (lambda: item) if os.getpid() != PARENT else item  # a lambda does not pickle
+
+
+@pytest.mark.own_process
+def test_the_helper_never_hangs_and_does_here_what_it_cannot() -> None:
+    """Review findings: two large messages in flight filled the pipe both
+    ways (evcat generate hung for good); a helper that died, or a result that
+    would not pickle, raised a raw ConnectionResetError. Now one task is in
+    flight at a time, and what the helper cannot do is done here."""
+    import signal
+
+    from generator.engine import workers
+
+    if workers.worker_count(2, 2) < 2:
+        pytest.skip("one core here: no helper")
+    global PARENT
+    PARENT = os.getpid()
+    signal.alarm(60)  # a hang fails the test (SIGALRM ends the process), not the suite forever; no thread
+    try:
+        for function, items, expected in [
+            (_echo, [b"x" * 3_000_000, b"y" * 3_000_000], [b"x" * 3_000_000, b"y" * 3_000_000]),
+            (_dies_in_the_helper, [1, 2, 3], [2, 4, 6]),
+            (_unpicklable_in_the_helper, [5], [5]),
+        ]:
+            helper = workers.helper(lambda: None)
+            assert helper is not None
+            try:
+                assert list(helper.imap(function, items)) == expected, function
+            finally:
+                workers.stop(helper)
+        helper = workers.helper(lambda: None)
+        assert helper is not None
+        helper.connection.close()  # the parent is done: the helper ends by itself
+        helper.process.join(30)
+        assert not helper.process.is_alive()
+    finally:
+        signal.alarm(0)

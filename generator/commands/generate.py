@@ -221,6 +221,14 @@ def _warm_cache(cache_dir: str) -> bool:
     return Store(cache_dir, "render").directory.is_dir()
 
 
+def _new_models(inputs: tuple[Any, ...], memo: Memo) -> bool:
+    """Whether rendering the Python unit of ``inputs`` runs
+    datamodel-code-generator: its payloads' schema text is not in the models
+    store (a title or an example changed: it is)."""
+    text = _module("python").models_text(inputs)
+    return text is not None and not memo.has(text)
+
+
 def start_helper() -> Any:
     """The warm helper (one process that loads datamodel-code-generator now), or None where fork is not available."""
     return workers_module.helper(_module("python").warm_up)
@@ -278,9 +286,9 @@ def _render(catalog_set: CatalogSet, kinds: Sequence[str], config: RunConfig, *,
     # the models store (it has loaded datamodel-code-generator meanwhile);
     # a title or an example edit renders here, without sending the unit
     # over; many units go to the workers.
-    python = [i for i in pending if units[i].kind == "python"] if helper is not None else []
-    to_helper = [i for i in python if _module("python").needs_library(units[i].inputs, settings)] \
-        if len(python) <= HELPER_MAX_UNITS else []
+    python_units = [i for i in pending if units[i].kind == "python"] if helper is not None else []
+    to_helper = [i for i in python_units if _new_models(units[i].inputs, memo)] \
+        if len(python_units) <= HELPER_MAX_UNITS else []
     if helper is not None and not to_helper:
         workers_module.stop(helper)  # its warm-up would only take CPU from the units rendered now
 
@@ -372,15 +380,16 @@ def generate(catalog: str, out: str, kinds: Sequence[str], config: RunConfig = R
         # them), where it would only take a core from lint. (bench/MECHANISMS.md:
         # one payload changed 0.77x wall with it, --only python; a title edit
         # pays its load in CPU, on the core lint leaves idle.)
-        helper = start_helper() if cache_dir and "python" in kinds and _warm_cache(cache_dir) \
-            and config.workers(2) > 1 else None
-        _warm_up(kinds, _template_code(cache_dir))
-        # On a cold cache every Python unit is rendered, by the workers: each
-        # loads datamodel-code-generator while this process lints (lint runs
-        # here, on one core).
-        cold = "python" in kinds and helper is None and not (cache_dir and _warm_cache(cache_dir))
-        pool = workers_module.pool(config.workers(1 << 16), _module("python").warm_up if cold else None)
+        helper = pool = None
         try:
+            helper = start_helper() if cache_dir and "python" in kinds and _warm_cache(cache_dir) \
+                and config.workers(2) > 1 else None
+            _warm_up(kinds, _template_code(cache_dir))
+            # On a cold cache every Python unit is rendered, by the workers: each
+            # loads datamodel-code-generator while this process lints (lint runs
+            # here, on one core).
+            cold = "python" in kinds and helper is None and not (cache_dir and _warm_cache(cache_dir))
+            pool = workers_module.pool(config.workers(1 << 16), _module("python").warm_up if cold else None)
             result = lint(catalog, config, exclude=[out])
             if result.has_errors:
                 return GenerateResult(result)

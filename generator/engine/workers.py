@@ -111,25 +111,44 @@ class Helper:
     def __init__(self, warm_up: Callable[[], object]) -> None:
         context = get_context("fork")
         self.connection, theirs = context.Pipe()
-        self.process = context.Process(target=_help, args=(theirs, warm_up, os.getpid()), daemon=True)
+        self.process = context.Process(
+            target=_help, args=(theirs, self.connection, warm_up, os.getpid()), daemon=True
+        )
         self.process.start()
         theirs.close()
 
     def imap(self, function: Callable[[Item], Result], items: Iterable[Item]) -> Iterator[Result]:
-        """``function`` of each of ``items``, in order, run in the helper
-        (both pickled, sent now); what it raises is raised here."""
-        sent = 0
-        for item in items:
-            self.connection.send((function, item))
-            sent += 1
-        return self._results(sent)
+        """``function`` of each of ``items``, in order, run in the helper (the
+        first sent now, each next one once the result before it is read: two
+        large messages in flight would fill the pipe both ways). What the
+        function raises is raised here; what the helper cannot do (it died,
+        a result or an error would not pickle) is done here instead."""
+        pending = list(items)
+        if pending and not self._send(function, pending[0]):
+            return (function(item) for item in pending)
+        return self._results(function, pending)
 
-    def _results(self, count: int) -> Iterator[Any]:
-        for _ in range(count):
-            ok, result = self.connection.recv()
+    def _send(self, function: Callable[[Any], Any], item: Any) -> bool:
+        try:
+            self.connection.send((function, item))
+        except (OSError, pickle.PicklingError, TypeError, AttributeError):  # gone, or not picklable
+            return False
+        return True
+
+    def _results(self, function: Callable[[Item], Result], pending: list[Item]) -> Iterator[Result]:
+        for index, item in enumerate(pending):
+            try:
+                ok, result = self.connection.recv()
+            except Exception:  # noqa: BLE001 - died, or a result that does not unpickle
+                self.terminate()
+                yield from (function(rest) for rest in pending[index:])
+                return
             if not ok:
                 raise result
             yield result
+            if index + 1 < len(pending) and not self._send(function, pending[index + 1]):
+                yield from (function(rest) for rest in pending[index + 1 :])
+                return
 
     def terminate(self) -> None:
         self.process.kill()
@@ -139,7 +158,8 @@ class Helper:
         self.connection.close()
 
 
-def _help(connection: Any, warm_up: Callable[[], object], parent: int) -> None:
+def _help(connection: Any, parents: Any, warm_up: Callable[[], object], parent: int) -> None:
+    parents.close()  # the parent's end, inherited: closed, the parent's close ends the loop
     _ignore_interrupts(parent)
     warm_up()
     while True:
@@ -148,9 +168,13 @@ def _help(connection: Any, warm_up: Callable[[], object], parent: int) -> None:
         except EOFError:  # the parent is done
             return
         try:
-            connection.send((True, function(item)))
+            outcome = (True, function(item))
         except BaseException as error:  # noqa: BLE001 - raised in the parent
-            connection.send((False, error))
+            outcome = (False, error)
+        try:
+            connection.send(outcome)
+        except Exception:  # noqa: BLE001 - not picklable: the parent does it itself
+            return
 
 
 def helper(warm_up: Callable[[], object]) -> Helper | None:

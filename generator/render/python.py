@@ -364,14 +364,13 @@ def _models_input(catalog: Catalog, catalog_set: CatalogSet,
     return json.dumps(schema, sort_keys=False), facts
 
 
-def needs_library(inputs: tuple[Any, ...], settings: Settings) -> bool:
-    """Whether rendering the unit of ``inputs`` (``units``) runs
-    datamodel-code-generator: its payloads' schema text is not in
-    ``settings.memo`` (a title or an example changed: it is)."""
+def models_text(inputs: tuple[Any, ...]) -> str | None:
+    """The JSON Schema text the unit of ``inputs`` (``units``) hands
+    datamodel-code-generator (the key of its output in ``Settings.memo``),
+    or None: the catalog has no payloads."""
     catalog, schemas = inputs
     _, data_names = _class_names(sorted(catalog.events, key=event_order))
-    text, _ = _models_input(catalog, partial_set((catalog,), schemas), data_names)
-    return text is not None and (settings.memo is None or not settings.memo.has(text))
+    return _models_input(catalog, partial_set((catalog,), schemas), data_names)[0]
 
 
 def _class_names(events: list[EventType]) -> tuple[dict[tuple[str, str | None], str], dict[tuple[str, str | None], str]]:
@@ -932,4 +931,4 @@ def render(catalog_set: CatalogSet) -> dict[str, bytes]:
     return render_all(bound_units("python", catalog_set, {"python": Settings()}))
 
 
-__all__ = ["FORMATTERS", "Settings", "format_sources", "needs_library", "render", "units", "warm_up"]
+__all__ = ["FORMATTERS", "Settings", "format_sources", "models_text", "render", "units", "warm_up"]
