@@ -67,7 +67,7 @@ MECHANISMS: dict[str, tuple[str, list[tuple[str, str, str]], list[str]]] = {
         ("commands/generate.py", "settings = python.Settings(formatter, memo)", "settings = python.Settings(formatter, None)"),
     ], GENERATE),
     "template_code": ("no compiled-template store (cachefile.TemplateCode): templates compiled in every process", [
-        ("commands/generate.py", "return TemplateCode(cache_dir, _salt()) if cache_dir else None", "return None"),
+        ("commands/generate.py", "return TemplateCode(cache_dir, code_digest()) if cache_dir else None", "return None"),
     ], GENERATE),
     "prefork": ("workers forked when rendering starts (after lint), not before lint", [
         ("commands/generate.py", "pool = workers_module.pool(config.workers(1 << 16), ", "pool = None and workers_module.pool(config.workers(1 << 16), "),

@@ -102,7 +102,7 @@ class RenderCache:
     def __init__(self, directory: str, formatter: str = "ruff", templates: Path | None = None) -> None:
         self.store = Store(directory, "render")
         self.root = self.store.directory
-        self.salt = f"{_salt()}\0formatter={formatter}"
+        self.salt = f"{code_digest()}\0formatter={formatter}"
         self.templates = templates
         self._digests: dict[int, tuple[object, str]] = {}
 
@@ -136,13 +136,6 @@ class RenderCache:
 
     def put(self, key: str, files: dict[str, bytes]) -> None:
         self.store.put_files(key, files)
-
-
-def _salt() -> str:
-    """What, besides a unit's inputs and its kind's templates and tools
-    (``outputs.kind_salt``), decides its output: evcat's code and Python's
-    version (``engine.cache.code_digest``)."""
-    return code_digest()
 
 
 def forget_code_digest() -> None:
@@ -202,7 +195,7 @@ def _module(kind: str) -> ModuleType:
 def _template_code(cache_dir: str | None) -> TemplateCode | None:
     """Compiled templates from (and into) the cache directory's sealed
     ``jinja`` store, or from nowhere without a cache (``engine.store.TemplateCode``)."""
-    return TemplateCode(cache_dir, _salt()) if cache_dir else None
+    return TemplateCode(cache_dir, code_digest()) if cache_dir else None
 
 
 def _warm_up(kinds: Sequence[str], code: TemplateCode | None) -> None:
@@ -212,7 +205,7 @@ def _warm_up(kinds: Sequence[str], code: TemplateCode | None) -> None:
     datamodel-code-generator.)"""
     for kind in kinds:
         warm = getattr(_module(kind), "warm_up", None)
-        if warm is not None and kind != "python":  # python's is the helper's (it loads datamodel-code-generator)
+        if warm is not None and kind != "python":
             warm(code)
 
 
@@ -459,7 +452,7 @@ class _StoredStamps(Stamps):
 def _run_key(catalog: str, kinds: Sequence[str], cache_dir: str, formatter: str, out: str,
              templates: Path | None = None) -> str | None:
     kind_salts = "\0".join(outputs.kind_salt(kind, templates) for kind in kinds)
-    digest = hashlib.sha256(f"{_salt()}\0{formatter}\0{','.join(kinds)}\0{kind_salts}\0".encode())
+    digest = hashlib.sha256(f"{code_digest()}\0{formatter}\0{','.join(kinds)}\0{kind_salts}\0".encode())
     try:
         for path in find_catalog_files(catalog, [cache_dir, out]):
             content = read_catalog_bytes(path, catalog if os.path.isdir(catalog) else None)

@@ -406,13 +406,14 @@ class Memo:
         if known in Memo._known:
             return Memo._known[known]
         store = Store(self.cache_dir, self.name) if self.cache_dir is not None else None
-        stored = store.get(self._key(text)) if store is not None else None
+        key = self._key(text) if store is not None else ""
+        stored = store.get(key) if store is not None else None
         if isinstance(stored, str):
             result = stored
         else:
             result = function(text)
             if store is not None:
-                store.put(self._key(text), result)
+                store.put(key, result)
         Memo._known[known] = result
         return result
 
@@ -432,7 +433,7 @@ class TemplateCode:
     """jinja2's bytecode cache protocol (``get_bucket``, ``set_bucket``: all
     its loaders call) over a sealed store (``DIR/jinja/``): each compiled
     template is a marshal'd code object under the hash of ``salt`` (evcat's
-    code, the jinja2 and Python versions: see ``generate._salt``), the
+    code, the jinja2 and Python versions: see ``cache.code_digest``), the
     template's name, file and source. An entry whose seal does not verify
     is a miss and is never unmarshalled: the template is compiled again."""
 

@@ -412,25 +412,18 @@ def _closed_merges(source: str) -> str:
     if _FORBID not in source:
         return source
     headers = list(_CLASS_HEADER.finditer(source))
-    classes: dict[str, tuple[list[str], str, int]] = {}
-    for index, header in enumerate(headers):
-        end = headers[index + 1].start() if index + 1 < len(headers) else len(source)
-        bases = [base.strip() for base in header.group(2).split(",") if base.strip()]
-        classes[header.group(1)] = (bases, source[header.end():end], header.end())
     closed: dict[str, bool] = {}
-    for name in classes:  # bases come first in the module: one pass settles them
-        bases, body, _ = classes[name]
-        own = "\n    model_config = " in "\n" + body.split("\n\n\n", 1)[0]
-        closed[name] = (own and _FORBID in body.split("\n    )\n", 1)[0]) or any(closed.get(base, False) for base in bases)
     insertions = []
-    for name, (bases, body, start) in classes.items():
-        own = "\n    model_config = " in "\n" + body
-        if len(bases) < 2 or own or not any(closed.get(base, False) for base in bases):
-            continue
-        at = start
-        if body.startswith('    """'):
-            at = start + body.index('"""\n', len('    """')) + len('"""\n')
-        insertions.append(at)
+    for index, header in enumerate(headers):  # bases come first in the module: one pass settles them
+        end = headers[index + 1].start() if index + 1 < len(headers) else len(source)
+        name, body = header.group(1), source[header.end():end]
+        bases = [base.strip() for base in header.group(2).split(",") if base.strip()]
+        own = "\n    model_config = " in "\n" + body  # its own config (a class's body ends at the next class)
+        merges_closed = any(closed.get(base, False) for base in bases)
+        closed[name] = (own and _FORBID in body.split("\n    )\n", 1)[0]) or merges_closed
+        if len(bases) >= 2 and not own and merges_closed:
+            docstring = body.index('"""\n', len('    """')) + len('"""\n') if body.startswith('    """') else 0
+            insertions.append(header.end() + docstring)
     for at in reversed(insertions):
         source = source[:at] + f"    model_config = ConfigDict(\n        {_FORBID},\n    )\n" + source[at:]
     return source

@@ -632,10 +632,8 @@ class _Int64:
             )
         if kind == "is-instance":
             return node["cls"] is float  # no int is a float
-        if kind == "function-wrap":
-            return (
-                _ours(node["function"]["function"]) == "_json_const"
-            )  # refuses them itself
+        if kind == "function-wrap":  # JsonConst refuses them itself
+            return _ours(node["function"]["function"]) == "_json_const"
         if kind == "function-plain":
             return _ours(node["function"]["function"]) in _TEXT_CHECKS
         return False
@@ -704,10 +702,8 @@ def _compile(events: Events) -> _FastPath:
                 for cls in complete:
                     cls.__pydantic_complete__ = False
                 validator = SchemaValidator(schema, CoreConfig(strict=True))
-            except (
-                SchemaError
-            ):  # a translation pydantic-core refuses: the careful path alone
-                validator = None
+            except SchemaError:  # a translation pydantic-core refuses
+                validator = None  # the careful path only
             finally:
                 for cls, value in complete.items():
                     if value is None:
@@ -762,23 +758,18 @@ def parse_fast(data: bytes | bytearray, events: Events) -> CloudEvent | None:
     lone surrogate, NaN are refused there), and its value validated."""
     known = _FAST.get(id(events))
     fast = known[1] if known and known[0] is events else _fast_validator(events)
-    validator = fast.validator
-    if validator is None or _left_to_careful(data, fast):
+    if fast.validator is None or _left_to_careful(data, fast):
         return None
     try:
-        event: CloudEvent = validator.validate_python(
-            from_json(
-                data if type(data) is bytes else bytes(data),
-                allow_inf_nan=False,
-                catch_duplicate_keys=True,
-                cache_mode=False,  # faster here, the same values
-            )
+        value = from_json(
+            data if type(data) is bytes else bytes(data),
+            allow_inf_nan=False,
+            catch_duplicate_keys=True,
+            cache_mode=False,  # faster here, the same values
         )
-    except ValueError:  # not JSON, or not valid: the careful path says why
-        return None  # (pydantic's ValidationError is a ValueError)
-    if event.__pydantic_extra__ and not _undeclared_ok(event):
-        return None
-    return event
+    except ValueError:
+        return None  # the careful path says why
+    return _validated(value, fast)
 
 
 def parse_fast_mapping(
