@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import random
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -182,3 +183,28 @@ def test_an_event_check_that_reads_beyond_its_event_says_so() -> None:
         reads = [name for name in ("context.built", "context.cache", "context.documents", "context.memo") if name in source]
         if reads:
             assert check in CHECKS.reading_others, f"{rule.id} ({check.__name__}) reads {reads}: register it reads_others=True"
+
+
+def test_positions_found_while_idle_are_the_parsers(tmp_path: Path) -> None:
+    """Files read without positions (first read, parse cache) get them from
+    ``Folder.place_next`` (the server calls it while idle): the same as a
+    parse with positions, so a later finding in that file is placed alike
+    and needs no second parse then."""
+    from generator.loader import load_bytes
+
+    catalog = tmp_path / "catalog"
+    shutil.copytree(ROOT / "catalog" / "normo", catalog)
+    folder = Folder.open(str(catalog))
+    folder.check()
+    unplaced = [name for name, document in folder.documents.items() if document.positions is None]
+    assert unplaced, "a folder read from disk keeps no positions until they are asked for"
+    placed = 0
+    while folder.place_next():
+        placed += 1
+    assert placed == len(unplaced)
+    for name in unplaced:
+        document = folder.documents[name]
+        assert document.positions is not None
+        fresh = load_bytes((catalog / name).read_bytes(), name)
+        assert document.positions == fresh.positions and fresh.positions[0]
+    assert not folder.place_next()

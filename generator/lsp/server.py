@@ -34,6 +34,9 @@ from .text import code_point_column, contains, key_path, key_under, location_ran
 # Between two files read at start: long enough for the stream's reader to
 # take a whole message of several reads (it runs while the loop waits).
 _READ_PAUSE = 0.002
+# Quiet time after a check before one more file's positions are found
+# (``Folder.place_next``): a keystroke meanwhile is checked first.
+_PLACE_PAUSE = 0.01
 
 
 class CatalogProtocol(LanguageServerProtocol):
@@ -63,6 +66,7 @@ class CatalogServer(LanguageServer):
         self.reading: set[str] = set()  # folder roots whose files are still being read
         self.tasks: set[asyncio.Task[None]] = set()
         self.flush_scheduled = False
+        self.placing: asyncio.TimerHandle | None = None  # the next ``place_next``
         self.shut_down = False
 
     @property
@@ -184,6 +188,32 @@ class CatalogServer(LanguageServer):
         # rescans them after every keystroke (they are still freed by
         # reference counting when replaced).
         gc.freeze()
+        self.place_later()
+
+    def place_later(self) -> None:
+        """Find positions while nothing else is to be done (``place_next``)."""
+        if self.placing is not None or self.shut_down:
+            return
+        try:
+            self.placing = asyncio.get_running_loop().call_later(_PLACE_PAUSE, self.place_next)
+        except RuntimeError:  # no loop (not served over a stream): found when asked for
+            pass
+
+    def place_next(self) -> None:
+        """One file's positions (``Folder.place_next``), then the next after a pause."""
+        self.placing = None
+        if self.flush_scheduled or self.dirty or self.reading or self.shut_down:
+            return  # the check comes first; it calls place_later again
+        collecting = gc.isenabled()
+        gc.disable()  # positions make no cycles (as Folder.check)
+        try:
+            placed = any(folder.place_next() for folder in list(self.folders.values()))
+        finally:
+            if collecting:
+                gc.enable()
+        gc.freeze()
+        if placed:
+            self.place_later()
 
     def _known(self, folder: Folder, uri: str) -> bool:
         path = to_fs_path(uri)
