@@ -119,21 +119,25 @@ def _tamper(cache: Path) -> int:
             return type(value)(change(item) for item in value)
         return value
 
+    from generator.engine import store
+
     for path in cache.rglob("*"):
         if not path.is_file():
             continue
         data = path.read_bytes()
-        for cut in range(0, min(len(data), 64)):
-            try:
-                value = marshal.loads(data[cut:])
-            except (EOFError, ValueError, TypeError, SystemError):  # marshal on arbitrary bytes (a cut inside a seal)
-                continue
-            path.write_bytes(data[:cut] + marshal.dumps(change(value)))
-            count += 1
-            break
+        if data.startswith(store._MAGIC):  # read_entry's layout: magic, seal, marshal'd payload
+            head = len(store._MAGIC) + store._SEAL
+            path.write_bytes(data[:head] + marshal.dumps(change(marshal.loads(data[head:]))))
+        elif data.startswith(store._FILES_MAGIC):  # write_files': magic, seal, header length, header, the files
+            start = len(store._FILES_MAGIC) + store._SEAL + store._LENGTH
+            length = int.from_bytes(data[start - store._LENGTH:start], "big")
+            header = marshal.dumps(change(marshal.loads(data[start:start + length])))
+            body = data[start + length:]
+            path.write_bytes(data[:start - store._LENGTH] + len(header).to_bytes(store._LENGTH, "big") + header
+                             + b"# TAMPERED\n" + body)
         else:
             path.write_bytes(b"# TAMPERED\n" + data)
-            count += 1
+        count += 1
     return count
 
 
