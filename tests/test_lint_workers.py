@@ -9,6 +9,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -59,18 +60,18 @@ def test_costly_checks_in_workers_give_the_serial_outcome(
     monkeypatch.setattr(checks_module, "COSTLY_MIN_EVENTS", 1)
     ran = tmp_path / "ran"
     ran.mkdir()
-    checks = checks_module._costly_slice
+    checks = checks_module._costly_chunk
 
     def noted(context: Any, positions: list[int]) -> dict[str, Any]:
         (ran / str(os.getpid())).touch()
         return checks(context, positions)
 
-    monkeypatch.setattr(checks_module, "_costly_slice", noted)
+    monkeypatch.setattr(checks_module, "_costly_chunk", noted)
     cache = tmp_path / "cache"
     parallel = lint(str(directory), RunConfig(cache_dir=str(cache))).diagnostics
     assert parallel == serial
     pids = {int(path.name) for path in ran.iterdir()}
-    assert pids and os.getpid() not in pids
+    assert pids - {os.getpid()}, "no worker ran a costly check"
 
     # What the workers computed was saved: a warm run computes nothing again.
     def refuse(*_: Any) -> Any:
@@ -188,3 +189,53 @@ print("ok")
     assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr
 
 
+
+
+def _pid_after(pause: float, item: int) -> tuple[int, int]:
+    time.sleep(pause)
+    return item, os.getpid()
+
+
+@pytest.mark.own_process
+def test_claimed_work_is_shared_with_this_process_and_done_once() -> None:
+    """engine.workers.claimed: every chunk once, by a worker or by this
+    process, whichever is free (this one claims once it asks for results)."""
+    from generator.engine.workers import claimed
+
+    chunks = list(range(40))
+    results = list(claimed(_pid_after, 0.02, chunks, 1))
+    assert sorted(item for item, _ in results) == chunks
+    pids = {pid for _, pid in results}
+    assert os.getpid() in pids and len(pids) == 2, "both this process and the worker took chunks"
+
+    # This process busy elsewhere first: the worker has taken chunks meanwhile.
+    running = claimed(_pid_after, 0.01, chunks, 1)
+    time.sleep(0.2)
+    results = list(running)
+    assert sorted(item for item, _ in results) == chunks
+    assert sum(pid != os.getpid() for _, pid in results) >= 10
+
+
+def _dies_in_a_worker(parent: int, item: int) -> int:
+    if os.getpid() != parent:
+        os._exit(1)  # killed mid-work: the parent never hears of the chunks it claimed
+    time.sleep(0.01)
+    return item
+
+
+def _raises(parent: int, item: int) -> int:
+    if os.getpid() != parent:
+        raise ValueError(f"chunk {item} refused")
+    time.sleep(0.05)
+    return item
+
+
+@pytest.mark.own_process
+def test_claimed_work_of_a_dead_worker_is_done_here_and_an_error_is_raised_here() -> None:
+    from generator.engine.workers import claimed
+
+    running = claimed(_dies_in_a_worker, os.getpid(), list(range(10)), 1)
+    time.sleep(0.2)  # the worker claims a chunk meanwhile, and dies
+    assert sorted(running) == list(range(10))
+    with pytest.raises(ValueError, match="refused"):
+        list(claimed(_raises, os.getpid(), list(range(10)), 1))

@@ -24,7 +24,7 @@ from ..model import EventType
 from ..profiles import Profile
 from ..rules import CHECKS, Context, EventCheck, Rule
 from ..rules.catalog import prepare_costly
-from .workers import run_shared as parallel
+from .workers import claimed
 
 
 @dataclass
@@ -66,6 +66,15 @@ def run_rules(context: MemoContext, workers: int = 1) -> Iterator[Diagnostic]:
     """Every rule over the directory. With ``workers`` > 1 and enough to do,
     the costly event checks run in worker processes meanwhile."""
     costly = _start_costly(context, workers)
+    try:
+        yield from _run_rules(context, costly)
+    finally:
+        close = getattr(costly, "close", None)
+        if close is not None:  # stopped early (an error, or the caller stopped reading): the workers go
+            close()
+
+
+def _run_rules(context: MemoContext, costly: Iterator[dict[str, Any]]) -> Iterator[Diagnostic]:
     for document in context.documents.values():
         if not isinstance(document.value, dict):
             continue
@@ -146,20 +155,28 @@ def _start_costly(context: MemoContext, workers: int) -> Iterator[dict[str, Any]
         return iter(())
     for position in pending:  # inherited by the workers, not worked out in each
         prepare_costly(events[position], context)
-    # This process runs the other rules meanwhile: it is one of the ``workers`` cores.
-    forked = workers - 1
-    slices = [pending[start::forked * 4] for start in range(forked * 4)]
-    return parallel(_costly_slice, context, slices, forked, ordered=False, beside=True)
+    # This process runs the other rules meanwhile, then claims what the
+    # workers have not taken yet: it is one of the ``workers`` cores.
+    chunks = [pending[start:start + _CHUNK] for start in range(0, len(pending), _CHUNK)]
+    return claimed(_costly_chunk, context, chunks, workers - 1)
 
 
-def _costly_slice(context: MemoContext, positions: list[int]) -> dict[str, Any]:
-    """In a worker: the costly checks of the events at ``positions``; hands back their memo entries."""
-    context.memo_used = {}
-    events = context.built.catalog_set.events
-    for position in positions:
-        event = events[position]
-        for rule, check in CHECKS.costly:
-            if rule.applies(event.profile):
-                for _ in check(event, context):
-                    pass
-    return context.memo_used
+# Events per claim of the costly checks: a few milliseconds of work each.
+_CHUNK = 8
+
+
+def _costly_chunk(context: MemoContext, positions: list[int]) -> dict[str, Any]:
+    """The costly checks of the events at ``positions`` (in a worker or in
+    this process); hands back their memo entries."""
+    used, context.memo_used = context.memo_used, {}
+    try:
+        events = context.built.catalog_set.events
+        for position in positions:
+            event = events[position]
+            for rule, check in CHECKS.costly:
+                if rule.applies(event.profile):
+                    for _ in check(event, context):
+                        pass
+        return context.memo_used
+    finally:
+        context.memo_used = used

@@ -9,6 +9,7 @@ pickled. Workers ignore Ctrl-C: the parent gets it, stops them and raises
 traceback per worker. The interface:
 
 - ``worker_count``, ``run``, ``run_shared``: map work over processes;
+- ``claimed``: work shared with this process, chunk by chunk as each is free;
 - ``pool``, ``helper``, ``Started``, ``stop``: processes started ahead of their work;
 - ``no_collection``, ``frozen``: garbage-collector tuning for a stage;
 - ``bounded``, ``Limits``: untrusted work (``--templates``) in a child
@@ -226,6 +227,113 @@ def frozen() -> Iterator[None]:
         yield
     finally:
         gc.unfreeze()
+
+
+def claimed(function: Callable[[Any, Item], Result], shared: Any, chunks: list[Item], workers: int) -> Iterator[Result]:
+    """``function(shared, chunk)`` for every chunk, by ``workers`` processes
+    forked now and by this one once it asks for the results: each takes the
+    next chunk nobody has claimed (a counter in shared memory), so the work
+    ends at the same time everywhere, whatever this process did meanwhile
+    and however uneven the chunks are. Results come in no particular order.
+    ``function`` and ``shared`` reach the workers by fork (never pickled);
+    the results are pickled. What a worker raises is raised here; the chunks
+    of a worker that died are worked out here."""
+    if workers < 1 or len(chunks) < 2 or worker_count(2, 2) < 2:
+        return (function(shared, chunk) for chunk in chunks)
+    return Claims(function, shared, chunks, workers)
+
+
+class Claims(Iterator[Result]):
+    """The running work of ``claimed``."""
+
+    def __init__(self, function: Callable[[Any, Any], Result], shared: Any, chunks: list[Any], workers: int) -> None:
+        context = get_context("fork")
+        self.function, self.shared, self.chunks = function, shared, chunks
+        self.counter = context.Value("i", 0)  # the next chunk to claim, in shared memory (with its lock)
+        self.connections: list[Any] = []
+        self.processes: list[Any] = []
+        self._results: Iterator[Result] | None = None
+        _prctl()
+        gc.freeze()  # as in ``run``: the workers' collections leave the inherited pages shared
+        try:
+            for _ in range(workers):
+                ours, theirs = context.Pipe(duplex=False)
+                process = context.Process(
+                    target=_claiming, args=(theirs, ours, function, shared, chunks, self.counter, os.getpid()), daemon=True
+                )
+                process.start()
+                theirs.close()
+                self.connections.append(ours)
+                self.processes.append(process)
+        except BaseException:
+            self.close()
+            raise
+
+    def __next__(self) -> Result:
+        if self._results is None:
+            self._results = self._take()
+        try:
+            return next(self._results)
+        except BaseException:
+            self.close()
+            raise
+
+    def _take(self) -> Iterator[Result]:
+        done: set[int] = set()
+        while (index := _claim(self.counter, len(self.chunks))) is not None:
+            done.add(index)
+            yield self.function(self.shared, self.chunks[index])
+        for connection in self.connections:
+            try:
+                ok, rows = connection.recv()
+            except Exception:  # noqa: BLE001 - the worker died: its chunks are worked out below
+                continue
+            if not ok:
+                raise rows
+            for index, result in rows:
+                done.add(index)
+                yield result
+        for index in range(len(self.chunks)):
+            if index not in done:
+                yield self.function(self.shared, self.chunks[index])
+
+    def close(self) -> None:
+        processes, self.processes = self.processes, []
+        for process in processes:
+            if process.is_alive():
+                process.kill()
+            process.join()
+        for connection in self.connections:
+            connection.close()
+        self.connections = []
+        if processes:
+            gc.unfreeze()
+
+
+def _claim(counter: Any, total: int) -> int | None:
+    """The next chunk nobody has claimed, or None."""
+    with counter.get_lock():
+        index = int(counter.value)
+        if index >= total:
+            return None
+        counter.value = index + 1
+    return index
+
+
+def _claiming(connection: Any, parents: Any, function: Callable[[Any, Any], Any], shared: Any, chunks: list[Any],
+              counter: Any, parent: int) -> None:
+    """In a worker of ``claimed``: chunks until none is left, then all their results at once."""
+    parents.close()
+    _ignore_interrupts(parent)
+    rows = []
+    try:
+        while (index := _claim(counter, len(chunks))) is not None:
+            rows.append((index, function(shared, chunks[index])))
+        outcome: tuple[bool, Any] = (True, rows)
+    except BaseException as error:  # noqa: BLE001 - raised in the parent
+        outcome = (False, error)
+    connection.send(outcome)
+    connection.close()
 
 
 # What ``run_shared`` hands its workers, (function, shared): set while they
