@@ -16,11 +16,11 @@ from typing import TYPE_CHECKING
 from ..diagnostics import Diagnostic, Severity, sort_diagnostics
 from ..engine.cache import Cache
 from ..engine.config import RunConfig
-from ..engine.keep import Keep
 from ..engine.workers import no_collection, worker_count
 from ..loader import MAX_EVENTS, Document, Path
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the model is imported while the workers parse (``_rule_engine``), not before
+    from ..engine.keep import Keep
     from ..model import CatalogSet
     from ..model.build import Built
 
