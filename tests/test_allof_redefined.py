@@ -19,12 +19,19 @@ BASE = {"type": "object", "description": "Base.", "properties": {
     "kind": {"type": "string", "enum": ["red", "green", "blue"], "description": "Kind."},
     "size": {"type": "integer", "minimum": 0, "description": "Size."},
     "mode": {"type": ["string", "null"], "maxLength": 3, "description": "Mode."},
+    "note": {"type": "string", "minLength": 1, "description": "Note."},
+    "at": {"type": "string", "format": "date-time", "description": "At."},
+    "tags": {"type": "array", "items": {"type": "string"}, "description": "Tags."},
 }}
 OWN = {"type": "object", "properties": {
     "code": {"type": "string", "enum": ["ab", "ef", "abc"], "description": "An enum over the pattern."},
     "kind": {"type": "string", "pattern": "^[rg]", "description": "A pattern under the enum."},
     "size": {"type": "integer", "maximum": 10, "description": "Bounds of both."},
     "mode": {"const": "fast", "description": "A const over a nullable maxLength."},
+    # Nullable over a definition that is not (the property test's find): null fails the base.
+    "note": {"type": ["string", "null"], "description": "Nullable over a string."},
+    "at": {"type": ["string", "null"], "format": "date-time", "description": "Nullable over a date-time."},
+    "tags": {"type": ["array", "null"], "items": {"type": "string", "maxLength": 2}, "description": "Nullable over an array."},
 }}
 CATALOG = {
     "catalog": "drawn", "title": "Redefined", "version": "1.0.0", "profile": "cloudevents",
@@ -42,6 +49,9 @@ CASES = [
     ("kind", "red", True), ("kind", "green", True), ("kind", "blue", False), ("kind", "rose", False),
     ("size", 3, True), ("size", 11, False), ("size", -1, False),
     ("mode", "fast", False), ("mode", None, False), ("mode", "fas", False),
+    ("note", "x", True), ("note", None, False), ("note", "", False),
+    ("at", "2026-11-28T12:00:00Z", True), ("at", None, False),
+    ("tags", ["ab"], True), ("tags", None, False), ("tags", ["abc"], False),
 ]
 
 
@@ -187,3 +197,51 @@ def test_a_closed_allof_branch_that_leaves_out_a_declared_property_is_refused(
 
     assert any(map(is_error, judges.fast.check(event, 100)))
     assert any(map(is_error, judges.checker.check(event, wire_size=100)))
+
+
+# A required property redefined as nullable (the schema property test's
+# find): null fails the definition that is no null, so every judge refuses
+# it, written as an allOf branch or beside the allOf (the payload's own
+# properties).
+NULLABLE_BASE = {"type": "object", "description": "Base.", "required": ["note", "at", "tags"], "properties": {
+    "note": {"type": "string", "minLength": 1, "maxLength": 4, "description": "Note."},
+    "at": {"type": "string", "format": "date-time", "description": "At."},
+    "tags": {"type": "array", "items": {"type": "string"}, "description": "Tags."},
+}}
+NULLABLE_OWN = {
+    "note": {"type": ["string", "null"], "description": "Nullable over a string."},
+    "at": {"type": ["string", "null"], "format": "date-time", "description": "Nullable over a date-time."},
+    "tags": {"type": ["array", "null"], "items": {"type": "string", "maxLength": 2}, "description": "Nullable over an array."},
+}
+NULLABLE_CATALOG = {**CATALOG, "schemas": {"Base": NULLABLE_BASE}, "events": [
+    {**CATALOG["events"][0], "type": "org.example.branch",
+     "data": {"allOf": [{"$ref": "#/schemas/Base"}, {"type": "object", "properties": NULLABLE_OWN}]}},
+    {**CATALOG["events"][0], "type": "org.example.beside",
+     "data": {"allOf": [{"$ref": "#/schemas/Base"}], "type": "object", "properties": NULLABLE_OWN}},
+]}
+NULLABLE_VALID = {"note": "x", "at": "2026-11-28T12:00:00Z", "tags": ["ab"]}
+NULLABLE_CASES = [
+    ("note", "y", True), ("note", None, False), ("note", "", False), ("note", "abcde", False),
+    ("at", None, False), ("at", "2026-11-28 12:00:00Z", False),
+    ("tags", None, False), ("tags", ["abc"], False), ("tags", [], True),
+]
+
+
+@pytest.fixture(scope="module")
+def nullable_judges(tmp_path_factory: pytest.TempPathFactory) -> Judges:
+    found = Judges(NULLABLE_CATALOG, tmp_path_factory.mktemp("nullable"))
+    assert found.errors == []
+    found.generate()
+    return found
+
+
+@pytest.mark.parametrize("shape", ["branch", "beside"])
+@pytest.mark.parametrize(("name", "value", "accepted"), NULLABLE_CASES, ids=[f"{n}={v!r}" for n, v, _ in NULLABLE_CASES])
+def test_a_required_property_redefined_as_nullable_is_no_null(nullable_judges: Judges, shape: str, name: str,
+                                                                value: Any, accepted: bool) -> None:
+    event = {**ENVELOPE, "type": f"org.example.{shape}", "data": {**NULLABLE_VALID, name: value}}
+    verdicts = nullable_judges.verdicts(event)
+    assert verdicts["jsonschema"] is accepted  # the case is what JSON Schema says
+    assert set(verdicts.values()) == {accepted}, (verdicts, nullable_judges.why)
+    if accepted:
+        nullable_judges.round_trip(event)

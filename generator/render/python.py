@@ -182,6 +182,68 @@ def _branch(schema: Any, facts: PayloadFacts) -> Any:
     return schema
 
 
+def _definitions(node: dict[str, Any], facts: PayloadFacts) -> dict[str, list[Any]]:
+    """Each property's definitions in an ``allOf`` node, as written: in its
+    branches (a shared schema's, the reference resolved) and beside them."""
+    definitions: dict[str, list[Any]] = {}
+    for schema in [*(_branch(branch, facts) for branch in node["allOf"]), node]:
+        properties = schema.get("properties") if isinstance(schema, dict) else None
+        for name, child in (properties.items() if isinstance(properties, dict) else ()):
+            definitions.setdefault(name, []).append(child)
+    return definitions
+
+
+def _own_branches(node: dict[str, Any], result: dict[str, Any]) -> list[dict[str, Any]]:
+    """The copies (in ``result``) of the ``allOf``'s branches that are no
+    reference: their properties are fields of the class named after it."""
+    return [branch for original, branch in zip(node["allOf"], result["allOf"])
+            if isinstance(original, dict) and "$ref" not in original and isinstance(branch, dict)]
+
+
+def _no_null_where_one_refuses(node: dict[str, Any], result: dict[str, Any], facts: PayloadFacts, title: str) -> None:
+    """A property that an ``allOf`` defines in more than one place may be
+    ``null`` only where every definition allows it (JSON Schema 2020-12
+    §10.2.1.1). datamodel-code-generator's field takes the last definition's
+    type, so a nullable redefinition let ``null`` through where the base's
+    type refuses it (issue 26, found by the schema property test: a required
+    ``amount: string`` redefined as ``[string, "null"]``). The null is taken
+    out of each definition the subclass holds, and the property joins the
+    class's facts of properties that may not be ``null`` (an optional one
+    may be absent, not ``null``)."""
+    own = _own_branches(node, result)
+    for name, schemas in _definitions(node, facts).items():
+        if len(schemas) < 2 or all(_nullable(schema, facts) for schema in schemas):
+            continue
+        for holder in [*own, result]:
+            properties = holder.get("properties")
+            if isinstance(properties, dict) and isinstance(properties.get(name), dict):
+                properties[name] = _without_null(properties[name])
+        facts.not_null.setdefault(title, set()).add(name)
+
+
+def _without_null(schema: dict[str, Any]) -> dict[str, Any]:
+    """``schema`` as handed to datamodel-code-generator, without its ``null``
+    (in a type array, an enum, or the ``anyOf`` branch ``_titled`` spells a
+    nullable runtime type with)."""
+    result = dict(schema)
+    types = result.get("type")
+    if isinstance(types, list) and "null" in types and len(types) > 1:
+        kept = [kind for kind in types if kind != "null"]
+        result["type"] = kept[0] if len(kept) == 1 else kept
+    values = result.get("enum")
+    if isinstance(values, list) and None in values and len(values) > 1:
+        result["enum"] = [value for value in values if value is not None]
+    branches = result.get("anyOf")
+    if isinstance(branches, list) and {"type": "null"} in branches and len(branches) > 1:
+        kept_branches = [branch for branch in branches if branch != {"type": "null"}]
+        if len(kept_branches) == 1 and isinstance(kept_branches[0], dict):
+            del result["anyOf"]
+            result = {**kept_branches[0], **result}
+        else:
+            result["anyOf"] = kept_branches
+    return result
+
+
 def _narrow_redefined_enums(node: dict[str, Any], result: dict[str, Any], facts: PayloadFacts) -> None:
     """A property that an ``allOf`` defines in more than one place must hold
     for each definition (JSON Schema 2020-12 §10.2.1.1); datamodel-code-generator
@@ -191,15 +253,8 @@ def _narrow_redefined_enums(node: dict[str, Any], result: dict[str, Any], facts:
     on the pinned schemas, as evcat validate judges), written into each
     definition the subclass holds (issue 26: ``enum: [ab, ef]`` over
     ``pattern: ^[a-d]+$`` accepted "ef")."""
-    branches = [_branch(branch, facts) for branch in node["allOf"]]
-    definitions: dict[str, list[Any]] = {}
-    for schema in [*branches, node]:
-        properties = schema.get("properties") if isinstance(schema, dict) else None
-        for name, child in (properties.items() if isinstance(properties, dict) else ()):
-            definitions.setdefault(name, []).append(child)
-    own = [branch for original, branch in zip(node["allOf"], result["allOf"])
-           if isinstance(original, dict) and "$ref" not in original and isinstance(branch, dict)]
-    for name, schemas in definitions.items():
+    own = _own_branches(node, result)
+    for name, schemas in _definitions(node, facts).items():
         listed = next((s["enum"] if "enum" in s else [s["const"]] for s in schemas
                        if isinstance(s, dict) and (isinstance(s.get("enum"), list) or "const" in s)), None)
         if len(schemas) < 2 or listed is None:
@@ -228,15 +283,9 @@ def _merge_redefined_objects(node: dict[str, Any], result: dict[str, Any], facts
     that some definition says may not be ``null`` join its class's facts
     (issue 26: ``{"unit": "kWh"}`` was accepted where the base requires
     ``id``, and an explicit ``null`` for a property of the base alone)."""
-    branches = [_branch(branch, facts) for branch in node["allOf"]]
-    definitions: dict[str, list[Any]] = {}
-    for schema in [*branches, node]:
-        properties = schema.get("properties") if isinstance(schema, dict) else None
-        for name, child in (properties.items() if isinstance(properties, dict) else ()):
-            definitions.setdefault(name, []).append(_branch(child, facts))
-    own = [branch for original, branch in zip(node["allOf"], result["allOf"])
-           if isinstance(original, dict) and "$ref" not in original and isinstance(branch, dict)]
-    for name, schemas in definitions.items():
+    own = _own_branches(node, result)
+    for name, written in _definitions(node, facts).items():
+        schemas = [_branch(schema, facts) for schema in written]
         objects = [schema for schema in schemas if isinstance(schema, dict) and isinstance(schema.get("properties"), dict)]
         if len(schemas) < 2 or len(objects) < 2:
             continue
@@ -303,6 +352,7 @@ def _titled(schema: Any, title: str, facts: PayloadFacts) -> Any:
                     wire_facts(branch, node_title)
             _narrow_redefined_enums(node, result, facts)
             _merge_redefined_objects(node, result, facts)
+            _no_null_where_one_refuses(node, result, facts, node_title)
         custom = None
         if isinstance(node.get("format"), str) and node["format"] in _FORMAT_TYPES and _text_typed(node.get("type")):
             custom = f"{_RUNTIME_PATH}.{_FORMAT_TYPES[node['format']]}"
