@@ -94,8 +94,8 @@ class Cache:
     def __init__(self, root: str | None, jobs: int | None = None) -> None:
         self.root = FsPath(root) if root else None
         self.jobs = jobs  # RunConfig.jobs
-        self.memo: dict[str, Any] = {}
-        self.memo_used: dict[str, Any] = {}
+        self.memo: dict[tuple[Any, ...], Any] = {}  # rules.MemoKey -> findings
+        self.memo_used: dict[tuple[Any, ...], Any] = {}
         self.parsed = Store(root, "parsed") if root else None
         self.checks = Single(root, "checks.marshal") if root else None
         if self.checks is not None:

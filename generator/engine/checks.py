@@ -22,7 +22,7 @@ from typing import Any
 from ..diagnostics import Diagnostic, diagnostic_from_data, diagnostic_to_data
 from ..model import EventType
 from ..profiles import Profile
-from ..rules import CHECKS, Context, EventCheck, Rule
+from ..rules import CHECKS, Context, EventCheck, MemoKey, Rule
 from ..rules.catalog import prepare_costly
 from .workers import claimed
 
@@ -34,11 +34,11 @@ class MemoContext(Context):
     runs (``memo``: engine.cache.Cache's, or what workers worked out) and
     left in ``memo_used`` (what this run used, kept for the next)."""
 
-    memo: dict[str, Any] = field(default_factory=dict)
-    memo_used: dict[str, Any] = field(default_factory=dict)
+    memo: dict[MemoKey, Any] = field(default_factory=dict)
+    memo_used: dict[MemoKey, Any] = field(default_factory=dict)
 
     def remembered(
-        self, key: str | None, compute: Callable[[], tuple[Iterable[Diagnostic], Any]]
+        self, key: MemoKey | None, compute: Callable[[], tuple[Iterable[Diagnostic], Any]]
     ) -> tuple[list[Diagnostic], Any]:
         if key is None:
             diagnostics, state = compute()
@@ -74,7 +74,7 @@ def run_rules(context: MemoContext, workers: int = 1) -> Iterator[Diagnostic]:
             close()
 
 
-def _run_rules(context: MemoContext, costly: Iterator[dict[str, Any]]) -> Iterator[Diagnostic]:
+def _run_rules(context: MemoContext, costly: Iterator[dict[MemoKey, Any]]) -> Iterator[Diagnostic]:
     for document in context.documents.values():
         if not isinstance(document.value, dict):
             continue
@@ -104,7 +104,7 @@ def _run_rules(context: MemoContext, costly: Iterator[dict[str, Any]]) -> Iterat
         kept.update(now)
     for _, set_check in CHECKS.whole:
         yield from set_check(context)
-    fresh: dict[str, Any] = {}
+    fresh: dict[MemoKey, Any] = {}
     for results in costly:
         fresh.update(results)
     if fresh:  # a new dict: the one read from the cache stays as it was read (engine.cache.Cache.save_memo)
@@ -137,7 +137,7 @@ def _by_profile(
     return applying
 
 
-def _start_costly(context: MemoContext, workers: int) -> Iterator[dict[str, Any]]:
+def _start_costly(context: MemoContext, workers: int) -> Iterator[dict[MemoKey, Any]]:
     """Start the costly event checks of the events the memo lacks on
     ``workers`` processes; their results are memo entries."""
     if workers < 2:
@@ -165,7 +165,7 @@ def _start_costly(context: MemoContext, workers: int) -> Iterator[dict[str, Any]
 _CHUNK = 8
 
 
-def _costly_chunk(context: MemoContext, positions: list[int]) -> dict[str, Any]:
+def _costly_chunk(context: MemoContext, positions: list[int]) -> dict[MemoKey, Any]:
     """The costly checks of the events at ``positions`` (in a worker or in
     this process); hands back their memo entries."""
     used, context.memo_used = context.memo_used, {}

@@ -30,10 +30,10 @@ from ..model.build import Build, Built, Rewritten
 # The caches of ``rules.Context.cache`` kept between checks: each entry holds
 # the schema object it was made from (``rules.part_findings``, ``rules.shared_generation``,
 # ``catalog._refs_resolved``, ``payload.property_description`` with the
-# descriptions it read), the files' digests (``Context.fingerprint``) or the
+# descriptions it read) or the
 # event object (``engine.checks``'s
 # findings of the checks that read their event alone).
-KEPT_RULE_CACHES = ("part-findings", "part-refs", "refs-resolved", "fingerprints", "event-findings", "described")
+KEPT_RULE_CACHES = ("part-findings", "part-refs", "refs-resolved", "event-findings", "described")
 
 
 class Keep:

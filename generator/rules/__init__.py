@@ -21,6 +21,10 @@ from ..model import EventType, SharedSchema
 from ..profiles import PROFILES, Profile, profile_of_rules
 from ..schemawalk import subschemas
 
+# The key of a memoised check's findings (``Context.fingerprint``): the rule,
+# the path it checks and the content digests of what it reads.
+MemoKey = tuple[Any, ...]
+
 # Rule families: a rule belongs to one, and applies under every profile whose
 # ``families`` include it, unless that profile ``replaces`` it (profiles.py).
 ALL = frozenset({"cloudevents"})
@@ -55,7 +59,7 @@ class Context:
     # Work shared between rules (compiled validators and the like); a
     # long-running caller hands in the caches it keeps (engine.keep).
     cache: dict[str, Any] = field(default_factory=dict)
-    _memo_keys: dict[tuple[str, str, Path], str | None] = field(default_factory=dict, init=False, repr=False)
+    _memo_keys: dict[tuple[str, str, Path], MemoKey | None] = field(default_factory=dict, init=False, repr=False)
 
     def memoized(
         self, rule_id: str, event: EventType, compute: Callable[[], tuple[Iterable[Diagnostic], Any]]
@@ -66,7 +70,7 @@ class Context:
         return self.remembered(self.memo_key(rule_id, event), compute)
 
     def remembered(
-        self, key: str | None, compute: Callable[[], tuple[Iterable[Diagnostic], Any]]
+        self, key: MemoKey | None, compute: Callable[[], tuple[Iterable[Diagnostic], Any]]
     ) -> tuple[list[Diagnostic], Any]:
         """``compute()`` (diagnostics and a plain-data state); ``key``: a
         fingerprint of everything it reads (None: none), by which the engine
@@ -74,7 +78,7 @@ class Context:
         diagnostics, state = compute()
         return list(diagnostics), state
 
-    def memo_key(self, rule_id: str, event: EventType) -> str | None:
+    def memo_key(self, rule_id: str, event: EventType) -> MemoKey | None:
         """The fingerprint of ``rule_id``'s memoised check of ``event``: the
         content of its file and of the files of the shared schemas it uses
         (None when a document has no content hash, as in tests). Worked out
@@ -84,35 +88,25 @@ class Context:
             self._memo_keys[known] = self._fingerprint(rule_id, event)
         return self._memo_keys[known]
 
-    def _fingerprint(self, rule_id: str, event: EventType) -> str | None:
+    def _fingerprint(self, rule_id: str, event: EventType) -> MemoKey | None:
         files = {event.file}
         if event.payload is not None:
             shared = self.built.catalog_set.schemas
             files.update(shared[name].file for name in event.payload.uses)
         return self.fingerprint(rule_id, event.path, files)
 
-    def fingerprint(self, rule_id: str, path: Path, files: Iterable[str], also: str = "") -> str | None:
+    def fingerprint(self, rule_id: str, path: Path, files: Iterable[str], also: str = "") -> MemoKey | None:
         """The memo key of ``rule_id``'s check at ``path`` that reads ``files``:
         their content (None when one has no content hash, as in tests), and
-        ``also`` (a digest of what else it reads)."""
-        names = tuple(sorted(set(files)))
+        ``also`` (a digest of what else it reads). The key is the tuple of
+        them, not a hash of it: a sha256 of its text per check was a fifth of
+        an edit's check in ``evcat lsp`` (the digests are the documents' own
+        strings, so a key costs a tuple; marshal keeps each string once)."""
+        names = sorted(set(files))
         digests = [self.documents[file].digest for file in names]
         if not all(digests):
             return None
-        if also:
-            digests.append(also)
-        # A long-running caller keeps the keys between runs (``lint.check``):
-        # a sha256 per check and event was a fifth of an edit's check.
-        known = self.cache.get("fingerprints")
-        place = (rule_id, path, names)
-        found = known.get(place) if known is not None else None
-        if found is not None and found[0] == digests:
-            key: str = found[1]
-            return key
-        key = hashlib.sha256(repr((rule_id, path, digests)).encode()).hexdigest()
-        if known is not None:
-            known[place] = (digests, key)
-        return key
+        return (rule_id, path, *digests, also) if also else (rule_id, path, *digests)
 
     def loc(self, file: str, path: Path) -> Location:
         return self.documents[file].loc(path)
