@@ -229,6 +229,31 @@ def test_a_closed_branch_of_an_alternative_in_a_conjunction_is_refused(
     assert not python_judge.is_valid(event) and not rust_judge.is_valid(event)
 
 
+AMOUNT_EITHER_WAY = [
+    {"type": "object", "description": "Nullable.", "properties": {"amount": {"type": ["string", "null"], "description": "A."}}},
+    {"type": "object", "description": "Text.", "properties": {"amount": {"type": "string", "description": "A."}}},
+]
+
+
+@pytest.mark.parametrize("extra", [False, {"type": "integer"}], ids=["closed", "a schema"])
+@pytest.mark.parametrize("keyword", ["anyOf", "oneOf"])
+def test_a_closed_conjunct_refuses_what_an_alternative_declares(
+        extra: Any, keyword: str, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """The schema property test's find: Base (additionalProperties false, or
+    a schema) beside an anyOf whose branches declare 'amount'. Base applies
+    to the whole object, so every schema judge refuses any 'amount' that is
+    not an integer; the model (the chosen branch's class) took it."""
+    base = {**BASE, "additionalProperties": extra}
+    data = {"type": "object", "allOf": [{"$ref": "#/schemas/Base"},
+                                        {"type": "object", "description": "Two shapes.", keyword: AMOUNT_EITHER_WAY}]}
+    judges = Judges(_catalog(data, {"Base": base}), tmp_path_factory.mktemp("conjunct"), refused_too=True)
+    closed = [d for d in judges.errors if d.rule == "PAY-ALLOF-CLOSED"]
+    assert closed and all("property 'amount'" in d.message and "'Base'" in d.message for d in closed), judges.errors
+    event = {**ENVELOPE, "type": "org.example.closed", "data": {"amount": "x"}}
+    _, python_judge, rust_judge = judges.schemas["org.example.closed"]
+    assert not python_judge.is_valid(event) and not rust_judge.is_valid(event)
+
+
 def test_closed_alternatives_with_nothing_beside_them_are_no_refusal(tmp_path_factory: pytest.TempPathFactory) -> None:
     """Each closed branch declares its own properties: a name one branch
     declares is no conjunction's, so the other branch may leave it out."""

@@ -27,7 +27,8 @@ least half must get through); 5,000 with ``--hypothesis-profile=slow``. Not draw
 format ``regex``, which lint refuses (PAY-FORMAT-VERDICT). An ``allOf`` of a
 closed shared schema (or of one with a closed object property it redefines)
 that declares a name the closed schema does not list is drawn and must be
-refused by lint (PAY-ALLOF-CLOSED, counted as "refused"), and so is a ``oneOf``
+refused by lint (PAY-ALLOF-CLOSED, counted as "refused"), as may be an
+``allOf`` of Base and an ``anyOf`` of objects, and so is a ``oneOf``
 whose branches may both take a value (PAY-ONEOF-EXCLUSIVE); the catalog's
 other events are judged.
 """
@@ -176,6 +177,9 @@ def schemas_of(shared: list[str]) -> Any:
             objects(inner),
             st.builds(lambda items, low: {"type": "array", "items": items, "minItems": low}, inner, st.integers(0, 1)),
             st.lists(scalars(), min_size=2, max_size=2).map(lambda branches: {"anyOf": branches}),
+            # anyOf of objects (Stripe's and GitHub's "one of these shapes"):
+            # an instance may fit either branch, or both.
+            st.lists(objects(scalars()), min_size=2, max_size=2).map(lambda branches: {"anyOf": branches}),
             # oneOf: most branches exclude each other (other kinds, one null at
             # most); the others may both take a value, which lint refuses.
             st.one_of(st.lists(scalars(), min_size=2, max_size=2, unique_by=_family).map(_one_null),
@@ -204,7 +208,15 @@ def catalogs(draw: Any) -> dict[str, Any]:
     events = []
     for number in range(SCHEMAS_PER_CATALOG):
         data = draw(objects(properties))
-        if "Base" in shared and draw(st.integers(0, 2)) == 0:  # a new version written as allOf
+        shape = draw(st.integers(0, 3)) if "Base" in shared else None
+        if shape == 1:  # Base and one of two shapes (anyOf of objects inside the allOf)
+            # Once an alternative is chosen it applies to the whole object, so
+            # a closed one that leaves out a name Base declares (or the other
+            # way round) is refused by lint (PAY-ALLOF-CLOSED, not predicted
+            # here: tests/test_one_verdict_lint.py names the shapes).
+            branches = draw(st.lists(objects(scalars()), min_size=2, max_size=2))
+            data = {"allOf": [{"$ref": "#/schemas/Base"}, {"type": "object", "anyOf": branches}], "type": "object"}
+        if shape == 0:  # a new version written as allOf
             # Its own properties may redefine a property of Base, a scalar one
             # or an object of scalars with another open object of scalars:
             # the value must then hold for both (tests/test_allof_redefined.py).
@@ -236,7 +248,7 @@ def _refused_allof_closed(catalog: dict[str, Any]) -> set[str]:
     refused = set()
     for event in catalog["events"]:
         data = event["data"]
-        if "allOf" not in data:
+        if "allOf" not in data or event["type"] in _with_alternatives(catalog):
             continue
         own = data["properties"]
         if base.get("additionalProperties", True) is not True and set(own) - set(base["properties"]):
@@ -247,6 +259,13 @@ def _refused_allof_closed(catalog: dict[str, Any]) -> set[str]:
                 and set(own_meta["properties"]) - set(meta["properties"]):
             refused.add(event["type"])
     return refused
+
+
+def _with_alternatives(catalog: dict[str, Any]) -> set[str]:
+    """The drawn events whose allOf holds an anyOf of objects (whether lint
+    refuses one with PAY-ALLOF-CLOSED is not predicted)."""
+    return {event["type"] for event in catalog["events"]
+            if any("anyOf" in member for member in event["data"].get("allOf", ()))}
 
 
 def _open_scalars(schema: Any) -> bool:
@@ -446,13 +465,16 @@ def test_every_judge_agrees_on_every_drawn_schema(catalog: dict[str, Any], data:
     one_of = [d for d in judges.errors if d.rule in ("PAY-ONEOF-EXCLUSIVE", "PAY-KEYWORD-VERDICT")]
     if closed or refused or one_of:
         # A closed allOf branch that leaves out a declared name: lint refuses
-        # exactly those events. A oneOf whose branches may both take a value,
+        # exactly those events (and may refuse one whose allOf holds an
+        # anyOf of objects: a closed alternative). A oneOf whose branches may both take a value,
         # an object property redefined with another type or enum inside:
         # lint refuses them (tests/test_oneof_exclusive.py,
         # tests/test_one_verdict_lint.py), only in events that have one. Their schemas are counted as refused; the catalog's other
         # events are judged, and among them every oneOf's verdict is the
         # schema's.
-        assert _events_at(judges, closed) == refused, (refused, [d.message for d in closed])
+        assert refused <= _events_at(judges, closed) <= refused | _with_alternatives(catalog), \
+            (refused, [d.message for d in closed])
+        refused |= _events_at(judges, closed)
         with_one_of = {event["type"] for event in catalog["events"]
                        if "'oneOf'" in repr(event["data"]) or "'allOf'" in repr(event["data"])}
         assert _events_at(judges, one_of) <= with_one_of, [d.message for d in one_of]

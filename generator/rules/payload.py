@@ -374,12 +374,8 @@ def _alternatives(members: list[_Member], shared: dict) -> list[_Member]:
     return found
 
 
-def _closed_conjunction(context: Context, part: PayloadPart, members: list[_Member], shared: dict,
-                        depth: int, reported: set[tuple[Path, str]], walked: set[frozenset[int]]) -> Iterator[Diagnostic]:
-    key = frozenset(id(member.schema) for member in members)
-    if key in walked:
-        return  # the same schemas again (a recursive $ref): nothing new below
-    walked.add(key)
+def _declared(members: list[_Member]) -> dict[str, list[_Member]]:
+    """The property names ``members`` declare, each with the members that do."""
     declared: dict[str, list[_Member]] = {}
     for member in members:
         properties = member.schema.get("properties")
@@ -387,11 +383,27 @@ def _closed_conjunction(context: Context, part: PayloadPart, members: list[_Memb
             for name in properties:
                 if isinstance(name, str):
                     declared.setdefault(name, []).append(member)
+    return declared
+
+
+def _closed_conjunction(context: Context, part: PayloadPart, members: list[_Member], shared: dict,
+                        depth: int, reported: set[tuple[Path, str]], walked: set[frozenset[int]]) -> Iterator[Diagnostic]:
+    key = frozenset(id(member.schema) for member in members)
+    if key in walked:
+        return  # the same schemas again (a recursive $ref): nothing new below
+    walked.add(key)
+    declared = _declared(members)
     alternatives = _alternatives(members, shared)
+    # A chosen anyOf/oneOf branch, like an allOf branch, applies to the whole
+    # object: a closed one refuses what the conjunction declares beside it,
+    # and a closed conjunct refuses what a branch declares (found by the
+    # schema property test: a Base closed, or whose additionalProperties is a
+    # schema, took no 'amount' that an anyOf branch declared; the model did).
+    in_alternatives = _declared(alternatives)
     for closed in [*members, *alternatives]:
-        # a chosen anyOf/oneOf branch, like an allOf branch, applies to the whole object
-        where_declared = "beside an anyOf or oneOf" if closed in alternatives else "in an allOf"
-        for name, declaring in declared.items():
+        beside = closed in alternatives
+        names = declared if beside else {**in_alternatives, **declared}
+        for name, declaring in names.items():
             what = _refusal(closed.schema, name)
             if what is None:
                 continue
@@ -400,6 +412,8 @@ def _closed_conjunction(context: Context, part: PayloadPart, members: list[_Memb
             if (path, name) in reported:
                 continue
             reported.add((path, name))
+            where_declared = ("beside an anyOf or oneOf" if beside else
+                              "in an allOf" if name in declared else "in an anyOf or oneOf branch beside an allOf")
             branch = f"'{closed.label}'" if closed.label else "the allOf's own schema"
             yield context.report(
                 "PAY-ALLOF-CLOSED",
