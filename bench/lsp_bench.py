@@ -312,6 +312,10 @@ def _report(layout: Layout, events: int, targets: Targets) -> None:
         hung = " +TIMEOUT" if series.hung else ""
         print(f"| {name + hung:28} | {len(series.wall):3} | {spread(series.wall, 1000, 1):>22} | {spread(series.own, 1000, 1):>22} "
               f"| {spread(series.cpu, 1000, 1):>22} | {max(series.files, default=0):5} |")
+    if os.environ.get("LSP_BENCH_ALL"):  # every measurement, in order, for a look at the spread
+        for name, series in layout.series.items():
+            print(f"  {name}: wall {[round(value * 1000) for value in series.wall]} ms, "
+                  f"CPU {[round(value * 1000) for value in series.cpu]} ms")
     shared = layout.series.get("shared schema edit")
     if shared is not None and shared.wall:
         # The first is of a state the server has not seen (the memo of checks
