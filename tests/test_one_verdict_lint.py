@@ -254,6 +254,49 @@ def test_a_closed_conjunct_refuses_what_an_alternative_declares(
     assert not python_judge.is_valid(event) and not rust_judge.is_valid(event)
 
 
+REQUIRING_BASE = {"type": "object", "description": "A base.", "required": ["label", "amount"], "properties": {
+    "amount": {"type": ["string", "null"], "description": "A."},
+    "label": {"type": "integer", "minimum": 5, "description": "L."}}}
+
+
+def _shapes(amount: dict[str, Any], required: list[str]) -> dict[str, Any]:
+    branch = {"type": "object", "description": "Amount again.", "properties": {"amount": amount}}
+    if required:
+        branch["required"] = required
+    return {"type": "object", "allOf": [{"$ref": "#/schemas/Base"}, {"type": "object", "description": "Two shapes.",
+            "anyOf": [branch, {"type": "object", "description": "A note.",
+                               "properties": {"note": {"type": "string", "description": "N."}}}]}]}
+
+
+@pytest.mark.parametrize(("amount", "required"), [
+    ({"type": ["string", "null"], "description": "Optional here."}, []),
+    ({"type": "string", "description": "Another definition."}, ["amount"]),
+], ids=["optional in the branch", "another definition"])
+def test_a_property_an_alternative_declares_again_unlike_beside_it_is_refused(
+        amount: dict[str, Any], required: list[str], tmp_path_factory: pytest.TempPathFactory) -> None:
+    """The schema property test's find: Base requires 'amount', an anyOf
+    branch beside it declares 'amount' as optional. The generated class of
+    that branch merges the branch's class first, whose optional field won:
+    {label: 5} passed parse_event, which every schema judge refuses."""
+    judges = Judges(_catalog(_shapes(amount, required), {"Base": REQUIRING_BASE}), tmp_path_factory.mktemp("again"),
+                    refused_too=True)
+    assert [d.rule for d in judges.errors] == ["PAY-KEYWORD-VERDICT"], judges.errors
+    assert "definition of 'amount'" in judges.errors[0].message
+
+
+def test_a_property_an_alternative_declares_alike_is_one_verdict(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Declared alike, and required in the branch as beside it: no refusal,
+    and every judge agrees."""
+    judges = Judges(_catalog(_shapes({"type": ["string", "null"], "description": "Alike."}, ["amount"]),
+                             {"Base": REQUIRING_BASE}), tmp_path_factory.mktemp("alike"))
+    assert judges.errors == []
+    judges.generate()
+    for value, accepted in (({"label": 5}, False), ({"label": 5, "amount": None}, True), ({"label": 4, "amount": "x"}, False),
+                            ({"label": 6, "amount": "x", "note": "n"}, True)):
+        verdicts = judges.verdicts({**ENVELOPE, "type": "org.example.closed", "data": value})
+        assert set(verdicts.values()) == {accepted}, (value, verdicts, judges.why)
+
+
 def test_closed_alternatives_with_nothing_beside_them_are_no_refusal(tmp_path_factory: pytest.TempPathFactory) -> None:
     """Each closed branch declares its own properties: a name one branch
     declares is no conjunction's, so the other branch may leave it out."""

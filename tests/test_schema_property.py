@@ -48,6 +48,7 @@ import jsonschema_rs
 import pytest
 import yaml
 from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis.errors import InvalidArgument
 from hypothesis import strategies as st
 
 from generator.commands.generate import render
@@ -156,6 +157,15 @@ def _family(schema: dict[str, Any]) -> str:
     return "number" if kind == "integer" else kind
 
 
+def _discriminated(branches: list[dict[str, Any]]) -> dict[str, Any]:
+    """A oneOf of two object branches that a required ``kind`` const tells apart."""
+    tagged = []
+    for branch, tag in zip(branches, ("first", "second")):
+        properties = {**branch["properties"], "kind": {"const": tag, "description": "Which branch."}}
+        tagged.append({**branch, "properties": properties, "required": sorted({*branch.get("required", []), "kind"})})
+    return {"oneOf": tagged}
+
+
 def _one_null(branches: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """``branches`` with ``null`` taken from the second when the first takes it too."""
     first, second = branches
@@ -184,6 +194,9 @@ def schemas_of(shared: list[str]) -> Any:
             # most); the others may both take a value, which lint refuses.
             st.one_of(st.lists(scalars(), min_size=2, max_size=2, unique_by=_family).map(_one_null),
                       st.lists(scalars(), min_size=2, max_size=2)).map(lambda branches: {"oneOf": branches}),
+            # oneOf of objects told apart by a required const (Stripe's
+            # "object": "charge", a union of event payloads): exclusive.
+            st.lists(objects(scalars()), min_size=2, max_size=2).map(_discriminated),
         )
 
     return st.recursive(leaves, extend, max_leaves=5)
@@ -447,7 +460,8 @@ def _beyond_a_schema(value: Any) -> bool:
 
 ENVELOPE = {"specversion": "1.0", "id": "drawn-1", "source": "https://example.org/drawn", "dataversion": "1.0.0",
             "datacontenttype": "application/json"}
-STATS = {"catalogs": 0, "schemas": 0, "refused": 0, "linted out": 0, "instances": 0, "mutations": 0, "accepted": 0}
+STATS = {"catalogs": 0, "schemas": 0, "refused": 0, "linted out": 0, "instances": 0, "mutations": 0, "accepted": 0,
+         "undrawable": 0}
 
 
 # Marked slow (a few minutes): `pytest -m "not slow"` leaves it out, CI runs it.
@@ -494,7 +508,11 @@ def test_every_judge_agrees_on_every_drawn_schema(catalog: dict[str, Any], data:
     for event_type in judges.schemas:
         instances = hypothesis_jsonschema.from_schema(_unrolled(judges.data_schema(event_type)))
         for _ in range(INSTANCES):
-            value = data.draw(instances)
+            try:
+                value = data.draw(instances)
+            except InvalidArgument:  # hypothesis-jsonschema merged bounds no string meets (text(min_size=1, max_size=0))
+                STATS["undrawable"] += 1
+                break
             drawn += [(event_type, False, value), (event_type, True, _mutate(data.draw, value))]
     judges.generate()
     STATS["catalogs"] += 1
@@ -568,5 +586,7 @@ def test_the_schema_property_judged_enough() -> None:
     # (in CI 2 of 10 catalogs of 25 schemas got through; of 10 schemas, 12 of
     # 12 here): at least half must, so a run judges a few hundred schemas.
     assert STATS["catalogs"] >= CATALOGS // 2, STATS
+    # hypothesis-jsonschema cannot draw from a few merged schemas (bounds no string meets): rare, not the rule.
+    assert STATS["undrawable"] <= STATS["schemas"] // 20, STATS
     assert STATS["accepted"] > 0, STATS
     print(STATS)

@@ -670,6 +670,14 @@ def _unchecked(node: dict, shared: dict, names: bool) -> Iterator[tuple[str, str
         if twice is not None:
             yield "allOf", (f"the generated model keeps one definition of '{twice}' (a property of an object property "
                             "that more than one branch defines), not every one")
+    if isinstance(branches, list) or _ALTERNATIVES & node.keys() and isinstance(node.get("properties"), dict):
+        members = _members(node, (), False, "", shared, set())
+        again = _redefined_in_alternative(members, _alternatives(members, shared))
+        if again is not None:
+            keyword = "allOf" if isinstance(branches, list) else next(iter(sorted(_ALTERNATIVES & node.keys())))
+            yield keyword, (f"the generated model checks an anyOf or oneOf branch's definition of '{again}' alone "
+                            "(that branch's class comes first; declare it in one place, or alike in both and required "
+                            "in the branch where it is required beside it), not also the one beside it")
 
 
 # What datamodel-code-generator keeps of only one definition of a property of a
@@ -697,6 +705,50 @@ def _redefined_inside(members: list[_Member]) -> str | None:
             if any(fact != facts[0] for fact in facts[1:]):
                 return f"{name}.{child_name}"
     return None
+
+
+def _redefined_in_alternative(members: list[_Member], alternatives: list[_Member]) -> str | None:
+    """A property that an anyOf or oneOf branch in a conjunction declares
+    again, whose definitions differ (annotations aside) or which the branch
+    leaves optional where the conjunction requires it: the generated class
+    of the chosen branch merges the branch's class first, whose field wins
+    (found by the schema property test: Base's required 'amount' was
+    optional in the model). None when there is none."""
+    declared = _declared(members)
+    required = {name for member in members for name in _required_names(member.schema)}
+    for alternative in alternatives:
+        properties = alternative.schema.get("properties")
+        for name, schema in properties.items() if isinstance(properties, dict) else ():
+            if name not in declared or alternative in members:
+                continue
+            mine = _asserting(schema)
+            if any(_asserting(member.schema["properties"][name]) != mine for member in declared[name]):
+                return str(name)
+            if name in required and name not in _required_names(alternative.schema):
+                return str(name)
+    return None
+
+
+def _required_names(schema: dict) -> list[Any]:
+    names = schema.get("required")
+    return names if isinstance(names, list) else []
+
+
+def _asserting(schema: Any) -> Any:
+    """``schema`` without its annotations (at any depth): what it asserts."""
+    if isinstance(schema, list):
+        return [_asserting(item) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    kept: dict[str, Any] = {}
+    for keyword, value in schema.items():
+        if keyword in _ANNOTATIONS:
+            continue
+        if keyword in ("properties", "patternProperties", "$defs") and isinstance(value, dict):
+            kept[keyword] = {name: _asserting(child) for name, child in value.items()}  # names, not keywords
+        else:
+            kept[keyword] = _asserting(value)
+    return kept
 
 
 # What does not assert anything about a value (JSON Schema 2020-12 §9, core §8).
