@@ -284,6 +284,20 @@ def test_a_property_an_alternative_declares_again_unlike_beside_it_is_refused(
     assert "definition of 'amount'" in judges.errors[0].message
 
 
+def test_a_property_an_alternative_declares_again_beside_own_properties_is_refused(
+        tmp_path_factory: pytest.TempPathFactory) -> None:
+    """The same beside the schema's own properties (no allOf): the chosen
+    branch's class is merged with the schema's, the branch's first."""
+    data = {"type": "object", "required": ["amount"],
+            "properties": {"amount": {"type": ["string", "null"], "description": "A."}},
+            "anyOf": [{"type": "object", "description": "Amount again.",
+                       "properties": {"amount": {"type": ["string", "null"], "description": "Optional here."}}},
+                      {"type": "object", "description": "A note.",
+                       "properties": {"note": {"type": "string", "description": "N."}}}]}
+    judges = Judges(_catalog(data, {}), tmp_path_factory.mktemp("again-beside"), refused_too=True)
+    assert [(d.rule, d.message.split(":")[0]) for d in judges.errors] == [("PAY-KEYWORD-VERDICT", "'anyOf'")], judges.errors
+
+
 def test_a_property_an_alternative_declares_alike_is_one_verdict(tmp_path_factory: pytest.TempPathFactory) -> None:
     """Declared alike, and required in the branch as beside it: no refusal,
     and every judge agrees."""

@@ -660,8 +660,11 @@ def _unchecked(node: dict, shared: dict, names: bool) -> Iterator[tuple[str, str
             if present and kinds is None:
                 yield present[0], f"the generated model checks '{present[0]}' only beside a type ({kind}): add 'type: {kind}'"
     branches = node.get("allOf")
+    beside = bool(_ALTERNATIVES & node.keys()) and isinstance(node.get("properties"), dict)
+    if not isinstance(branches, list) and not beside:
+        return
+    members = _members(node, (), False, "", shared, set())
     if isinstance(branches, list):
-        members = _members(node, (), False, "", shared, set())
         scalar = [member for member in members[1:] if not _object_like(member.schema)]
         asserting = [member for member in members if set(member.schema) - _ANNOTATIONS - {"allOf", "$ref"}]
         if scalar and len(asserting) > 1:
@@ -670,14 +673,12 @@ def _unchecked(node: dict, shared: dict, names: bool) -> Iterator[tuple[str, str
         if twice is not None:
             yield "allOf", (f"the generated model keeps one definition of '{twice}' (a property of an object property "
                             "that more than one branch defines), not every one")
-    if isinstance(branches, list) or _ALTERNATIVES & node.keys() and isinstance(node.get("properties"), dict):
-        members = _members(node, (), False, "", shared, set())
-        again = _redefined_in_alternative(members, _alternatives(members, shared))
-        if again is not None:
-            keyword = "allOf" if isinstance(branches, list) else next(iter(sorted(_ALTERNATIVES & node.keys())))
-            yield keyword, (f"the generated model checks an anyOf or oneOf branch's definition of '{again}' alone "
-                            "(that branch's class comes first; declare it in one place, or alike in both and required "
-                            "in the branch where it is required beside it), not also the one beside it")
+    again = _redefined_in_alternative(members, _alternatives(members, shared))
+    if again is not None:
+        keyword = "allOf" if isinstance(branches, list) else min(_ALTERNATIVES & node.keys())
+        yield keyword, (f"the generated model checks an anyOf or oneOf branch's definition of '{again}' alone "
+                        "(that branch's class comes first; declare it in one place, or alike in both and required "
+                        "in the branch where it is required beside it), not also the one beside it")
 
 
 # What datamodel-code-generator keeps of only one definition of a property of a
@@ -719,7 +720,7 @@ def _redefined_in_alternative(members: list[_Member], alternatives: list[_Member
     for alternative in alternatives:
         properties = alternative.schema.get("properties")
         for name, schema in properties.items() if isinstance(properties, dict) else ():
-            if name not in declared or alternative in members:
+            if name not in declared or any(alternative.schema is member.schema for member in members):
                 continue
             mine = _asserting(schema)
             if any(_asserting(member.schema["properties"][name]) != mine for member in declared[name]):
@@ -744,7 +745,7 @@ def _asserting(schema: Any) -> Any:
     for keyword, value in schema.items():
         if keyword in _ANNOTATIONS:
             continue
-        if keyword in ("properties", "patternProperties", "$defs") and isinstance(value, dict):
+        if keyword in ("properties", "patternProperties") and isinstance(value, dict):
             kept[keyword] = {name: _asserting(child) for name, child in value.items()}  # names, not keywords
         else:
             kept[keyword] = _asserting(value)
