@@ -39,7 +39,7 @@ class Folder:
     cache: Cache = field(default_factory=lambda: Cache(None, jobs=1))
     keep: Keep = field(default_factory=Keep)  # the work of the last check, for the next (engine.keep)
     touched: set[str] = field(default_factory=set)  # files changed since the last check
-    _previous_memo: dict[str, Any] = field(default_factory=dict)
+    _previous_memo: dict[tuple[Any, ...], Any] = field(default_factory=dict)  # rules.MemoKey -> findings
 
     pending: list[str] = field(default_factory=list)  # files not read yet (``start``)
     _lines: dict[str, tuple[Document, list[str]]] = field(default_factory=dict)
