@@ -6,6 +6,7 @@ redefinition a subclass's field, which replaced the other definition: an
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -43,6 +44,14 @@ CATALOG = {
         "data": {"allOf": [{"$ref": "#/schemas/Base"}, OWN]},
     }],
 }
+def _generated(catalog: dict[str, Any], directory: Path) -> Judges:
+    """The judges of a catalog lint accepts, its package generated."""
+    found = Judges(catalog, directory)
+    assert found.errors == []
+    found.generate()
+    return found
+
+
 # (property, value, accepted by JSON Schema: every definition holds)
 CASES = [
     ("code", "ab", True), ("code", "abc", True), ("code", "ef", False), ("code", "ad", False),
@@ -57,10 +66,7 @@ CASES = [
 
 @pytest.fixture(scope="module")
 def judges(tmp_path_factory: pytest.TempPathFactory) -> Judges:
-    found = Judges(CATALOG, tmp_path_factory.mktemp("redefined"))
-    assert found.errors == []
-    found.generate()
-    return found
+    return _generated(CATALOG, tmp_path_factory.mktemp("redefined"))
 
 
 @pytest.mark.parametrize(("name", "value", "accepted"), CASES, ids=[f"{n}={v!r}" for n, v, _ in CASES])
@@ -132,10 +138,7 @@ OBJECT_CASES = [
 
 @pytest.fixture(scope="module")
 def object_judges(tmp_path_factory: pytest.TempPathFactory) -> Judges:
-    found = Judges(OBJECT_CATALOG, tmp_path_factory.mktemp("redefined-objects"))
-    assert found.errors == []
-    found.generate()
-    return found
+    return _generated(OBJECT_CATALOG, tmp_path_factory.mktemp("redefined-objects"))
 
 
 @pytest.mark.parametrize(("name", "value", "accepted"), OBJECT_CASES,
@@ -229,10 +232,7 @@ NULLABLE_CASES = [
 
 @pytest.fixture(scope="module")
 def nullable_judges(tmp_path_factory: pytest.TempPathFactory) -> Judges:
-    found = Judges(NULLABLE_CATALOG, tmp_path_factory.mktemp("nullable"))
-    assert found.errors == []
-    found.generate()
-    return found
+    return _generated(NULLABLE_CATALOG, tmp_path_factory.mktemp("nullable"))
 
 
 @pytest.mark.parametrize("shape", ["branch", "beside"])

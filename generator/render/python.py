@@ -200,7 +200,8 @@ def _own_branches(node: dict[str, Any], result: dict[str, Any]) -> list[dict[str
             if isinstance(original, dict) and "$ref" not in original and isinstance(branch, dict)]
 
 
-def _no_null_where_one_refuses(node: dict[str, Any], result: dict[str, Any], facts: PayloadFacts, title: str) -> None:
+def _no_null_where_one_refuses(definitions: dict[str, list[Any]], holders: list[dict[str, Any]], facts: PayloadFacts,
+                               title: str) -> None:
     """A property that an ``allOf`` defines in more than one place may be
     ``null`` only where every definition allows it (JSON Schema 2020-12
     §10.2.1.1). datamodel-code-generator's field takes the last definition's
@@ -210,11 +211,10 @@ def _no_null_where_one_refuses(node: dict[str, Any], result: dict[str, Any], fac
     out of each definition the subclass holds, and the property joins the
     class's facts of properties that may not be ``null`` (an optional one
     may be absent, not ``null``)."""
-    own = _own_branches(node, result)
-    for name, schemas in _definitions(node, facts).items():
+    for name, schemas in definitions.items():
         if len(schemas) < 2 or all(_nullable(schema, facts) for schema in schemas):
             continue
-        for holder in [*own, result]:
+        for holder in holders:
             properties = holder.get("properties")
             if isinstance(properties, dict) and isinstance(properties.get(name), dict):
                 properties[name] = _without_null(properties[name])
@@ -244,7 +244,7 @@ def _without_null(schema: dict[str, Any]) -> dict[str, Any]:
     return result
 
 
-def _narrow_redefined_enums(node: dict[str, Any], result: dict[str, Any], facts: PayloadFacts) -> None:
+def _narrow_redefined_enums(definitions: dict[str, list[Any]], holders: list[dict[str, Any]], facts: PayloadFacts) -> None:
     """A property that an ``allOf`` defines in more than one place must hold
     for each definition (JSON Schema 2020-12 §10.2.1.1); datamodel-code-generator
     makes the last one a subclass's field, which replaces the others. Where
@@ -253,8 +253,7 @@ def _narrow_redefined_enums(node: dict[str, Any], result: dict[str, Any], facts:
     on the pinned schemas, as evcat validate judges), written into each
     definition the subclass holds (issue 26: ``enum: [ab, ef]`` over
     ``pattern: ^[a-d]+$`` accepted "ef")."""
-    own = _own_branches(node, result)
-    for name, schemas in _definitions(node, facts).items():
+    for name, schemas in definitions.items():
         listed = next((s["enum"] if "enum" in s else [s["const"]] for s in schemas
                        if isinstance(s, dict) and (isinstance(s.get("enum"), list) or "const" in s)), None)
         if len(schemas) < 2 or listed is None:
@@ -264,14 +263,14 @@ def _narrow_redefined_enums(node: dict[str, Any], result: dict[str, Any], facts:
         kept = [value for value in listed if all(judge is None or judge.is_valid(value) for judge in judges)]
         if not kept:
             continue  # only an absent property passes: left as written (README, Not yet)
-        for holder in [*own, result]:
+        for holder in holders:
             properties = holder.get("properties")
             if isinstance(properties, dict) and isinstance(properties.get(name), dict):
                 narrowed = {key: value for key, value in properties[name].items() if key != "const"}
                 properties[name] = {**narrowed, "enum": kept}
 
 
-def _merge_redefined_objects(node: dict[str, Any], result: dict[str, Any], facts: PayloadFacts) -> None:
+def _merge_redefined_objects(definitions: dict[str, list[Any]], holders: list[dict[str, Any]], facts: PayloadFacts) -> None:
     """An object property that an ``allOf`` defines in more than one place
     holds for each definition (2020-12 §10.2.1.1), as scalar ones do
     (``_narrow_redefined_enums``). datamodel-code-generator makes the last
@@ -283,8 +282,7 @@ def _merge_redefined_objects(node: dict[str, Any], result: dict[str, Any], facts
     that some definition says may not be ``null`` join its class's facts
     (issue 26: ``{"unit": "kWh"}`` was accepted where the base requires
     ``id``, and an explicit ``null`` for a property of the base alone)."""
-    own = _own_branches(node, result)
-    for name, written in _definitions(node, facts).items():
+    for name, written in definitions.items():
         schemas = [_branch(schema, facts) for schema in written]
         objects = [schema for schema in schemas if isinstance(schema, dict) and isinstance(schema.get("properties"), dict)]
         if len(schemas) < 2 or len(objects) < 2:
@@ -293,7 +291,7 @@ def _merge_redefined_objects(node: dict[str, Any], result: dict[str, Any], facts
         for schema in objects:
             listed = schema.get("required")
             required += [item for item in (listed if isinstance(listed, list) else []) if item not in required]
-        for holder in [*own, result]:
+        for holder in holders:
             properties = holder.get("properties")
             target = properties.get(name) if isinstance(properties, dict) else None
             if not isinstance(target, dict) or not isinstance(target.get("properties"), dict):
@@ -350,9 +348,12 @@ def _titled(schema: Any, title: str, facts: PayloadFacts) -> Any:
             for branch in node["allOf"]:
                 if isinstance(branch, dict) and "$ref" not in branch:
                     wire_facts(branch, node_title)
-            _narrow_redefined_enums(node, result, facts)
-            _merge_redefined_objects(node, result, facts)
-            _no_null_where_one_refuses(node, result, facts, node_title)
+            # Each property's definitions, and the copies the subclass holds
+            # (its own branches and the node itself), worked out once.
+            definitions, holders = _definitions(node, facts), [*_own_branches(node, result), result]
+            _narrow_redefined_enums(definitions, holders, facts)
+            _merge_redefined_objects(definitions, holders, facts)
+            _no_null_where_one_refuses(definitions, holders, facts, node_title)
         custom = None
         if isinstance(node.get("format"), str) and node["format"] in _FORMAT_TYPES and _text_typed(node.get("type")):
             custom = f"{_RUNTIME_PATH}.{_FORMAT_TYPES[node['format']]}"
