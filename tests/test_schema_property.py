@@ -13,7 +13,10 @@ mutations of them, and every judge gives one verdict:
 
 - `evcat validate`'s checker (fast path and detailed rules, as ``evcat
   validate`` runs them) and the example check's detailed rules;
-- the generated ``parse_event`` and ``from_http`` in binary mode;
+- the generated ``parse_event``, ``parse_batch`` (its items go the careful
+  way, as mappings), ``from_http`` in both modes, ``from_kafka``,
+  ``from_amqp`` and ``from_mqtt`` in binary mode, and the ``Receiver`` (the
+  ASGI app over httpx's ASGI transport) in both modes;
 - the event's event.schema.json under ``jsonschema`` and jsonschema-rs, with
   format assertion.
 
@@ -36,6 +39,7 @@ other events are judged.
 
 from __future__ import annotations
 
+import asyncio
 import copy
 import importlib
 import json
@@ -44,6 +48,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import httpx
 import jsonschema
 import jsonschema_rs
 import pytest
@@ -377,6 +382,7 @@ class Judges:
         for name in [n for n in sys.modules if n.split(".")[0] == "drawn"]:
             del sys.modules[name]
         self.module = importlib.import_module(python_package_name("drawn"))
+        self.receiver = importlib.import_module(f"{python_package_name('drawn')}.webhook").Receiver()
         sys.path.remove(str(out / "python"))
 
     def data_schema(self, event_type: str) -> dict[str, Any]:
@@ -401,21 +407,43 @@ class Judges:
             verdicts["jsonschema"] = python_judge.is_valid(event)
             verdicts["jsonschema-rs"] = rust_judge.is_valid(event)
         self.why = {}
-        try:
-            self.module.parse_event(raw)
-            verdicts["parse_event"] = True
-        except ValueError as error:
-            verdicts["parse_event"] = False
-            self.why["parse_event"] = str(error)[:500]
-        headers = {f"ce-{k}": str(v) for k, v in event.items() if k not in ("data", "datacontenttype")}
-        headers["content-type"] = "application/json"
-        try:
-            self.module.from_http(headers, json.dumps(event["data"], ensure_ascii=False).encode())
-            verdicts["from_http binary"] = True
-        except ValueError as error:
-            verdicts["from_http binary"] = False
-            self.why["from_http binary"] = str(error)[:500]
+        module = self.module
+        structured = {"content-type": "application/cloudevents+json"}
+        attributes = {k: str(v) for k, v in event.items() if k not in ("data", "datacontenttype")}
+        body = json.dumps(event["data"], ensure_ascii=False).encode()
+        headers = {"content-type": "application/json", **{f"ce-{k}": v for k, v in attributes.items()}}
+        kafka = {"content-type": b"application/json", **{f"ce_{k}": v.encode() for k, v in attributes.items()}}
+        amqp = {f"cloudEvents_{k}": v for k, v in attributes.items()}
+        readers = {
+            "parse_event": lambda: module.parse_event(raw),
+            "parse_batch": lambda: module.parse_batch(b"[" + raw + b"]"),  # each item the careful way, as a mapping
+            "from_http structured": lambda: module.from_http(structured, raw),
+            "from_http binary": lambda: module.from_http(headers, body),
+            "from_kafka binary": lambda: module.from_kafka(kafka, body),
+            "from_amqp binary": lambda: module.from_amqp("application/json", amqp, body),
+            "from_mqtt binary": lambda: module.from_mqtt("application/json", list(attributes.items()), body),
+        }
+        for judge, read in readers.items():
+            try:
+                read()
+                verdicts[judge] = True
+            except ValueError as error:
+                verdicts[judge] = False
+                self.why[judge] = str(error)[:500]
+        verdicts["Receiver structured"] = self.receive(structured, raw)
+        verdicts["Receiver binary"] = self.receive(headers, body)
         return verdicts
+
+    def receive(self, headers: dict[str, str], body: bytes) -> bool:
+        """The generated ``Receiver``'s answer to one POST: the ASGI app itself, over httpx's ASGI transport."""
+        async def post() -> httpx.Response:
+            transport = httpx.ASGITransport(app=self.receiver, client=("127.0.0.1", 40000))
+            async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as client:
+                return await client.post("/", headers=headers, content=body)
+
+        answer = asyncio.run(post())
+        assert answer.status_code in (204, 400), (answer.status_code, answer.text)
+        return answer.status_code == 204
 
     def round_trip(self, event: dict[str, Any]) -> None:
         parsed = self.module.parse_event(json.dumps(event, ensure_ascii=False))
