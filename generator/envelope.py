@@ -79,6 +79,36 @@ def pinned(schema: Any) -> Any:
     return _walk(schema, None, None, True)
 
 
+def listed_values(definitions: list[Any]) -> list[Any] | None:
+    """The values of the first ``enum`` or ``const`` among a property's
+    ``definitions`` (None: none lists values)."""
+    for schema in definitions:
+        if isinstance(schema, dict) and isinstance(schema.get("enum"), list):
+            return list(schema["enum"])
+        if isinstance(schema, dict) and "const" in schema:
+            return [schema["const"]]
+    return None
+
+
+def accepted_by_every(values: list[Any], definitions: list[Any], shared: Mapping[str, Any]) -> list[Any]:
+    """Those of ``values`` that every one of a property's ``definitions``
+    accepts (an ``allOf`` applies each: JSON Schema 2020-12 §10.2.1.1),
+    judged by jsonschema-rs on the pinned schemas, as `evcat validate`
+    judges; ``shared``: the shared schemas by name (``#/$defs/<name>``). A
+    definition that does not compile (other rules report it) refuses nothing."""
+    import jsonschema_rs
+
+    judges = []
+    for schema in definitions:
+        if not isinstance(schema, dict):
+            continue
+        try:
+            judges.append(jsonschema_rs.Draft202012Validator({"$defs": dict(shared), **pinned(schema)}, validate_formats=True))
+        except (ValueError, jsonschema_rs.ValidationError, jsonschema_rs.ReferencingError):
+            continue
+    return [value for value in values if all(judge.is_valid(value) for judge in judges)]
+
+
 def _format_grammar(schema: dict[str, Any]) -> dict[str, Any] | None:
     """The pattern ``pinned`` adds to a schema of a payload format, if any."""
     format_ = schema.get("format")

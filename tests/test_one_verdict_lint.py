@@ -135,7 +135,8 @@ def test_a_recursive_fan_out_ends(tmp_path: Path) -> None:
 
     out = _hostile(tmp_path, {"A": fan("A"), "B": fan("B")},
                    {"type": "object", "allOf": [{"$ref": "#/schemas/A"}, {"$ref": "#/schemas/B"}]})
-    assert "no problems" in out, out
+    # It ends, with the one finding: A and B each define "p" as a $ref of their own.
+    assert "'$ref' different values" in out and "1 error, 0 warnings" in out, out
 
 
 # What the generated model does not check (found by a probe of every keyword of
@@ -186,7 +187,10 @@ def test_what_the_model_checks_is_not_refused(schema: dict[str, Any], tmp_path_f
 @pytest.mark.parametrize(("base_x", "own_x", "refused"), [
     ({"enum": ["a", "b"]}, {"enum": ["b", "c"]}, "c"),
     ({"type": "string"}, {"type": "integer"}, 1),
-], ids=["enum", "type"])
+    # Two values of one bound: the model kept the redefinition's (found with the top-level case below).
+    ({"type": "integer", "minimum": 3}, {"type": "integer", "minimum": 1, "maximum": 10}, 2),
+    ({"type": "integer", "multipleOf": 2}, {"type": "integer", "multipleOf": 3}, 3),
+], ids=["enum", "type", "minimum", "multipleOf"])
 def test_a_property_of_a_redefined_object_property_defined_twice_is_refused(
         base_x: dict[str, Any], own_x: dict[str, Any], refused: Any, tmp_path_factory: pytest.TempPathFactory) -> None:
     """Found by review: the model kept the redefinition's definition of meta.x
@@ -320,4 +324,83 @@ def test_closed_alternatives_with_nothing_beside_them_are_no_refusal(tmp_path_fa
     judges.generate()
     for value, accepted in (({"a": "x"}, True), ({"c": "y"}, True), ({"a": "x", "c": "y"}, False), ({"b": "z"}, False)):
         verdicts = judges.verdicts({**ENVELOPE, "type": "org.example.closed", "data": value})
+        assert set(verdicts.values()) == {accepted}, (value, verdicts, judges.why)
+
+
+# A property that the allOf's members define twice, unlike where the
+# definitions meet (issue 26, found by the schema property test: Base's
+# ``amount: {enum: [open]}`` redefined as ``[number, "null"]`` took 0).
+# datamodel-code-generator made the last definition the field and merged in
+# the keywords only the other has: each case is (Base's, the redefinition's,
+# a value every schema judge refuses that the model took, why); a format
+# beside the other's minLength made parse_event raise TypeError on a valid value.
+UNLIKE = {
+    "two types": ({"type": "string", "enum": ["open"]}, {"type": ["number", "null"]}, 0, "different types"),
+    "integer and number": ({"type": "integer"}, {"type": "number"}, 1.5, "different types"),
+    "two patterns": ({"type": "string", "pattern": "^[a-z]+$"}, {"type": "string", "pattern": "^[a-c0-9]+$"}, "123",
+                     "'pattern' different values"),
+    "two minimums": ({"type": "integer", "minimum": 3}, {"type": "integer", "minimum": 1}, 2,
+                     "'minimum' different values"),
+    "two multipleOfs": ({"type": "integer", "multipleOf": 2}, {"type": "integer", "multipleOf": 3}, 3,
+                        "'multipleOf' different values"),
+    "two formats": ({"type": "string", "format": "date"}, {"type": "string", "format": "uri"}, "https://x.org",
+                    "'format' different values"),
+    "two item schemas": ({"type": "array", "items": {"type": "string"}}, {"type": "array", "items": {"type": "integer"}},
+                         [1], "'items' different values"),
+    "a format beside minLength": ({"type": "string", "format": "date-time"}, {"type": "string", "minLength": 1},
+                                  "2026-11-28T12:00:00Z", "a string keyword the format's type cannot take"),
+    "an enum no other definition takes": ({"type": "string", "enum": ["x"]}, {"type": "string", "pattern": "^[0-9]+$"},
+                                          "x", "may never be sent"),
+    "a const over a shorter maxLength": ({"type": ["string", "null"], "maxLength": 3}, {"const": "fast"}, "fast",
+                                         "may never be sent"),
+}
+
+
+def _redefined(base_p: dict[str, Any], own_p: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    base = {"type": "object", "description": "B.", "properties": {"p": {**base_p, "description": "P."}}}
+    return {"type": "object", "allOf": [{"$ref": "#/schemas/Base"}], "properties": {"p": {**own_p, "description": "P2."}}}, base
+
+
+@pytest.mark.parametrize("case", UNLIKE)
+def test_a_property_defined_twice_unlike_is_refused(case: str, tmp_path_factory: pytest.TempPathFactory) -> None:
+    base_p, own_p, value, why = UNLIKE[case]
+    data, base = _redefined(base_p, own_p)
+    judges = Judges(_catalog(data, {"Base": base}), tmp_path_factory.mktemp("unlike"), refused_too=True)
+    assert [d.rule for d in judges.errors] == ["PAY-KEYWORD-VERDICT"], judges.errors
+    assert "one definition of 'p', not every one" in judges.errors[0].message and why in judges.errors[0].message
+    event = {**ENVELOPE, "type": "org.example.closed", "data": {"p": value}}
+    _, python_judge, rust_judge = judges.schemas["org.example.closed"]
+    # What the model took, which the schema judges refuse; a valid date-time
+    # the model could not read (pydantic's min_length raised TypeError on it).
+    accepted = case == "a format beside minLength"
+    assert python_judge.is_valid(event) is accepted and rust_judge.is_valid(event) is accepted
+
+
+# Defined twice alike where the definitions meet: the model merges the rest
+# (each keyword only one definition has, a null one refuses, the values of an
+# enum every definition takes), so every judge agrees.
+ALIKE = {
+    "a bound each": ({"type": "integer", "minimum": 3}, {"type": "integer", "maximum": 10}, [(2, False), (5, True), (11, False)]),
+    "a length and a pattern": ({"type": "string", "pattern": "^[a-z]+$"}, {"type": "string", "maxLength": 3},
+                               [("ab", True), ("AB", False), ("abcd", False)]),
+    "a format and its type": ({"type": "string", "format": "date-time"}, {"type": "string"},
+                              [("2026-11-28T12:00:00Z", True), ("nope", False)]),
+    "a description only": ({"type": "string", "maxLength": 2}, {"description": "Again."}, [("ab", True), ("abc", False), (5, False)]),
+    "nullable and not": ({"type": ["string", "null"]}, {"type": "string", "maxLength": 3}, [(None, False), ("ab", True)]),
+    "an enum over a pattern": ({"type": "string", "enum": ["ab", "ef"]}, {"type": "string", "pattern": "^[a-d]+$"},
+                               [("ab", True), ("ef", False)]),
+    "items and minItems": ({"type": "array", "items": {"type": "string"}, "maxItems": 2}, {"type": "array", "minItems": 1},
+                           [([], False), (["a"], True), (["a", "b", "c"], False), ([1], False)]),
+}
+
+
+@pytest.mark.parametrize("case", ALIKE)
+def test_a_property_defined_twice_alike_is_one_verdict(case: str, tmp_path_factory: pytest.TempPathFactory) -> None:
+    base_p, own_p, values = ALIKE[case]
+    data, base = _redefined(base_p, own_p)
+    judges = Judges(_catalog(data, {"Base": base}), tmp_path_factory.mktemp("alike"))
+    assert judges.errors == []
+    judges.generate()
+    for value, accepted in values:
+        verdicts = judges.verdicts({**ENVELOPE, "type": "org.example.closed", "data": {"p": value}})
         assert set(verdicts.values()) == {accepted}, (value, verdicts, judges.why)

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 from ..diagnostics import Diagnostic, Severity
+from ..envelope import accepted_by_every, listed_values
 from ..loader import Document, Path
 from ..model import EventType, SharedSchema
 from ..naming import CAMEL_CASE, PASCAL_CASE, closest, did_you_mean, to_camel, to_pascal
@@ -673,6 +674,11 @@ def _unchecked(node: dict, shared: dict, names: bool) -> Iterator[tuple[str, str
         if twice is not None:
             yield "allOf", (f"the generated model keeps one definition of '{twice}' (a property of an object property "
                             "that more than one branch defines), not every one")
+        clash = _redefined_here(members, shared)
+        if clash is not None:
+            name, why = clash
+            yield "allOf", (f"the generated model keeps one definition of '{name}', not every one: {why}; define it "
+                            "in one place, or alike where the definitions meet")
     again = _redefined_in_alternative(members, _alternatives(members, shared))
     if again is not None:
         keyword = "allOf" if isinstance(branches, list) else min(_ALTERNATIVES & node.keys())
@@ -688,7 +694,8 @@ _ONE_DEFINITION = ("type", "enum", "const", "format", "pattern", "$ref", "items"
 
 def _redefined_inside(members: list[_Member]) -> str | None:
     """``object.property`` where definitions of an object property that the
-    allOf's members define more than once disagree on what the model keeps once."""
+    allOf's members define more than once disagree on what the model keeps
+    once, or give one keyword two values."""
     declared: dict[str, list[Any]] = {}
     for member in members:
         properties = member.schema.get("properties")
@@ -703,8 +710,63 @@ def _redefined_inside(members: list[_Member]) -> str | None:
         for child_name, schemas in inner.items():
             facts = [{key: schema.get(key) for key in _ONE_DEFINITION} if isinstance(schema, dict) else schema
                      for schema in schemas]
-            if any(fact != facts[0] for fact in facts[1:]):
+            if any(fact != facts[0] for fact in facts[1:]) or _two_values(schemas) is not None:
                 return f"{name}.{child_name}"
+    return None
+
+
+# What the Python renderer reconciles itself where an allOf defines a
+# property more than once (render/python.py: a null some definition refuses
+# is taken out, an enum or const keeps the values every definition accepts, an
+# object property's definitions are merged), and what says nothing of a value.
+_RECONCILED = frozenset({"type", "enum", "const", "properties", "required", "additionalProperties"})
+# String keywords that datamodel-code-generator applies to a format's
+# runtime type (a date-time is no str: pydantic's min_length raised TypeError).
+_TEXT_KEYWORDS = ("minLength", "maxLength", "pattern")
+
+
+def _redefined_here(members: list[_Member], shared: dict) -> tuple[str, str] | None:
+    """(name, why) for a property that the allOf's members define more than
+    once in a way the generated model cannot hold the value to every
+    definition (JSON Schema 2020-12 §10.2.1.1). datamodel-code-generator
+    makes the last definition the subclass's field and merges into it the
+    keywords only the others have, so definitions that differ in type, give
+    one keyword two values (two minimums: the last wins), put a format's
+    type beside another's string keyword, or leave no value of an enum or
+    const that every definition accepts, split the verdict (found by the
+    schema property test: Base's ``amount: {enum: [open]}`` redefined as a
+    number took 0). None when there is none."""
+    for name, holders in _declared(members).items():
+        if len(holders) < 2:
+            continue
+        schemas = [member.schema["properties"][name] for member in holders]
+        definitions = [schema for schema in schemas if isinstance(schema, dict)]
+        kinds = {frozenset(kinds - {"null"}) for kinds in map(_types, definitions) if kinds is not None}
+        if len(kinds) > 1:
+            return str(name), "its definitions give it different types"
+        keyword = _two_values(definitions)
+        if keyword is not None:
+            return str(name), f"its definitions give '{keyword}' different values"
+        formats = {schema.get("format") for schema in definitions}
+        if len(formats) > 1 and any(keyword in schema for schema in definitions for keyword in _TEXT_KEYWORDS):
+            return str(name), "one definition has a format, another a string keyword the format's type cannot take"
+        listed = listed_values(definitions)
+        if listed is not None and not accepted_by_every(listed, definitions, {k: v.schema for k, v in shared.items()}):
+            return str(name), "no value of its enum or const fits every definition, so it may never be sent"
+    return None
+
+
+def _two_values(schemas: list[Any]) -> str | None:
+    """A keyword (not one the renderer reconciles) that two of ``schemas``
+    give different values, annotations aside; None when there is none."""
+    seen: dict[str, Any] = {}
+    for schema in schemas:
+        for keyword, value in (schema.items() if isinstance(schema, dict) else ()):
+            if keyword in _RECONCILED or keyword in _ANNOTATIONS:
+                continue
+            if keyword in seen and _asserting(seen[keyword]) != _asserting(value):
+                return str(keyword)
+            seen.setdefault(keyword, value)
     return None
 
 
