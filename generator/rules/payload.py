@@ -718,7 +718,7 @@ def _redefined_inside(members: list[_Member]) -> str | None:
 # What the Python renderer reconciles itself where an allOf defines a
 # property more than once (render/python.py: a null some definition refuses
 # is taken out, an enum or const keeps the values every definition accepts, an
-# object property's definitions are merged), and what says nothing of a value.
+# object property's definitions are merged); annotations say nothing of a value.
 _RECONCILED = frozenset({"type", "enum", "const", "properties", "required", "additionalProperties"})
 # String keywords that datamodel-code-generator applies to a format's
 # runtime type (a date-time is no str: pydantic's min_length raised TypeError).
@@ -741,7 +741,7 @@ def _redefined_here(members: list[_Member], shared: dict) -> tuple[str, str] | N
             continue
         schemas = [member.schema["properties"][name] for member in holders]
         definitions = [schema for schema in schemas if isinstance(schema, dict)]
-        kinds = {frozenset(kinds - {"null"}) for kinds in map(_types, definitions) if kinds is not None}
+        kinds = {frozenset(found - {"null"}) for found in map(_types, definitions) if found is not None}
         if len(kinds) > 1:
             return str(name), "its definitions give it different types"
         keyword = _two_values(definitions)
