@@ -23,7 +23,7 @@ from .model import ContextAttribute, EventType, SharedSchema
 from .naming import child_class_name, payload_class_name, schema_class_name
 from .patterns import schema_pattern
 from .runtime import _uritemplate as uritemplate
-from .schemawalk import IN_MAP, IN_ONE, SUBSCHEMAS
+from .schemawalk import IN_MAP, IN_ONE, SUBSCHEMAS, subschemas
 
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
 PAYLOAD_DEF = "data"  # the payload's key under $defs in event.schema.json
@@ -94,8 +94,10 @@ def accepted_by_every(values: list[Any], definitions: list[Any], shared: Mapping
     """Those of ``values`` that every one of a property's ``definitions``
     accepts (an ``allOf`` applies each: JSON Schema 2020-12 §10.2.1.1),
     judged by jsonschema-rs on the pinned schemas, as `evcat validate`
-    judges; ``shared``: the shared schemas by name (``#/$defs/<name>``). A
-    definition that does not compile (other rules report it) refuses nothing."""
+    judges; ``shared``: the shared schemas by name (``#/$defs/<name>``), of
+    which each judge holds those the definition references (with all of a
+    catalog's 1,000 it took 10 ms to compile). A definition that does not
+    compile (other rules report it) refuses nothing."""
     import jsonschema_rs
 
     judges = []
@@ -103,10 +105,26 @@ def accepted_by_every(values: list[Any], definitions: list[Any], shared: Mapping
         if not isinstance(schema, dict):
             continue
         try:
-            judges.append(jsonschema_rs.Draft202012Validator({"$defs": dict(shared), **pinned(schema)}, validate_formats=True))
+            bundled = {"$defs": _referenced(schema, shared), **pinned(schema)}
+            judges.append(jsonschema_rs.Draft202012Validator(bundled, validate_formats=True))
         except (ValueError, jsonschema_rs.ValidationError, jsonschema_rs.ReferencingError):
             continue
     return [value for value in values if all(judge.is_valid(value) for judge in judges)]
+
+
+def _referenced(schema: Any, shared: Mapping[str, Any]) -> dict[str, Any]:
+    """The shared schemas ``schema`` references (``#/$defs/<name>``), and
+    those they reference in turn."""
+    found: dict[str, Any] = {}
+    pending = [schema]
+    while pending:
+        for _, node in subschemas(pending.pop()):
+            ref = node.get("$ref")
+            name = ref[len("#/$defs/"):] if isinstance(ref, str) and ref.startswith("#/$defs/") else None
+            if name is not None and name in shared and name not in found:
+                found[name] = shared[name]
+                pending.append(shared[name])
+    return found
 
 
 def _format_grammar(schema: dict[str, Any]) -> dict[str, Any] | None:
