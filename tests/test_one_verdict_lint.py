@@ -353,6 +353,8 @@ UNLIKE = {
                                           "x", "may never be sent"),
     "a const over a shorter maxLength": ({"type": ["string", "null"], "maxLength": 3}, {"const": "fast"}, "fast",
                                          "may never be sent"),
+    # The const's type is the integer its value is: the model merged the base's number type and took 2.
+    "a const over a number": ({"type": "number", "maximum": 5}, {"const": 1}, 2, "different types"),
 }
 
 
